@@ -1,0 +1,210 @@
+// Package api holds the wire types of Berth's /v1 API: the JSON shapes of requests
+// and responses, exactly as api/openapi.yaml describes them. It depends only on the
+// standard library so that clients can import it.
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// One wraps a single object: {"data": {...}}.
+type One[T any] struct {
+	Data T `json:"data"`
+}
+
+// List wraps a list: {"data": [...]}.
+type List[T any] struct {
+	Data []T `json:"data"`
+}
+
+// Error is every error body (API-DECISIONS §2).
+type Error struct {
+	Message   string              `json:"message"`
+	Code      string              `json:"code"`
+	Errors    map[string][]string `json:"errors,omitempty"`
+	Operation *OperationRef       `json:"operation,omitempty"`
+}
+
+// Nullable is a request field that distinguishes absent, null and a value.
+type Nullable[T any] struct {
+	Set   bool // the field was present
+	Null  bool // the field was present and null
+	Value T
+}
+
+// UnmarshalJSON records presence and nullness.
+func (n *Nullable[T]) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		n.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &n.Value)
+}
+
+// TokenInfo is the token part of GET /me.
+type TokenInfo struct {
+	ID        int64      `json:"id"`
+	Name      string     `json:"name"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// Me is GET /me.
+type Me struct {
+	ID       int64     `json:"id"`
+	Email    string    `json:"email"`
+	Name     string    `json:"name"`
+	Language string    `json:"language"`
+	Currency string    `json:"currency"`
+	Credit   string    `json:"credit"`
+	Blocked  bool      `json:"blocked"`
+	Scopes   []string  `json:"scopes"`
+	Token    TokenInfo `json:"token"`
+}
+
+// Plan is a server size with money strings.
+type Plan struct {
+	ID           int64  `json:"id"`
+	Name         string `json:"name"`
+	VCPUs        int    `json:"vcpus"`
+	MemoryMB     int    `json:"memory_mb"`
+	DiskGB       int    `json:"disk_gb"`
+	PriceHourly  string `json:"price_hourly"`
+	PriceMonthly string `json:"price_monthly"`
+	InStock      bool   `json:"in_stock"`
+}
+
+// Image is an operating-system image.
+type Image struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	OS      string `json:"os"`
+	Version string `json:"version"`
+}
+
+// Location is GET /locations' item.
+type Location struct {
+	ID                  int64   `json:"id"`
+	Name                string  `json:"name"`
+	City                string  `json:"city"`
+	Country             string  `json:"country"`
+	SnapshotPriceGBHour string  `json:"snapshot_price_gb_hour"`
+	Plans               []Plan  `json:"plans"`
+	Images              []Image `json:"images"`
+}
+
+// App is a one-click application.
+type App struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Version     string `json:"version"`
+}
+
+// OperationRef is the operation a server is busy with.
+type OperationRef struct {
+	ID        int64     `json:"id"`
+	Type      string    `json:"type"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Operation is GET /operations/{id}.
+type Operation struct {
+	ID         int64      `json:"id"`
+	Type       string     `json:"type"`
+	ServerID   int64      `json:"server_id"`
+	Status     string     `json:"status"`
+	Error      *string    `json:"error"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// Server is a server record.
+type Server struct {
+	ID          int64         `json:"id"`
+	Name        string        `json:"name"`
+	DisplayName string        `json:"display_name"`
+	ProjectID   *int64        `json:"project_id"`
+	Status      string        `json:"status"`
+	Operation   *OperationRef `json:"operation"`
+	LocationID  int64         `json:"location_id"`
+	PlanID      int64         `json:"plan_id"`
+	ImageID     int64         `json:"image_id"`
+	AppID       *int64        `json:"app_id"`
+	RecipeID    *int64        `json:"recipe_id"`
+	VCPUs       int           `json:"vcpus"`
+	MemoryMB    int           `json:"memory_mb"`
+	DiskGB      int           `json:"disk_gb"`
+	IPv4        *string       `json:"ipv4"`
+	IPv6        *string       `json:"ipv6"`
+	SSHKeyIDs   []int64       `json:"ssh_key_ids"`
+	CreatedAt   time.Time     `json:"created_at"`
+}
+
+// ServerCreate is the body of POST /servers.
+type ServerCreate struct {
+	PlanID       *int64          `json:"plan_id"`
+	LocationID   *int64          `json:"location_id"`
+	ImageID      *int64          `json:"image_id"`
+	SSHKeyIDs    []int64         `json:"ssh_key_ids"`
+	DisplayName  *string         `json:"display_name"`
+	ProjectID    Nullable[int64] `json:"project_id"`
+	AppID        *int64          `json:"app_id"`
+	RecipeID     *int64          `json:"recipe_id"`
+	RootPassword *string         `json:"root_password"`
+}
+
+// ServerUpdate is the body of PATCH /servers/{id}.
+type ServerUpdate struct {
+	DisplayName *string         `json:"display_name"`
+	ProjectID   Nullable[int64] `json:"project_id"`
+}
+
+// PowerRequest is the body of POST /servers/{id}/power.
+type PowerRequest struct {
+	Action *string `json:"action"`
+}
+
+// SSHKey is a stored public key.
+type SSHKey struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	PublicKey   string    `json:"public_key"`
+	Fingerprint string    `json:"fingerprint"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// SSHKeyCreate is the body of POST /ssh-keys.
+type SSHKeyCreate struct {
+	Name      *string `json:"name"`
+	PublicKey *string `json:"public_key"`
+}
+
+// Project is a server folder.
+type Project struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	ServerCount int       `json:"server_count"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// ProjectWrite is the body of POST and PATCH /projects.
+type ProjectWrite struct {
+	Name *string `json:"name"`
+}
+
+// Recipe is a first-boot script.
+type Recipe struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Script    string    `json:"script"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// RecipeWrite is the body of POST and PATCH /recipes.
+type RecipeWrite struct {
+	Name   *string `json:"name"`
+	Script *string `json:"script"`
+}

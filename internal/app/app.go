@@ -1,0 +1,219 @@
+// Package app wires Berth together: store, core, job queue, compute driver and the
+// HTTP handler. cmd/berthd and the test environment both build on it.
+package app
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/berthhq/berth/internal/catalog"
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/compute/simdriver"
+	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/i18n"
+	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store/sqlstore"
+)
+
+// Config is how berthd is run.
+type Config struct {
+	DataDir      string  // SQLite database directory
+	Driver       string  // "sim" (default)
+	SimTimeScale float64 // sim durations factor; 1 is realistic
+	RateLimit    int     // requests per minute per token (default 120)
+	Logger       *slog.Logger
+	// ShutdownTimeout bounds a graceful guest shutdown (default 120 s).
+	ShutdownTimeout time.Duration
+	// FetchPoll is how often the job queue looks for new work (default 100 ms).
+	FetchPoll time.Duration
+}
+
+// App is a wired Berth.
+type App struct {
+	cfg     Config
+	DB      *sqlstore.DB
+	Service *ops.Service
+	jobs    *river.Client[*sql.Tx]
+	driver  compute.Driver
+	lock    *os.File
+	log     *slog.Logger
+}
+
+// Open opens the store, migrates it, loads the default catalog on first start and
+// returns an App whose job client can enqueue (admin commands) but not yet work.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("no data directory (--data)")
+	}
+	if cfg.SimTimeScale <= 0 {
+		cfg.SimTimeScale = 1
+	}
+	if cfg.FetchPoll <= 0 {
+		cfg.FetchPoll = 100 * time.Millisecond
+	}
+	db, err := sqlstore.OpenSQLite(ctx, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a := &App{cfg: cfg, DB: db, log: cfg.Logger}
+	a.Service = ops.New(db, nil, cfg.Logger)
+	jobs, err := river.NewClient(riversqlite.New(db.WriteDB()), &river.Config{Logger: quiet(cfg.Logger)})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.jobs = jobs
+	a.Service.SetEnqueuer(jobs)
+	if err := a.Service.EnsureCatalog(ctx, catalog.Default()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("default catalog: %w", err)
+	}
+	return a, nil
+}
+
+// quiet keeps River's own logs to warnings and errors.
+func quiet(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{l.Handler(), slog.LevelWarn})
+}
+
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+// StartWorkers makes this process the one that carries out operations: it takes the
+// data directory's lock (SQLite serves from one process), hands every job a previous
+// process left running back to the queue, and starts working.
+func (a *App) StartWorkers(ctx context.Context) error {
+	if err := a.takeLock(); err != nil {
+		return err
+	}
+	switch a.cfg.Driver {
+	case "", "sim":
+		a.driver = simdriver.New(a.DB.WriteDB(), a.cfg.SimTimeScale, a.DB.Rebind)
+	default:
+		return fmt.Errorf("unknown driver %q (this build knows: sim)", a.cfg.Driver)
+	}
+	w := ops.NewWorker(a.Service, a.driver, func(ctx context.Context, tx *sql.Tx, job *river.Job[ops.OperationArgs]) error {
+		_, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx, job)
+		return err
+	})
+	if a.cfg.ShutdownTimeout > 0 {
+		w.ShutdownTimeout = a.cfg.ShutdownTimeout
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, w); err != nil {
+		return err
+	}
+	if err := a.requeueOrphans(ctx); err != nil {
+		return fmt.Errorf("requeue jobs of a previous run: %w", err)
+	}
+	jobs, err := river.NewClient(riversqlite.New(a.DB.WriteDB()), &river.Config{
+		Logger:            quiet(a.log),
+		Workers:           workers,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 200}},
+		FetchPollInterval: a.cfg.FetchPoll,
+		FetchCooldown:     min(a.cfg.FetchPoll, 20*time.Millisecond),
+		JobTimeout:        -1,
+		// Operations are bounded by the driver's own timeouts; a job still running
+		// after a day is stuck beyond doubt.
+		RescueStuckJobsAfter: 24 * time.Hour,
+	})
+	if err != nil {
+		return err
+	}
+	a.jobs = jobs
+	a.Service.SetEnqueuer(jobs)
+	return jobs.Start(ctx)
+}
+
+// requeueOrphans makes jobs that were running when a previous process died available
+// again. It is safe only because the lock guarantees no other process works them.
+func (a *App) requeueOrphans(ctx context.Context) error {
+	exec := riversqlite.New(a.DB.WriteDB()).GetExecutor()
+	stuck, err := exec.JobGetStuck(ctx, &riverdriver.JobGetStuckParams{Max: 10000, StuckHorizon: time.Now().Add(time.Hour)})
+	if err != nil || len(stuck) == 0 {
+		return err
+	}
+	p := &riverdriver.JobRescueManyParams{}
+	now := time.Now().UTC()
+	for _, j := range stuck {
+		e, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt, Error: "berthd stopped while the job ran; resumed at restart"})
+		p.ID = append(p.ID, j.ID)
+		p.Error = append(p.Error, e)
+		p.FinalizedAt = append(p.FinalizedAt, nil)
+		p.ScheduledAt = append(p.ScheduledAt, now)
+		p.State = append(p.State, string(rivertype.JobStateAvailable))
+	}
+	_, err = exec.JobRescueMany(ctx, p)
+	if err == nil {
+		a.log.Info("resumed operations of a previous run", "jobs", len(stuck))
+	}
+	return err
+}
+
+func (a *App) takeLock() error {
+	f, err := os.OpenFile(filepath.Join(a.cfg.DataDir, "berthd.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("another berthd serves %s already", a.cfg.DataDir)
+	}
+	a.lock = f
+	return nil
+}
+
+// Handler returns the /v1 API handler.
+func (a *App) Handler() (*httpapi.Server, error) {
+	cat, err := i18n.Load()
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.New(a.Service, cat, a.log, httpapi.Config{RateLimit: a.cfg.RateLimit})
+}
+
+// Driver is the compute driver (after StartWorkers).
+func (a *App) Driver() compute.Driver { return a.driver }
+
+// Close stops the workers (jobs in flight are left to resume at the next start) and
+// closes the store.
+func (a *App) Close(ctx context.Context) error {
+	if a.jobs != nil && a.driver != nil {
+		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := a.jobs.Stop(stopCtx); err != nil {
+			_ = a.jobs.StopAndCancel(context.Background())
+		}
+		cancel()
+	}
+	err := a.DB.Close()
+	if a.lock != nil {
+		a.lock.Close()
+	}
+	return err
+}

@@ -1,0 +1,105 @@
+// Package catalog reads the operator's catalog file (locations, plans, images, apps)
+// and holds the embedded default.
+package catalog
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+type file struct {
+	Plans []struct {
+		ID           int64  `json:"id"`
+		Name         string `json:"name"`
+		VCPUs        int    `json:"vcpus"`
+		MemoryMB     int    `json:"memory_mb"`
+		DiskGB       int    `json:"disk_gb"`
+		PriceHourly  string `json:"price_hourly"`
+		PriceMonthly string `json:"price_monthly"`
+	} `json:"plans"`
+	Images []struct {
+		ID      int64  `json:"id"`
+		Name    string `json:"name"`
+		OS      string `json:"os"`
+		Version string `json:"version"`
+	} `json:"images"`
+	Apps []struct {
+		ID          int64  `json:"id"`
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Version     string `json:"version"`
+		Script      string `json:"script"`
+	} `json:"apps"`
+	Locations []struct {
+		ID                  int64   `json:"id"`
+		Name                string  `json:"name"`
+		City                string  `json:"city"`
+		Country             string  `json:"country"`
+		SnapshotPriceGBHour string  `json:"snapshot_price_gb_hour"`
+		Images              []int64 `json:"images"`
+		Plans               []struct {
+			ID       int64 `json:"id"`
+			Capacity *int  `json:"capacity"`
+		} `json:"plans"`
+	} `json:"locations"`
+}
+
+// Default returns the embedded default catalog.
+func Default() hosting.Catalog {
+	c, err := Parse(defaultYAML)
+	if err != nil {
+		panic("catalog: embedded default is invalid: " + err.Error())
+	}
+	return c
+}
+
+// Parse reads a catalog file and checks it as a whole; unknown keys are errors.
+func Parse(data []byte) (hosting.Catalog, error) {
+	var f file
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return hosting.Catalog{}, fmt.Errorf("catalog: %w", err)
+	}
+	var c hosting.Catalog
+	var problems []string
+	money := func(what, s string) hosting.Money {
+		m, err := hosting.ParseMoney(s)
+		if err != nil {
+			problems = append(problems, what+": "+err.Error())
+		}
+		return m
+	}
+	for _, p := range f.Plans {
+		c.Plans = append(c.Plans, hosting.Plan{ID: p.ID, Name: p.Name, VCPUs: p.VCPUs, MemoryMB: p.MemoryMB, DiskGB: p.DiskGB,
+			PriceHourly: money("plan "+p.Name+" price_hourly", p.PriceHourly), PriceMonthly: money("plan "+p.Name+" price_monthly", p.PriceMonthly)})
+	}
+	for _, i := range f.Images {
+		c.Images = append(c.Images, hosting.Image{ID: i.ID, Name: i.Name, OS: i.OS, Version: i.Version})
+	}
+	for _, a := range f.Apps {
+		c.Apps = append(c.Apps, hosting.App{ID: a.ID, Name: a.Name, Description: a.Description, Version: a.Version, Script: a.Script})
+	}
+	for _, l := range f.Locations {
+		cl := hosting.CatalogLocation{
+			Location: hosting.Location{ID: l.ID, Name: l.Name, City: l.City, Country: l.Country,
+				SnapshotPriceGBHour: money("location "+l.Name+" snapshot_price_gb_hour", l.SnapshotPriceGBHour)},
+			ImageIDs: l.Images,
+		}
+		for _, o := range l.Plans {
+			cl.Offers = append(cl.Offers, hosting.PlanOffer{PlanID: o.ID, Capacity: o.Capacity})
+		}
+		c.Locations = append(c.Locations, cl)
+	}
+	problems = append(problems, c.Check()...)
+	if len(problems) > 0 {
+		return hosting.Catalog{}, fmt.Errorf("catalog: %s", strings.Join(problems, "; "))
+	}
+	return c, nil
+}

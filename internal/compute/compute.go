@@ -1,0 +1,76 @@
+// Package compute is the narrow seam between Berth and whatever runs machines: the
+// simulated driver for sandboxes and tests, libvirt for real guests.
+//
+// Every mutating call takes a key, unique per step of an operation: a driver applies a
+// call whose key it has already applied at most once, so a job resumed after a crash can
+// repeat every step safely and each change still happens exactly once.
+package compute
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// State is the power state of a machine as the driver sees it.
+type State string
+
+const (
+	StateRunning State = "running"
+	StateStopped State = "stopped"
+	StateAbsent  State = "absent"
+)
+
+// Spec describes a machine to create.
+type Spec struct {
+	Name     string // the server's name; also the hostname
+	VCPUs    int
+	MemoryMB int
+	DiskGB   int
+	Image    string // image identifier understood by the driver
+	SSHKeys  []string
+	// RootPassHash is a crypt(3)-style hash, or empty.
+	RootPassHash string
+	// UserScripts run once at first boot (the app's installer, then the recipe).
+	UserScripts []string
+}
+
+// Machine is what the driver knows of one machine.
+type Machine struct {
+	Name     string
+	State    State
+	VCPUs    int
+	MemoryMB int
+	DiskGB   int
+	IPv4     string
+	IPv6     string
+}
+
+var (
+	// ErrNotFound: no machine of that name exists.
+	ErrNotFound = errors.New("compute: machine not found")
+	// ErrShutdownTimeout: the guest ignored a graceful shutdown until the timeout.
+	ErrShutdownTimeout = errors.New("compute: guest did not shut down in time")
+	// ErrUnavailable: the driver cannot reach its hypervisor now; retry later.
+	ErrUnavailable = errors.New("compute: unavailable")
+)
+
+// Driver runs machines. Calls block until the change is done (or ctx ends) and are
+// safe to repeat with the same key.
+type Driver interface {
+	// Create makes and boots a machine; it returns once the machine is running.
+	Create(ctx context.Context, key string, spec Spec) (Machine, error)
+	// Start boots a stopped machine.
+	Start(ctx context.Context, key, name string) error
+	// Shutdown asks the guest to power off (ACPI) and waits up to timeout; it answers
+	// ErrShutdownTimeout, leaving the machine running, when the guest ignores it.
+	Shutdown(ctx context.Context, key, name string, timeout time.Duration) error
+	// Stop powers a machine off at once (pulls the plug).
+	Stop(ctx context.Context, key, name string) error
+	// Reset restarts a running machine at once (hard reset).
+	Reset(ctx context.Context, key, name string) error
+	// Destroy removes a machine and its disks; destroying an absent machine is no error.
+	Destroy(ctx context.Context, key, name string) error
+	// Machine reports a machine's state; ErrNotFound when it does not exist.
+	Machine(ctx context.Context, name string) (Machine, error)
+}

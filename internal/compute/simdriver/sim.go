@@ -1,0 +1,225 @@
+// Package simdriver is the simulated compute driver: machines that exist only as rows
+// in Berth's own database, with realistic durations scaled by a factor. It is what a
+// client developer's sandbox runs on, and what the tests run on.
+package simdriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+)
+
+// Durations at scale 1 (realistic).
+var (
+	CreateTime   = 30 * time.Second
+	StartTime    = 5 * time.Second
+	ShutdownTime = 5 * time.Second
+	StopTime     = 1 * time.Second
+	ResetTime    = 5 * time.Second
+	DestroyTime  = 2 * time.Second
+)
+
+// Driver is the simulated driver.
+type Driver struct {
+	db    *sql.DB
+	scale float64
+	now   func() time.Time
+	// Rebind turns a query written with ? placeholders into the database's dialect.
+	rebind func(string) string
+}
+
+var _ compute.Driver = (*Driver)(nil)
+
+// New returns a driver keeping its machines in db (tables sim_machines and sim_events
+// of Berth's schema). scale multiplies every duration: 1 is realistic, 0.01 is fast.
+func New(db *sql.DB, scale float64, rebind func(string) string) *Driver {
+	if rebind == nil {
+		rebind = func(q string) string { return q }
+	}
+	return &Driver{db: db, scale: scale, now: time.Now, rebind: rebind}
+}
+
+func (d *Driver) scaled(x time.Duration) time.Duration { return time.Duration(float64(x) * d.scale) }
+
+// apply records the event key for machine and, only if it is new, runs change in the
+// same transaction. It returns the machine's ready_at after the call.
+func (d *Driver) apply(ctx context.Context, name, key, event string, change func(tx *sql.Tx, now int64) error) (int64, error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	now := d.now().UnixMilli()
+	res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_events (machine, event, op_key, at) VALUES (?, ?, ?, ?) ON CONFLICT (machine, op_key) DO NOTHING`), name, event, key, now)
+	if err != nil {
+		return 0, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		if err := change(tx, now); err != nil {
+			return 0, err
+		}
+	}
+	var readyAt int64
+	err = tx.QueryRowContext(ctx, d.rebind(`SELECT ready_at FROM sim_machines WHERE name = ?`), name).Scan(&readyAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, compute.ErrNotFound
+	}
+	if err != nil {
+		return 0, err
+	}
+	return readyAt, tx.Commit()
+}
+
+// waitUntil blocks until the machine's transition ends at readyAt (Unix ms).
+func (d *Driver) waitUntil(ctx context.Context, readyAt int64) error {
+	wait := time.Until(time.UnixMilli(readyAt))
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// transition moves an existing machine from one of the states in from to state to,
+// taking dur. A machine already in state to (and not in from) is left alone.
+func (d *Driver) transition(ctx context.Context, key, name, event string, from []compute.State, to compute.State, dur time.Duration) error {
+	readyAt, err := d.apply(ctx, name, key, event, func(tx *sql.Tx, now int64) error {
+		var state string
+		var destroyed sql.NullInt64
+		err := tx.QueryRowContext(ctx, d.rebind(`SELECT state, destroyed_at FROM sim_machines WHERE name = ?`), name).Scan(&state, &destroyed)
+		if errors.Is(err, sql.ErrNoRows) || destroyed.Valid {
+			return compute.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		ok := false
+		for _, f := range from {
+			ok = ok || compute.State(state) == f
+		}
+		if !ok {
+			if compute.State(state) == to {
+				return nil
+			}
+			return fmt.Errorf("simdriver: %s: cannot %s from %s", name, event, state)
+		}
+		_, err = tx.ExecContext(ctx, d.rebind(`UPDATE sim_machines SET state = ?, ready_at = ? WHERE name = ?`),
+			string(to), now+d.scaled(dur).Milliseconds(), name)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return d.waitUntil(ctx, readyAt)
+}
+
+// Create implements compute.Driver.
+func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (compute.Machine, error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return compute.Machine{}, err
+	}
+	defer tx.Rollback()
+	now := d.now().UnixMilli()
+	res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_machines (name, state, vcpus, memory_mb, disk_gb, image, ready_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`),
+		spec.Name, string(compute.StateRunning), spec.VCPUs, spec.MemoryMB, spec.DiskGB, spec.Image,
+		now+d.scaled(CreateTime).Milliseconds(), now)
+	if err != nil {
+		return compute.Machine{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_events (machine, event, op_key, at) VALUES (?, 'create', ?, ?)`), spec.Name, key, now); err != nil {
+			return compute.Machine{}, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return compute.Machine{}, err
+	}
+	m, readyAt, err := d.machine(ctx, spec.Name)
+	if err != nil {
+		return m, err
+	}
+	return m, d.waitUntil(ctx, readyAt)
+}
+
+// Start implements compute.Driver.
+func (d *Driver) Start(ctx context.Context, key, name string) error {
+	return d.transition(ctx, key, name, "start", []compute.State{compute.StateStopped}, compute.StateRunning, StartTime)
+}
+
+// Shutdown implements compute.Driver. Simulated guests always honour ACPI.
+func (d *Driver) Shutdown(ctx context.Context, key, name string, timeout time.Duration) error {
+	return d.transition(ctx, key, name, "shutdown", []compute.State{compute.StateRunning}, compute.StateStopped, ShutdownTime)
+}
+
+// Stop implements compute.Driver.
+func (d *Driver) Stop(ctx context.Context, key, name string) error {
+	return d.transition(ctx, key, name, "stop", []compute.State{compute.StateRunning}, compute.StateStopped, StopTime)
+}
+
+// Reset implements compute.Driver.
+func (d *Driver) Reset(ctx context.Context, key, name string) error {
+	return d.transition(ctx, key, name, "reset", []compute.State{compute.StateRunning}, compute.StateRunning, ResetTime)
+}
+
+// Destroy implements compute.Driver.
+func (d *Driver) Destroy(ctx context.Context, key, name string) error {
+	readyAt, err := d.apply(ctx, name, key, "destroy", func(tx *sql.Tx, now int64) error {
+		_, err := tx.ExecContext(ctx, d.rebind(`UPDATE sim_machines SET state = ?, destroyed_at = ?, ready_at = ? WHERE name = ? AND destroyed_at IS NULL`),
+			string(compute.StateAbsent), now, now+d.scaled(DestroyTime).Milliseconds(), name)
+		return err
+	})
+	if errors.Is(err, compute.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return d.waitUntil(ctx, readyAt)
+}
+
+// Machine implements compute.Driver.
+func (d *Driver) Machine(ctx context.Context, name string) (compute.Machine, error) {
+	m, _, err := d.machine(ctx, name)
+	return m, err
+}
+
+var ipv4Base = netip.MustParseAddr("100.64.0.0")
+
+func (d *Driver) machine(ctx context.Context, name string) (compute.Machine, int64, error) {
+	var m compute.Machine
+	var state string
+	var rowid, readyAt int64
+	var destroyed sql.NullInt64
+	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT rowid, state, vcpus, memory_mb, disk_gb, ready_at, destroyed_at FROM sim_machines WHERE name = ?`), name).
+		Scan(&rowid, &state, &m.VCPUs, &m.MemoryMB, &m.DiskGB, &readyAt, &destroyed)
+	if errors.Is(err, sql.ErrNoRows) || destroyed.Valid {
+		return m, 0, compute.ErrNotFound
+	}
+	if err != nil {
+		return m, 0, err
+	}
+	m.Name, m.State = name, compute.State(state)
+	if readyAt > d.now().UnixMilli() && m.State == compute.StateRunning {
+		// Still booting or resetting: not yet up.
+		m.State = compute.StateStopped
+	}
+	b := ipv4Base.As4()
+	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	n += uint32(rowid)
+	m.IPv4 = netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String()
+	m.IPv6 = fmt.Sprintf("2001:db8:%x::1", rowid)
+	return m, readyAt, nil
+}

@@ -1,0 +1,114 @@
+package hosting
+
+import (
+	"slices"
+	"strings"
+)
+
+// Catalog is everything a provider sells: locations, plans, images and apps. Items
+// carry stable ids chosen by the operator, so that applying a new catalog never breaks
+// the servers that refer to the old one.
+type Catalog struct {
+	Locations []CatalogLocation
+	Plans     []Plan
+	Images    []Image
+	Apps      []App
+}
+
+// CatalogLocation is a location with what it offers.
+type CatalogLocation struct {
+	Location
+	Offers   []PlanOffer
+	ImageIDs []int64
+}
+
+// PlanOffer is a plan sold at a location, with its capacity (nil: no limit).
+type PlanOffer struct {
+	PlanID   int64
+	Capacity *int
+}
+
+// IsUbuntu reports whether an image is an Ubuntu image (apps install on Ubuntu).
+func (i Image) IsUbuntu() bool { return strings.EqualFold(i.OS, "ubuntu") }
+
+// Check validates a catalog as a whole and returns every problem found.
+func (c *Catalog) Check() []string {
+	var problems []string
+	add := func(s string) { problems = append(problems, s) }
+	plans := map[int64]Plan{}
+	for _, p := range c.Plans {
+		if p.ID <= 0 || p.Name == "" || p.VCPUs <= 0 || p.MemoryMB <= 0 || p.DiskGB <= 0 || p.PriceHourly <= 0 || p.PriceMonthly <= 0 {
+			add("plan " + p.Name + ": id, name, vcpus, memory_mb, disk_gb and both prices must be positive")
+		}
+		if _, dup := plans[p.ID]; dup {
+			add("plan id used twice")
+		}
+		plans[p.ID] = p
+	}
+	images := map[int64]Image{}
+	for _, i := range c.Images {
+		if i.ID <= 0 || i.Name == "" || i.OS == "" {
+			add("image " + i.Name + ": id, name and os are required")
+		}
+		if _, dup := images[i.ID]; dup {
+			add("image id used twice")
+		}
+		images[i.ID] = i
+	}
+	appIDs := map[int64]bool{}
+	for _, a := range c.Apps {
+		if a.ID <= 0 || a.Name == "" {
+			add("app " + a.Name + ": id and name are required")
+		}
+		if appIDs[a.ID] {
+			add("app id used twice")
+		}
+		appIDs[a.ID] = true
+	}
+	locIDs := map[int64]bool{}
+	if len(c.Locations) == 0 {
+		add("the catalog has no location")
+	}
+	for _, l := range c.Locations {
+		if l.ID <= 0 || l.Name == "" {
+			add("location " + l.Name + ": id and name are required")
+		}
+		if locIDs[l.ID] {
+			add("location id used twice")
+		}
+		locIDs[l.ID] = true
+		if l.SnapshotPriceGBHour < 0 {
+			add("location " + l.Name + ": negative snapshot price")
+		}
+		ubuntu := false
+		for _, id := range l.ImageIDs {
+			img, ok := images[id]
+			if !ok {
+				add("location " + l.Name + ": unknown image")
+				continue
+			}
+			ubuntu = ubuntu || img.IsUbuntu()
+		}
+		if len(l.ImageIDs) < 2 || !ubuntu {
+			add("location " + l.Name + ": must offer at least two images, one of them Ubuntu")
+		}
+		var disks []int
+		for _, o := range l.Offers {
+			p, ok := plans[o.PlanID]
+			if !ok {
+				add("location " + l.Name + ": unknown plan")
+				continue
+			}
+			if o.Capacity != nil && *o.Capacity < 0 {
+				add("location " + l.Name + ": negative capacity")
+			}
+			if !slices.Contains(disks, p.DiskGB) {
+				disks = append(disks, p.DiskGB)
+			}
+		}
+		if len(disks) < 2 {
+			add("location " + l.Name + ": must offer plans of at least two disk sizes")
+		}
+	}
+	return problems
+}

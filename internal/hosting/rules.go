@@ -1,0 +1,125 @@
+package hosting
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Limits of field lengths (API-DECISIONS §5, §7).
+const (
+	NameMaxLen         = 64
+	RootPasswordMinLen = 8
+	RootPasswordMaxLen = 72
+	RecipeScriptMax    = 64 << 10
+	DefaultServerQuota = 50
+)
+
+// CheckLabel validates a 1–64 character label such as a display name, key, project or
+// recipe name, recording an error on field.
+func CheckLabel(v *Validation, field, s string) {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case strings.TrimSpace(s) == "":
+		v.Add(field, "validation.required")
+	case n > NameMaxLen:
+		v.Add(field, "validation.max_chars", "max", NameMaxLen)
+	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		v.Add(field, "validation.no_control_chars")
+	}
+}
+
+// CheckRootPassword validates the optional root password of an order.
+func CheckRootPassword(v *Validation, field, s string) {
+	n := utf8.RuneCountInString(s)
+	if n < RootPasswordMinLen || n > RootPasswordMaxLen {
+		v.Add(field, "validation.between_chars", "min", RootPasswordMinLen, "max", RootPasswordMaxLen)
+	}
+}
+
+// ParsePublicKey checks an OpenSSH public key (ed25519, ecdsa, rsa of at least 2048
+// bits) and returns its normalised text and its SHA256 fingerprint. The message id of
+// the failure is returned in msg.
+func ParsePublicKey(s string) (normalized, fingerprint string, msg string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", "", "validation.required"
+	}
+	if strings.ContainsAny(s, "\r\n") {
+		return "", "", "validation.ssh_key_one_line"
+	}
+	pk, comment, _, rest, err := ssh.ParseAuthorizedKey([]byte(s))
+	if err != nil || len(rest) > 0 {
+		return "", "", "validation.ssh_key_format"
+	}
+	switch pk.Type() {
+	case ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521:
+	case ssh.KeyAlgoRSA:
+		cpk, ok := pk.(ssh.CryptoPublicKey)
+		if !ok {
+			return "", "", "validation.ssh_key_format"
+		}
+		rk, ok := cpk.CryptoPublicKey().(*rsa.PublicKey)
+		if !ok || rk.N.BitLen() < 2048 {
+			return "", "", "validation.ssh_key_rsa_short"
+		}
+	default:
+		return "", "", "validation.ssh_key_type"
+	}
+	normalized = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk)))
+	if comment != "" {
+		normalized += " " + comment
+	}
+	return normalized, ssh.FingerprintSHA256(pk), ""
+}
+
+const nameAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// NewServerName returns a fresh random name of the form server-xxxxxx.
+func NewServerName() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	for i := range b {
+		b[i] = nameAlphabet[int(b[i])%len(nameAlphabet)]
+	}
+	return "server-" + string(b)
+}
+
+// ServerRef is how a path names a server: by numeric id or by name.
+type ServerRef struct {
+	ID   int64
+	Name string
+}
+
+// ParseServerRef reads the {id} path parameter. ok is false when it can name no
+// server at all (answered 404 like any unknown server).
+func ParseServerRef(s string) (ref ServerRef, ok bool) {
+	if strings.HasPrefix(s, "server-") {
+		rest := s[len("server-"):]
+		if len(rest) != 6 || strings.Trim(rest, nameAlphabet) != "" {
+			return ref, false
+		}
+		return ServerRef{Name: s}, true
+	}
+	id, err := ParseID(s)
+	if err != nil {
+		return ref, false
+	}
+	return ServerRef{ID: id}, true
+}
+
+// ParseID reads a positive decimal id as it appears in a path.
+func ParseID(s string) (int64, error) {
+	if s == "" || s[0] == '+' || s[0] == '-' || (len(s) > 1 && s[0] == '0') {
+		return 0, strconv.ErrSyntax
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, strconv.ErrSyntax
+	}
+	return id, nil
+}

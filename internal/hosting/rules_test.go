@@ -1,0 +1,104 @@
+package hosting
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseServerRef(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		ok   bool
+		want ServerRef
+	}{
+		{"42", true, ServerRef{ID: 42}},
+		{"server-ab12cd", true, ServerRef{Name: "server-ab12cd"}},
+		{"server-AB12CD", false, ServerRef{}},
+		{"server-ab12c", false, ServerRef{}},
+		{"server-ab12cde", false, ServerRef{}},
+		{"0", false, ServerRef{}},
+		{"-1", false, ServerRef{}},
+		{"+1", false, ServerRef{}},
+		{"007", false, ServerRef{}},
+		{"1.5", false, ServerRef{}},
+		{"99999999999999999999", false, ServerRef{}},
+		{"", false, ServerRef{}},
+	} {
+		got, ok := ParseServerRef(tc.in)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("ParseServerRef(%q) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestNewServerName(t *testing.T) {
+	t.Parallel()
+	for range 100 {
+		n := NewServerName()
+		if _, ok := ParseServerRef(n); !ok {
+			t.Fatalf("NewServerName() = %q, not a valid name", n)
+		}
+	}
+}
+
+const testEd25519 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@example"
+
+func TestParsePublicKey(t *testing.T) {
+	t.Parallel()
+	norm, fp, msg := ParsePublicKey("  " + testEd25519 + "\n")
+	if msg != "" || norm != testEd25519 || !strings.HasPrefix(fp, "SHA256:") || strings.HasSuffix(fp, "=") {
+		t.Fatalf("ParsePublicKey(valid) = %q, %q, %q", norm, fp, msg)
+	}
+	for _, tc := range []struct{ in, msg string }{
+		{"", "validation.required"},
+		{"ssh-ed25519 notbase64", "validation.ssh_key_format"},
+		{"hello world", "validation.ssh_key_format"},
+		{testEd25519 + "\n" + testEd25519, "validation.ssh_key_one_line"},
+		// A 1024-bit RSA key.
+		{"ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDFTkwl5PEbq0dqtUu0JuXvCX5p2ZRRRTZ2ZGmIIbzhZ15PnXcy0UH8M1XZAP2QBHMhafLpzjeVyGNwqH8K5AaGgb3xQ6fXw9lhebkqDDpRQ5hhJKyy2QHZ3FYeT5OiDSfbWbsbH2FuNYf4H+jHvf6lkUPeDbXNlfu8wlYvxg5+Hw==", "validation.ssh_key_rsa_short"},
+	} {
+		if _, _, msg := ParsePublicKey(tc.in); msg != tc.msg {
+			t.Errorf("ParsePublicKey(%.30q) msg = %q, want %q", tc.in, msg, tc.msg)
+		}
+	}
+}
+
+func TestPowerTransitions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a    PowerAction
+		from Status
+		to   Status
+		ok   bool
+	}{
+		{PowerOn, StatusStopped, StatusStarting, true},
+		{PowerOn, StatusRunning, StatusStarting, false},
+		{PowerShutdown, StatusRunning, StatusStopping, true},
+		{PowerShutdown, StatusStopped, StatusStopping, false},
+		{PowerOff, StatusRunning, StatusStopping, true},
+		{PowerReboot, StatusRunning, StatusStopping, true},
+		{PowerReboot, StatusStopped, StatusStopping, false},
+		{PowerReset, StatusRunning, StatusStarting, true},
+		{PowerReset, StatusError, StatusStarting, false},
+		{PowerAction("dance"), StatusRunning, "", false},
+	} {
+		to, ok := tc.a.Transition(tc.from)
+		if ok != tc.ok || (ok && to != tc.to) {
+			t.Errorf("%s from %s = %s, %v; want %s, %v", tc.a, tc.from, to, ok, tc.to, tc.ok)
+		}
+	}
+}
+
+func TestValidationOrder(t *testing.T) {
+	t.Parallel()
+	var v Validation
+	v.Add("root_password", "validation.between_chars")
+	v.Add("zzz", "validation.unknown_field")
+	v.Add("plan_id", "validation.required")
+	err := v.Err("plan_id", "location_id", "root_password")
+	e := err.(*Error)
+	if got := strings.Join(e.Order, ","); got != "plan_id,root_password,zzz" {
+		t.Fatalf("order = %s", got)
+	}
+}

@@ -1,0 +1,64 @@
+package hosting
+
+import (
+	"slices"
+	"strings"
+)
+
+// Scope is a permission a token holds (SPEC.md §5).
+type Scope string
+
+const (
+	ScopeRead      Scope = "read"
+	ScopePower     Scope = "power"
+	ScopeServers   Scope = "servers"
+	ScopeSnapshots Scope = "snapshots"
+	ScopeSSHKeys   Scope = "ssh-keys"
+	ScopeRecipes   Scope = "recipes"
+	ScopeDomains   Scope = "domains"
+	ScopeStorage   Scope = "storage"
+	ScopeLicenses  Scope = "licenses"
+	ScopeTickets   Scope = "tickets"
+)
+
+// AllScopes lists every scope in SPEC.md's order.
+var AllScopes = []Scope{ScopeRead, ScopePower, ScopeServers, ScopeSnapshots, ScopeSSHKeys,
+	ScopeRecipes, ScopeDomains, ScopeStorage, ScopeLicenses, ScopeTickets}
+
+// Scopes is a set of scopes kept in SPEC.md's order.
+type Scopes []Scope
+
+// ParseScopes reads a comma-separated list. read is always added. Unknown scope names
+// are returned in bad.
+func ParseScopes(list string) (s Scopes, bad []string) {
+	want := map[Scope]bool{ScopeRead: true}
+	for _, p := range strings.Split(list, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !slices.Contains(AllScopes, Scope(p)) {
+			bad = append(bad, p)
+			continue
+		}
+		want[Scope(p)] = true
+	}
+	for _, sc := range AllScopes {
+		if want[sc] {
+			s = append(s, sc)
+		}
+	}
+	return s, bad
+}
+
+// Has reports whether sc is in the set.
+func (s Scopes) Has(sc Scope) bool { return slices.Contains(s, sc) }
+
+// String joins the scopes with commas, as they are stored.
+func (s Scopes) String() string {
+	parts := make([]string, len(s))
+	for i, sc := range s {
+		parts[i] = string(sc)
+	}
+	return strings.Join(parts, ",")
+}

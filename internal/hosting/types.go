@@ -1,0 +1,259 @@
+package hosting
+
+import "time"
+
+// Languages Berth speaks; anything else falls back to English.
+var Languages = []string{"en", "de", "fr"}
+
+// Account is a customer account: it holds credit, tokens and resources.
+type Account struct {
+	ID           int64
+	Email        string
+	Name         string
+	PasswordHash string
+	Language     string
+	Currency     string
+	Credit       Money
+	Blocked      bool
+	ServerQuota  int
+	CreatedAt    time.Time
+}
+
+// Token is an API token. Its secret is never stored, only its SHA-256 hash.
+type Token struct {
+	ID         int64
+	AccountID  int64
+	Name       string
+	Hash       []byte
+	Scopes     Scopes
+	ExpiresAt  *time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+	CreatedAt  time.Time
+}
+
+// Usable reports whether the token may authenticate a request at now.
+func (t *Token) Usable(now time.Time) bool {
+	return t.RevokedAt == nil && (t.ExpiresAt == nil || now.Before(*t.ExpiresAt))
+}
+
+// Principal is who is asking: an account through one of its tokens.
+type Principal struct {
+	Account Account
+	Token   Token
+}
+
+// Location is a place servers run, with the plans and images offered there.
+type Location struct {
+	ID                  int64
+	Name                string
+	City                string
+	Country             string
+	SnapshotPriceGBHour Money
+	Plans               []Plan
+	Images              []Image
+}
+
+// Plan is a server size with its prices.
+type Plan struct {
+	ID           int64
+	Name         string
+	VCPUs        int
+	MemoryMB     int
+	DiskGB       int
+	PriceHourly  Money
+	PriceMonthly Money
+	// Capacity is how many servers of this plan the location can hold (nil: no limit);
+	// only set when read in the context of a location.
+	Capacity *int
+}
+
+// Image is an operating-system image.
+type Image struct {
+	ID      int64
+	Name    string
+	OS      string
+	Version string
+}
+
+// App is a one-click application, installed on the location's Ubuntu image.
+type App struct {
+	ID          int64
+	Name        string
+	Description string
+	Version     string
+	Script      string
+}
+
+// SSHKey is a stored public key of an account.
+type SSHKey struct {
+	ID          int64
+	AccountID   int64
+	Name        string
+	PublicKey   string
+	Fingerprint string
+	CreatedAt   time.Time
+}
+
+// Project is a folder of servers.
+type Project struct {
+	ID          int64
+	AccountID   int64
+	Name        string
+	ServerCount int
+	CreatedAt   time.Time
+}
+
+// Recipe is a shell script run once at a server's first boot.
+type Recipe struct {
+	ID        int64
+	AccountID int64
+	Name      string
+	Script    string
+	CreatedAt time.Time
+}
+
+// Status is the life-cycle status of a server (API-DECISIONS §5).
+type Status string
+
+const (
+	StatusProvisioning Status = "provisioning"
+	StatusRunning      Status = "running"
+	StatusStarting     Status = "starting"
+	StatusStopping     Status = "stopping"
+	StatusStopped      Status = "stopped"
+	StatusReinstalling Status = "reinstalling"
+	StatusRescaling    Status = "rescaling"
+	StatusRestoring    Status = "restoring"
+	StatusSuspended    Status = "suspended"
+	StatusError        Status = "error"
+)
+
+// Statuses lists every status a server can show.
+var Statuses = []Status{StatusProvisioning, StatusRunning, StatusStarting, StatusStopping,
+	StatusStopped, StatusReinstalling, StatusRescaling, StatusRestoring, StatusSuspended, StatusError}
+
+// Server is a virtual server of an account.
+type Server struct {
+	ID          int64
+	AccountID   int64
+	Name        string
+	DisplayName string
+	ProjectID   *int64
+	// Status is the machine's life-cycle status; Suspended overrides what is shown.
+	Status       Status
+	Suspended    bool
+	Operation    *Operation
+	LocationID   int64
+	PlanID       int64
+	ImageID      int64
+	AppID        *int64
+	RecipeID     *int64
+	VCPUs        int
+	MemoryMB     int
+	DiskGB       int
+	IPv4         *string
+	IPv6         *string
+	RootPassHash string
+	// SSHKeyIDs are the ids of the stored keys the server was ordered with; Keys are
+	// the copies it was built with (read only when building).
+	SSHKeyIDs []int64
+	Keys      []SSHKey
+	CreatedAt time.Time
+	DeletedAt *time.Time
+}
+
+// ShownStatus is the status a client sees.
+func (s *Server) ShownStatus() Status {
+	if s.Suspended {
+		return StatusSuspended
+	}
+	return s.Status
+}
+
+// OpType is the kind of an operation.
+type OpType string
+
+const (
+	OpProvision OpType = "provision"
+	OpPower     OpType = "power"
+	OpReinstall OpType = "reinstall"
+	OpRescale   OpType = "rescale"
+	OpSnapshot  OpType = "snapshot"
+	OpRestore   OpType = "restore"
+	OpDelete    OpType = "delete"
+)
+
+// OpStatus is where an operation stands.
+type OpStatus string
+
+const (
+	OpRunning OpStatus = "running"
+	OpSuccess OpStatus = "success"
+	OpError   OpStatus = "error"
+)
+
+// Operation is one durable change to a server, carried out by a job. A server has at
+// most one running operation: that is what busy means.
+type Operation struct {
+	ID         int64
+	AccountID  int64
+	ServerID   int64
+	Type       OpType
+	Action     PowerAction // for OpPower
+	Status     OpStatus
+	Error      string
+	StartedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// PowerAction is what POST /servers/{id}/power asks for.
+type PowerAction string
+
+const (
+	PowerOn       PowerAction = "on"
+	PowerShutdown PowerAction = "shutdown"
+	PowerOff      PowerAction = "off"
+	PowerReboot   PowerAction = "reboot"
+	PowerReset    PowerAction = "reset"
+)
+
+// PowerActions lists the actions in SPEC.md's order.
+var PowerActions = []PowerAction{PowerOn, PowerShutdown, PowerOff, PowerReboot, PowerReset}
+
+// Transition returns the transient status a power action moves a server in status
+// from into, or ok=false when the action does not fit that status.
+func (a PowerAction) Transition(from Status) (to Status, ok bool) {
+	switch a {
+	case PowerOn:
+		return StatusStarting, from == StatusStopped
+	case PowerShutdown, PowerOff, PowerReboot:
+		return StatusStopping, from == StatusRunning
+	case PowerReset:
+		return StatusStarting, from == StatusRunning
+	}
+	return "", false
+}
+
+// TxType is the type of a ledger entry.
+type TxType string
+
+const (
+	TxTopup      TxType = "topup"
+	TxCharge     TxType = "charge"
+	TxRefund     TxType = "refund"
+	TxAdjustment TxType = "adjustment"
+)
+
+// Transaction is an entry of an account's append-only ledger.
+type Transaction struct {
+	ID           int64
+	AccountID    int64
+	Type         TxType
+	Amount       Money
+	BalanceAfter Money
+	Description  string
+	ResourceType string
+	ResourceID   *int64
+	CreatedAt    time.Time
+}

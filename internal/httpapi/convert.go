@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+)
+
+func opRef(op *hosting.Operation) *api.OperationRef {
+	if op == nil {
+		return nil
+	}
+	return &api.OperationRef{ID: op.ID, Type: string(op.Type), StartedAt: op.StartedAt}
+}
+
+func toServer(s hosting.Server) api.Server {
+	keys := s.SSHKeyIDs
+	if keys == nil {
+		keys = []int64{}
+	}
+	return api.Server{
+		ID: s.ID, Name: s.Name, DisplayName: s.DisplayName, ProjectID: s.ProjectID, Status: string(s.ShownStatus()),
+		Operation: opRef(s.Operation), LocationID: s.LocationID, PlanID: s.PlanID, ImageID: s.ImageID,
+		AppID: s.AppID, RecipeID: s.RecipeID, VCPUs: s.VCPUs, MemoryMB: s.MemoryMB, DiskGB: s.DiskGB,
+		IPv4: s.IPv4, IPv6: s.IPv6, SSHKeyIDs: keys, CreatedAt: s.CreatedAt,
+	}
+}
+
+func toOperation(o hosting.Operation) api.Operation {
+	out := api.Operation{ID: o.ID, Type: string(o.Type), ServerID: o.ServerID, Status: string(o.Status),
+		StartedAt: o.StartedAt, FinishedAt: o.FinishedAt}
+	if o.Error != "" {
+		e := o.Error
+		out.Error = &e
+	}
+	return out
+}
+
+func toLocation(l ops.LocationOffer) api.Location {
+	out := api.Location{ID: l.ID, Name: l.Name, City: l.City, Country: l.Country,
+		SnapshotPriceGBHour: l.SnapshotPriceGBHour.String(), Plans: []api.Plan{}, Images: []api.Image{}}
+	for _, p := range l.Plans {
+		out.Plans = append(out.Plans, api.Plan{ID: p.ID, Name: p.Name, VCPUs: p.VCPUs, MemoryMB: p.MemoryMB, DiskGB: p.DiskGB,
+			PriceHourly: p.PriceHourly.String(), PriceMonthly: p.PriceMonthly.String(), InStock: l.InStock[p.ID]})
+	}
+	for _, i := range l.Images {
+		out.Images = append(out.Images, api.Image{ID: i.ID, Name: i.Name, OS: i.OS, Version: i.Version})
+	}
+	return out
+}
+
+func toSSHKey(k hosting.SSHKey) api.SSHKey {
+	return api.SSHKey{ID: k.ID, Name: k.Name, PublicKey: k.PublicKey, Fingerprint: k.Fingerprint, CreatedAt: k.CreatedAt}
+}
+
+func toProject(p hosting.Project) api.Project {
+	return api.Project{ID: p.ID, Name: p.Name, ServerCount: p.ServerCount, CreatedAt: p.CreatedAt}
+}
+
+func toRecipe(r hosting.Recipe) api.Recipe {
+	return api.Recipe{ID: r.ID, Name: r.Name, Script: r.Script, CreatedAt: r.CreatedAt}
+}
+
+// list converts a slice, never answering null.
+func list[D, W any](in []D, f func(D) W) api.List[W] {
+	out := make([]W, len(in))
+	for i, d := range in {
+		out[i] = f(d)
+	}
+	return api.List[W]{Data: out}
+}
+
+func one[T any](v T) api.One[T] { return api.One[T]{Data: v} }

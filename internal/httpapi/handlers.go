@@ -1,0 +1,286 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
+)
+
+func (s *Server) openAPI(r *request) (int, any, error) { return http.StatusOK, s.openapi, nil }
+
+func (s *Server) me(r *request) (int, any, error) {
+	a, t := r.p.Account, r.p.Token
+	scopes := make([]string, len(t.Scopes))
+	for i, sc := range t.Scopes {
+		scopes[i] = string(sc)
+	}
+	return http.StatusOK, one(api.Me{ID: a.ID, Email: a.Email, Name: a.Name, Language: a.Language, Currency: a.Currency,
+		Credit: a.Credit.String(), Blocked: a.Blocked, Scopes: scopes,
+		Token: api.TokenInfo{ID: t.ID, Name: t.Name, ExpiresAt: t.ExpiresAt}}), nil
+}
+
+func (s *Server) locations(r *request) (int, any, error) {
+	ls, err := s.svc.Locations(r.ctx)
+	return http.StatusOK, list(ls, toLocation), err
+}
+
+func (s *Server) apps(r *request) (int, any, error) {
+	as, err := s.svc.Apps(r.ctx)
+	return http.StatusOK, list(as, func(a hosting.App) api.App {
+		return api.App{ID: a.ID, Name: a.Name, Description: a.Description, Version: a.Version}
+	}), err
+}
+
+// ---- servers ----
+
+func (s *Server) listServers(r *request) (int, any, error) {
+	var f store.ServerFilter
+	var v hosting.Validation
+	if raw := r.URL.Query().Get("project_id"); raw != "" {
+		if id, err := hosting.ParseID(raw); err != nil {
+			v.Add("project_id", "validation.positive_integer")
+		} else {
+			f.ProjectID = &id
+		}
+	}
+	if raw, ok := r.URL.Query()["status"]; ok {
+		st := hosting.Status(raw[0])
+		if !slices.Contains(hosting.Statuses, st) {
+			vals := ""
+			for i, x := range hosting.Statuses {
+				if i > 0 {
+					vals += ", "
+				}
+				vals += string(x)
+			}
+			v.Add("status", "validation.one_of", "values", vals)
+		}
+		f.Status = &st
+	}
+	if err := v.Err("project_id", "status"); err != nil {
+		return 0, nil, err
+	}
+	list_, err := s.svc.Servers(r.ctx, r.p, f)
+	return http.StatusOK, list(list_, toServer), err
+}
+
+func (s *Server) serverRef(r *request) (hosting.ServerRef, error) {
+	ref, ok := hosting.ParseServerRef(r.PathValue("id"))
+	if !ok {
+		return ref, hosting.ErrNotFound()
+	}
+	return ref, nil
+}
+
+func (s *Server) getServer(r *request) (int, any, error) {
+	ref, err := s.serverRef(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	srv, err := s.svc.Server(r.ctx, r.p, ref)
+	return http.StatusOK, one(toServer(srv)), err
+}
+
+func (s *Server) orderServer(r *request) (int, any, error) {
+	var b api.ServerCreate
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	o := ops.Order{PlanID: b.PlanID, LocationID: b.LocationID, ImageID: b.ImageID, SSHKeyIDs: b.SSHKeyIDs,
+		DisplayName: b.DisplayName, AppID: b.AppID, RecipeID: b.RecipeID, RootPassword: b.RootPassword}
+	if b.ProjectID.Set && !b.ProjectID.Null {
+		o.ProjectID = &b.ProjectID.Value
+	}
+	srv, err := s.svc.OrderServer(r.ctx, r.p, o)
+	return http.StatusCreated, one(toServer(srv)), err
+}
+
+// writable resolves {id} to a server the principal may change (404, then 403 for a
+// suspended server), before the body is read.
+func (s *Server) writable(r *request) (hosting.Server, error) {
+	ref, err := s.serverRef(r)
+	if err != nil {
+		return hosting.Server{}, err
+	}
+	return s.svc.WritableServer(r.ctx, r.p, ref)
+}
+
+func (s *Server) patchServer(r *request) (int, any, error) {
+	srv, err := s.writable(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	var b api.ServerUpdate
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	u := ops.ServerUpdate{DisplayName: b.DisplayName, ClearProject: b.ProjectID.Set && b.ProjectID.Null}
+	if b.ProjectID.Set && !b.ProjectID.Null {
+		u.ProjectID = &b.ProjectID.Value
+	}
+	srv, err = s.svc.UpdateServer(r.ctx, r.p, srv.ID, u)
+	return http.StatusOK, one(toServer(srv)), err
+}
+
+func (s *Server) deleteServer(r *request) (int, any, error) {
+	srv, err := s.writable(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.svc.DeleteServer(r.ctx, r.p, srv.ID)
+}
+
+func (s *Server) power(r *request) (int, any, error) {
+	srv, err := s.writable(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	var b api.PowerRequest
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	action, err := ops.ParsePowerAction(b.Action)
+	if err != nil {
+		return 0, nil, err
+	}
+	srv, err = s.svc.Power(r.ctx, r.p, srv.ID, action)
+	return http.StatusOK, one(toServer(srv)), err
+}
+
+// ---- ssh keys ----
+
+func (s *Server) listSSHKeys(r *request) (int, any, error) {
+	ks, err := s.svc.SSHKeys(r.ctx, r.p)
+	return http.StatusOK, list(ks, toSSHKey), err
+}
+
+func (s *Server) createSSHKey(r *request) (int, any, error) {
+	var b api.SSHKeyCreate
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	k, err := s.svc.CreateSSHKey(r.ctx, r.p, b.Name, b.PublicKey)
+	return http.StatusCreated, one(toSSHKey(k)), err
+}
+
+func (s *Server) deleteSSHKey(r *request) (int, any, error) {
+	id, err := pathID(r.Request)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.svc.DeleteSSHKey(r.ctx, r.p, id)
+}
+
+// ---- projects ----
+
+func (s *Server) listProjects(r *request) (int, any, error) {
+	ps, err := s.svc.Projects(r.ctx, r.p)
+	return http.StatusOK, list(ps, toProject), err
+}
+
+func (s *Server) createProject(r *request) (int, any, error) {
+	var b api.ProjectWrite
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	p, err := s.svc.CreateProject(r.ctx, r.p, b.Name)
+	return http.StatusCreated, one(toProject(p)), err
+}
+
+func (s *Server) renameProject(r *request) (int, any, error) {
+	id, err := pathID(r.Request)
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.svc.Store().Project(r.ctx, r.p.Account.ID, id); err != nil {
+		return 0, nil, hosting.ErrNotFound() // 404 before 422
+	}
+	var b api.ProjectWrite
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	p, err := s.svc.RenameProject(r.ctx, r.p, id, b.Name)
+	return http.StatusOK, one(toProject(p)), err
+}
+
+func (s *Server) deleteProject(r *request) (int, any, error) {
+	id, err := pathID(r.Request)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.svc.DeleteProject(r.ctx, r.p, id)
+}
+
+// ---- recipes ----
+
+func (s *Server) listRecipes(r *request) (int, any, error) {
+	rs, err := s.svc.Recipes(r.ctx, r.p)
+	return http.StatusOK, list(rs, toRecipe), err
+}
+
+func (s *Server) getRecipe(r *request) (int, any, error) {
+	id, err := pathID(r.Request)
+	if err != nil {
+		return 0, nil, err
+	}
+	rc, err := s.svc.Recipe(r.ctx, r.p, id)
+	return http.StatusOK, one(toRecipe(rc)), err
+}
+
+func (s *Server) createRecipe(r *request) (int, any, error) {
+	var b api.RecipeWrite
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	rc, err := s.svc.CreateRecipe(r.ctx, r.p, b.Name, b.Script)
+	return http.StatusCreated, one(toRecipe(rc)), err
+}
+
+func (s *Server) updateRecipe(r *request) (int, any, error) {
+	id, err := pathID(r.Request)
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.svc.Recipe(r.ctx, r.p, id); err != nil {
+		return 0, nil, err // 404 before 422
+	}
+	var b api.RecipeWrite
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	rc, err := s.svc.UpdateRecipe(r.ctx, r.p, id, b.Name, b.Script)
+	return http.StatusOK, one(toRecipe(rc)), err
+}
+
+func (s *Server) deleteRecipe(r *request) (int, any, error) {
+	id, err := pathID(r.Request)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.svc.DeleteRecipe(r.ctx, r.p, id)
+}
+
+// ---- operations ----
+
+func (s *Server) getOperation(r *request) (int, any, error) {
+	id, err := pathID(r.Request)
+	if err != nil {
+		return 0, nil, err
+	}
+	var wait time.Duration
+	if raw, ok := r.URL.Query()["wait"]; ok {
+		n, err := strconv.Atoi(raw[0])
+		if err != nil || n < 1 || n > 60 {
+			return 0, nil, hosting.Invalid("wait", "validation.wait_range")
+		}
+		wait = time.Duration(n) * time.Second
+	}
+	op, err := s.svc.Operation(r.ctx, r.p, id, wait)
+	return http.StatusOK, one(toOperation(op)), err
+}

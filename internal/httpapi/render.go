@@ -1,0 +1,201 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+// MaxBody is the largest request body accepted (API-DECISIONS §1).
+const MaxBody = 64 << 10
+
+// statusOf is the one map from error codes to HTTP statuses.
+var statusOf = map[hosting.Code]int{
+	hosting.CodeUnauthenticated:    http.StatusUnauthorized,
+	hosting.CodeMissingScope:       http.StatusForbidden,
+	hosting.CodeAccountBlocked:     http.StatusForbidden,
+	hosting.CodeServerSuspended:    http.StatusForbidden,
+	hosting.CodeNotFound:           http.StatusNotFound,
+	hosting.CodeBusy:               http.StatusConflict,
+	hosting.CodeValidationFailed:   http.StatusUnprocessableEntity,
+	hosting.CodeInsufficientCredit: http.StatusUnprocessableEntity,
+	hosting.CodeRateLimited:        http.StatusTooManyRequests,
+	hosting.CodeUnavailable:        http.StatusServiceUnavailable,
+	hosting.CodeInternal:           http.StatusInternalServerError,
+	codeMethodNotAllowed:           http.StatusMethodNotAllowed,
+}
+
+const codeMethodNotAllowed hosting.Code = "method_not_allowed"
+
+// errorBody renders err in lang. Errors that are not *hosting.Error are internal:
+// the client sees only "internal error"; the detail goes to the log.
+func (s *Server) errorBody(err error, lang string) (int, api.Error, *hosting.Error) {
+	var he *hosting.Error
+	if !errors.As(err, &he) {
+		he = hosting.Errorf(hosting.CodeInternal, "error.internal")
+	}
+	status, ok := statusOf[he.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	body := api.Error{Code: string(he.Code)}
+	if len(he.Fields) > 0 {
+		body.Errors = make(map[string][]string, len(he.Fields))
+		total := 0
+		for field, msgs := range he.Fields {
+			for _, m := range msgs {
+				body.Errors[field] = append(body.Errors[field], s.i18n.T(lang, m.ID, m.Args))
+				total++
+			}
+		}
+		first := he.Order[0]
+		body.Message = body.Errors[first][0]
+		if total > 1 {
+			body.Message += s.i18n.T(lang, "error.more_errors", map[string]any{"count": total - 1})
+		}
+	} else {
+		body.Message = s.i18n.T(lang, he.Message.ID, he.Message.Args)
+	}
+	if he.Operation != nil {
+		body.Operation = &api.OperationRef{ID: he.Operation.ID, Type: string(he.Operation.Type), StartedAt: he.Operation.StartedAt}
+	}
+	return status, body, he
+}
+
+// writeJSON writes a JSON body with its status.
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	buf, err := json.Marshal(body)
+	if err != nil {
+		http.Error(w, `{"message":"internal error","code":"internal"}`, http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(buf)+1))
+	w.WriteHeader(status)
+	buf = append(buf, '\n')
+	_, _ = w.Write(buf)
+}
+
+// decode reads a JSON object body into dst strictly: a field dst does not have is a
+// validation error on that field; a value of the wrong type names its field; anything
+// that is not one JSON object is an error on "body". An empty body counts as {}.
+func decode(r *http.Request, dst any) error {
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return hosting.Invalid("body", "validation.body_too_large", "max", MaxBody)
+		}
+		return hosting.Invalid("body", "validation.invalid_json")
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		data = []byte("{}")
+	}
+	if data[0] != '{' {
+		if json.Valid(data) {
+			return hosting.Invalid("body", "validation.body_shape")
+		}
+		return hosting.Invalid("body", "validation.invalid_json")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(dst)
+	if err == nil {
+		if _, err := dec.Token(); err != io.EOF {
+			return hosting.Invalid("body", "validation.invalid_json")
+		}
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return hosting.Invalid(field, typeMessage(te.Type))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		if field == "" {
+			field = "body"
+		}
+		return unknownFields(data, dst, field)
+	}
+	return hosting.Invalid("body", "validation.invalid_json")
+}
+
+// unknownFields reports every field of the object that dst does not take, not just the
+// first the decoder met.
+func unknownFields(data []byte, dst any, first string) error {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(data, &raw) != nil {
+		return hosting.Invalid(first, "validation.unknown_field")
+	}
+	known := map[string]bool{}
+	t := reflect.TypeOf(dst).Elem()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known[name] = true
+	}
+	var v hosting.Validation
+	v.Add(first, "validation.unknown_field")
+	for k := range raw {
+		if !known[k] && k != first {
+			v.Add(k, "validation.unknown_field")
+		}
+	}
+	return v.Err()
+}
+
+func typeMessage(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "validation.type_integer"
+	case reflect.Float32, reflect.Float64:
+		return "validation.type_number"
+	case reflect.String:
+		return "validation.type_string"
+	case reflect.Bool:
+		return "validation.type_boolean"
+	case reflect.Slice, reflect.Array:
+		return "validation.integer_list"
+	case reflect.Map, reflect.Struct:
+		return "validation.type_object"
+	}
+	return "validation.invalid_json"
+}
+
+// queryInt reads an optional positive integer query parameter.
+func queryInt(r *http.Request, name string, msg string) (*int64, error) {
+	raw, ok := r.URL.Query()[name]
+	if !ok {
+		return nil, nil
+	}
+	v, err := hosting.ParseID(raw[len(raw)-1])
+	if err != nil || len(raw) > 1 {
+		return nil, hosting.Invalid(name, msg)
+	}
+	return &v, nil
+}
+
+func pathID(r *http.Request) (int64, error) {
+	id, err := hosting.ParseID(r.PathValue("id"))
+	if err != nil {
+		return 0, hosting.ErrNotFound()
+	}
+	return id, nil
+}
+
+func unexpected(format string, args ...any) error { return fmt.Errorf(format, args...) }

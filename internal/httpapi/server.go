@@ -1,0 +1,259 @@
+// Package httpapi serves the /v1 API: a table of routes, each naming the scope it
+// needs, and one dispatcher that authenticates, rate-limits, authorizes, calls the
+// route's handler and renders what it returns. Handlers never write responses.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/i18n"
+	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/ratelimit"
+)
+
+// Config sets the server's limits.
+type Config struct {
+	// RateLimit is requests per minute per token (default 120).
+	RateLimit int
+	// AnonRateLimit is requests per minute per client address without a valid token
+	// (default 60).
+	AnonRateLimit int
+}
+
+// Server is the /v1 API handler.
+type Server struct {
+	svc     *ops.Service
+	i18n    *i18n.Catalog
+	log     *slog.Logger
+	tokens  *ratelimit.Limiter
+	anon    *ratelimit.Limiter
+	mux     *http.ServeMux
+	openapi []byte
+}
+
+// request is what a handler gets.
+type request struct {
+	*http.Request
+	ctx context.Context
+	p   hosting.Principal
+}
+
+// handler returns the status and body to send, or an error to render.
+type handler func(r *request) (int, any, error)
+
+type route struct {
+	method, path string
+	scope        hosting.Scope // "" for routes without a token
+	h            handler
+}
+
+// New returns the API server.
+func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Server, error) {
+	if cfg.RateLimit <= 0 {
+		cfg.RateLimit = 120
+	}
+	if cfg.AnonRateLimit <= 0 {
+		cfg.AnonRateLimit = 60
+	}
+	doc, err := api.OpenAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{svc: svc, i18n: cat, log: log, mux: http.NewServeMux(), openapi: doc,
+		tokens: ratelimit.New(cfg.RateLimit, time.Minute), anon: ratelimit.New(cfg.AnonRateLimit, time.Minute)}
+	for _, rt := range s.routes() {
+		s.mux.Handle(rt.method+" /v1"+rt.path, s.dispatch(rt))
+	}
+	s.mux.HandleFunc("/", s.unknown)
+	return s, nil
+}
+
+func (s *Server) routes() []route {
+	R, P, S, K, C := hosting.ScopeRead, hosting.ScopePower, hosting.ScopeServers, hosting.ScopeSSHKeys, hosting.ScopeRecipes
+	return []route{
+		{"GET", "/openapi.json", "", s.openAPI},
+		{"GET", "/me", R, s.me},
+		{"GET", "/locations", R, s.locations},
+		{"GET", "/apps", R, s.apps},
+		{"GET", "/servers", R, s.listServers},
+		{"POST", "/servers", S, s.orderServer},
+		{"GET", "/servers/{id}", R, s.getServer},
+		{"PATCH", "/servers/{id}", S, s.patchServer},
+		{"DELETE", "/servers/{id}", S, s.deleteServer},
+		{"POST", "/servers/{id}/power", P, s.power},
+		{"GET", "/ssh-keys", R, s.listSSHKeys},
+		{"POST", "/ssh-keys", K, s.createSSHKey},
+		{"DELETE", "/ssh-keys/{id}", K, s.deleteSSHKey},
+		{"GET", "/projects", R, s.listProjects},
+		{"POST", "/projects", S, s.createProject},
+		{"PATCH", "/projects/{id}", S, s.renameProject},
+		{"DELETE", "/projects/{id}", S, s.deleteProject},
+		{"GET", "/recipes", R, s.listRecipes},
+		{"POST", "/recipes", C, s.createRecipe},
+		{"GET", "/recipes/{id}", R, s.getRecipe},
+		{"PATCH", "/recipes/{id}", C, s.updateRecipe},
+		{"DELETE", "/recipes/{id}", C, s.deleteRecipe},
+		{"GET", "/operations/{id}", R, s.getOperation},
+	}
+}
+
+// Routes lists every route as "METHOD /v1/path" with its scope, for tests and docs.
+func (s *Server) Routes() []struct{ Method, Path, Scope string } {
+	var out []struct{ Method, Path, Scope string }
+	for _, rt := range s.routes() {
+		out = append(out, struct{ Method, Path, Scope string }{rt.method, "/v1" + rt.path, string(rt.scope)})
+	}
+	return out
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.mux.ServeHTTP(w, r)
+}
+
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || strings.ContainsAny(tok, " \t") {
+		return "", false
+	}
+	return tok, true
+}
+
+func setLimitHeaders(h http.Header, res ratelimit.Result) {
+	limit, remaining := strconv.Itoa(res.Limit), strconv.Itoa(res.Remaining)
+	reset := strconv.FormatInt(int64(math.Ceil(float64(res.Reset.UnixNano())/1e9)), 10)
+	h["X-Ratelimit-Limit"] = []string{limit}
+	h["X-Ratelimit-Remaining"] = []string{remaining}
+	h["X-Ratelimit-Reset"] = []string{reset}
+	h["Ratelimit-Limit"] = []string{limit}
+	h["Ratelimit-Remaining"] = []string{remaining}
+	h["Ratelimit-Reset"] = []string{reset}
+	if !res.Allowed {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
+	}
+}
+
+// dispatch applies, in order (API-DECISIONS §2): 401, 429, 403 (scope, blocked), then
+// the handler's own 404 → 403 → 422 → 409 → 422 → 503.
+func (s *Server) dispatch(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
+		req := &request{Request: r, ctx: r.Context()}
+		if rt.scope != "" {
+			now := time.Now()
+			secret, ok := bearer(r)
+			var err error
+			if ok {
+				req.p, err = s.svc.Authenticate(r.Context(), secret)
+			}
+			if !ok || hosting.IsCode(err, hosting.CodeUnauthenticated) {
+				res := s.anon.Allow("ip:"+clientAddr(r), now)
+				setLimitHeaders(w.Header(), res)
+				if !res.Allowed {
+					s.fail(w, r, lang, limited(res))
+					return
+				}
+				w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
+				s.fail(w, r, lang, hosting.Errorf(hosting.CodeUnauthenticated, "error.unauthenticated"))
+				return
+			}
+			if err != nil {
+				s.fail(w, r, lang, err)
+				return
+			}
+			res := s.tokens.Allow("t:"+strconv.FormatInt(req.p.Token.ID, 10), now)
+			setLimitHeaders(w.Header(), res)
+			if i18n.Supported(req.p.Account.Language) {
+				lang = req.p.Account.Language
+			}
+			if !res.Allowed {
+				s.fail(w, r, lang, limited(res))
+				return
+			}
+			if !req.p.Token.Scopes.Has(rt.scope) {
+				s.fail(w, r, lang, hosting.Errorf(hosting.CodeMissingScope, "error.missing_scope", "scope", string(rt.scope)))
+				return
+			}
+			if req.p.Account.Blocked && !(rt.method == "GET" && rt.path == "/me") {
+				s.fail(w, r, lang, hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked"))
+				return
+			}
+		}
+		status, body, err := rt.h(req)
+		if err != nil {
+			s.fail(w, r, lang, err)
+			return
+		}
+		if body == nil {
+			w.WriteHeader(status)
+			return
+		}
+		if raw, ok := body.([]byte); ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(raw)
+			return
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+func limited(res ratelimit.Result) error {
+	secs := int(math.Ceil(res.RetryAfter.Seconds()))
+	e := hosting.Errorf(hosting.CodeRateLimited, "error.rate_limited", "seconds", secs)
+	e.RetryAfter = secs
+	return e
+}
+
+// fail renders an error; internal errors are logged with their detail.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, lang string, err error) {
+	status, body, he := s.errorBody(err, lang)
+	if status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if he.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(he.RetryAfter))
+	} else if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSON(w, status, body)
+}
+
+// unknown answers paths outside the route table: 405 with Allow when the path exists
+// for other methods, else 404, both in the API's error format.
+func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
+	lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
+	var allow []string
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.fail(w, r, lang, hosting.Errorf(codeMethodNotAllowed, "error.method_not_allowed"))
+		return
+	}
+	s.fail(w, r, lang, hosting.Errorf(hosting.CodeNotFound, "error.path_not_found"))
+}

@@ -1,0 +1,211 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// The operator's use cases, behind `berthd admin`. Their errors are plain: an
+// operator reads them in a terminal.
+
+// NewAccount is what `admin account create` asks for.
+type NewAccount struct {
+	Email, Password, Name, Language string
+	Credit                          hosting.Money
+}
+
+// CreateAccount creates an account, writing its opening credit as a top-up so that
+// credit is always the sum of the ledger.
+func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Account, error) {
+	email := strings.TrimSpace(n.Email)
+	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
+		return hosting.Account{}, fmt.Errorf("invalid email %q", n.Email)
+	}
+	if len(n.Password) < 8 || len(n.Password) > 72 {
+		return hosting.Account{}, errors.New("the password must have 8 to 72 characters")
+	}
+	lang := n.Language
+	if lang == "" {
+		lang = "en"
+	}
+	if !isLanguage(lang) {
+		return hosting.Account{}, fmt.Errorf("unsupported language %q (want one of %s)", lang, strings.Join(hosting.Languages, ", "))
+	}
+	if n.Credit < 0 {
+		return hosting.Account{}, errors.New("the opening credit cannot be negative")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(n.Password), bcrypt.DefaultCost)
+	if err != nil {
+		return hosting.Account{}, err
+	}
+	name := n.Name
+	if name == "" {
+		name = email
+	}
+	a := hosting.Account{Email: email, Name: name, PasswordHash: string(hash), Language: lang, Currency: "EUR",
+		ServerQuota: hosting.DefaultServerQuota, CreatedAt: s.Now()}
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		id, err := tx.CreateAccount(ctx, a)
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("an account with email %s exists already", email)
+		}
+		if err != nil {
+			return err
+		}
+		a.ID = id
+		if n.Credit > 0 {
+			t, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxTopup, Amount: n.Credit,
+				Description: "Opening credit", CreatedAt: s.Now()})
+			if err != nil {
+				return err
+			}
+			a.Credit = t.BalanceAfter
+		}
+		return nil
+	})
+	return a, err
+}
+
+func isLanguage(l string) bool {
+	for _, x := range hosting.Languages {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+// SetAccountBlocked blocks or unblocks an account.
+func (s *Service) SetAccountBlocked(ctx context.Context, id int64, blocked bool) (hosting.Account, error) {
+	var a hosting.Account
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.SetAccountBlocked(ctx, id, blocked); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no account %d", id)
+		} else if err != nil {
+			return err
+		}
+		var err error
+		a, err = tx.Account(ctx, id)
+		return err
+	})
+	return a, err
+}
+
+// CreateToken issues an API token; the secret is returned once and stored only hashed.
+func (s *Service) CreateToken(ctx context.Context, accountID int64, name, scopes string, expiresIn time.Duration) (hosting.Token, string, error) {
+	sc, bad := hosting.ParseScopes(scopes)
+	if len(bad) > 0 {
+		return hosting.Token{}, "", fmt.Errorf("unknown scopes: %s", strings.Join(bad, ", "))
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > hosting.NameMaxLen {
+		return hosting.Token{}, "", errors.New("a token needs a name of 1 to 64 characters")
+	}
+	if expiresIn < 0 {
+		return hosting.Token{}, "", errors.New("the expiry must lie in the future")
+	}
+	secret, hash := NewTokenSecret()
+	t := hosting.Token{AccountID: accountID, Name: name, Hash: hash, Scopes: sc, CreatedAt: s.Now()}
+	if expiresIn > 0 {
+		exp := s.Now().Add(expiresIn).Truncate(time.Millisecond)
+		t.ExpiresAt = &exp
+	}
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if _, err := tx.Account(ctx, accountID); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no account %d", accountID)
+		} else if err != nil {
+			return err
+		}
+		id, err := tx.CreateToken(ctx, t)
+		t.ID = id
+		return err
+	})
+	return t, secret, err
+}
+
+// RevokeToken revokes a token at once; revoking twice keeps the first time.
+func (s *Service) RevokeToken(ctx context.Context, id int64) (hosting.Token, error) {
+	var t hosting.Token
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.RevokeToken(ctx, id, s.Now()); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no token %d", id)
+		} else if err != nil {
+			return err
+		}
+		var err error
+		t, err = tx.Token(ctx, id)
+		return err
+	})
+	return t, err
+}
+
+// AddCredit tops an account up.
+func (s *Service) AddCredit(ctx context.Context, accountID int64, amount hosting.Money, description string) (hosting.Transaction, error) {
+	if amount <= 0 {
+		return hosting.Transaction{}, errors.New("the amount must be positive")
+	}
+	if description == "" {
+		description = "Top-up"
+	}
+	var t hosting.Transaction
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		t, err = tx.AddTransaction(ctx, hosting.Transaction{AccountID: accountID, Type: hosting.TxTopup, Amount: amount,
+			Description: description, CreatedAt: s.Now()})
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no account %d", accountID)
+		}
+		return err
+	})
+	return t, err
+}
+
+// SetServerSuspended suspends or unsuspends a server. Suspension shows at once; the
+// machine is powered off in the background (after the operation in progress, if any).
+// Unsuspending leaves the machine off: its owner powers it on.
+func (s *Service) SetServerSuspended(ctx context.Context, id int64, suspended bool) (hosting.Server, error) {
+	var srv hosting.Server
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.SetServerSuspended(ctx, id, suspended); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no server %d", id)
+		} else if err != nil {
+			return err
+		}
+		if suspended {
+			if err := s.followSuspension(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		var err error
+		srv, err = tx.ServerAny(ctx, id)
+		return err
+	})
+	return srv, err
+}
+
+// ApplyCatalog replaces the catalog. Items no longer listed stop being sold; servers
+// that use them are untouched.
+func (s *Service) ApplyCatalog(ctx context.Context, c hosting.Catalog) error {
+	if problems := c.Check(); len(problems) > 0 {
+		return fmt.Errorf("catalog: %s", strings.Join(problems, "; "))
+	}
+	return s.store.InTx(ctx, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
+}
+
+// EnsureCatalog loads c when the store has no catalog yet (first start).
+func (s *Service) EnsureCatalog(ctx context.Context, c hosting.Catalog) error {
+	ls, err := s.store.Locations(ctx)
+	if err != nil || len(ls) > 0 {
+		return err
+	}
+	return s.ApplyCatalog(ctx, c)
+}

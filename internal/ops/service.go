@@ -1,0 +1,255 @@
+// Package ops holds Berth's use cases: each checks the rules of the domain, writes the
+// state change and, for changes to a machine, enqueues the job that carries it out in
+// the same transaction. Handlers (API, console, admin commands) call only this.
+package ops
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Enqueuer inserts a job in a transaction (river.Client satisfies it).
+type Enqueuer interface {
+	InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Service is Berth's core.
+type Service struct {
+	store store.Store
+	jobs  Enqueuer
+	log   *slog.Logger
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+
+	waitMu  sync.Mutex
+	waiters map[int64][]chan struct{}
+
+	touchMu sync.Mutex
+	touched map[int64]time.Time
+}
+
+// New returns a Service on a store, enqueuing jobs with jobs.
+func New(st store.Store, jobs Enqueuer, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{store: st, jobs: jobs, log: log, Now: func() time.Time { return time.Now().UTC() },
+		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}}
+}
+
+// SetEnqueuer sets the job client once it exists (it needs the workers, which need
+// the service).
+func (s *Service) SetEnqueuer(jobs Enqueuer) { s.jobs = jobs }
+
+// Store returns the service's store.
+func (s *Service) Store() store.Store { return s.store }
+
+// internal wraps an unexpected error with context; the edge shows it as "internal".
+func internal(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var he *hosting.Error
+	if errors.As(err, &he) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// ---- tokens and authentication ----
+
+// TokenPrefix starts every API token, so that secret scanners can spot leaked ones.
+const TokenPrefix = "berth_"
+
+// NewTokenSecret returns a fresh token (256 random bits) and the hash to store.
+func NewTokenSecret() (secret string, hash []byte) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	secret = TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return secret, HashToken(secret)
+}
+
+// HashToken is how a token is stored and looked up.
+func HashToken(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// Authenticate resolves a bearer token to its principal. It answers
+// CodeUnauthenticated for a missing, malformed, unknown, revoked or expired token.
+// A blocked account still authenticates: what it may do is the caller's to decide.
+func (s *Service) Authenticate(ctx context.Context, secret string) (hosting.Principal, error) {
+	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
+		return hosting.Principal{}, hosting.Errorf(hosting.CodeUnauthenticated, "error.unauthenticated")
+	}
+	t, a, err := s.store.TokenByHash(ctx, HashToken(secret))
+	if errors.Is(err, store.ErrNotFound) {
+		return hosting.Principal{}, hosting.Errorf(hosting.CodeUnauthenticated, "error.unauthenticated")
+	}
+	if err != nil {
+		return hosting.Principal{}, internal("token lookup", err)
+	}
+	now := s.Now()
+	if !t.Usable(now) {
+		return hosting.Principal{}, hosting.Errorf(hosting.CodeUnauthenticated, "error.unauthenticated")
+	}
+	s.touch(t, now)
+	return hosting.Principal{Account: a, Token: t}, nil
+}
+
+// touch records a token's last use, at most once a minute per token, off the request path.
+func (s *Service) touch(t hosting.Token, now time.Time) {
+	if t.LastUsedAt != nil && now.Sub(*t.LastUsedAt) < time.Minute {
+		return
+	}
+	s.touchMu.Lock()
+	last, ok := s.touched[t.ID]
+	if ok && now.Sub(last) < time.Minute {
+		s.touchMu.Unlock()
+		return
+	}
+	s.touched[t.ID] = now
+	s.touchMu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.store.InTx(ctx, func(tx store.Tx) error { return tx.TouchToken(ctx, t.ID, now) }); err != nil {
+			s.log.Warn("token last-used not recorded", "token", t.ID, "err", err)
+		}
+	}()
+}
+
+// ---- catalog ----
+
+// LocationOffer is a location with, for each plan, whether it is in stock.
+type LocationOffer struct {
+	hosting.Location
+	InStock map[int64]bool
+}
+
+// Locations lists every orderable location with its plans and images.
+func (s *Service) Locations(ctx context.Context) ([]LocationOffer, error) {
+	ls, err := s.store.Locations(ctx)
+	if err != nil {
+		return nil, internal("locations", err)
+	}
+	out := make([]LocationOffer, len(ls))
+	for i, l := range ls {
+		out[i] = LocationOffer{Location: l, InStock: map[int64]bool{}}
+		for _, p := range l.Plans {
+			ok, err := s.inStock(ctx, s.store, l.ID, p)
+			if err != nil {
+				return nil, err
+			}
+			out[i].InStock[p.ID] = ok
+		}
+	}
+	return out, nil
+}
+
+// inStock reports whether a location has room for one more server of plan p.
+func (s *Service) inStock(ctx context.Context, r store.Reader, locationID int64, p hosting.Plan) (bool, error) {
+	if p.Capacity == nil {
+		return true, nil
+	}
+	n, err := r.ServersOfPlan(ctx, locationID, p.ID)
+	if err != nil {
+		return false, internal("capacity", err)
+	}
+	return n < *p.Capacity, nil
+}
+
+// Apps lists the one-click applications.
+func (s *Service) Apps(ctx context.Context) ([]hosting.App, error) {
+	a, err := s.store.Apps(ctx)
+	return a, internal("apps", err)
+}
+
+// ---- operations ----
+
+// Operation returns an operation of the principal's account. With wait > 0 it holds
+// until the operation ends or wait passes, whichever comes first.
+func (s *Service) Operation(ctx context.Context, p hosting.Principal, id int64, wait time.Duration) (hosting.Operation, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		ch := s.subscribe(id)
+		op, err := s.store.Operation(ctx, p.Account.ID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			s.unsubscribe(id, ch)
+			return op, hosting.ErrNotFound()
+		}
+		if err != nil || op.Status != hosting.OpRunning || wait <= 0 {
+			s.unsubscribe(id, ch)
+			return op, internal("operation", err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			s.unsubscribe(id, ch)
+			return op, nil
+		}
+		// Woken by this process's worker at once, or by polling when another process
+		// runs the job.
+		t := time.NewTimer(min(left, 250*time.Millisecond))
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			s.unsubscribe(id, ch)
+			return op, nil
+		}
+		t.Stop()
+		s.unsubscribe(id, ch)
+	}
+}
+
+func (s *Service) subscribe(id int64) chan struct{} {
+	ch := make(chan struct{})
+	s.waitMu.Lock()
+	s.waiters[id] = append(s.waiters[id], ch)
+	s.waitMu.Unlock()
+	return ch
+}
+
+func (s *Service) unsubscribe(id int64, ch chan struct{}) {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	list := s.waiters[id]
+	for i, c := range list {
+		if c == ch {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.waiters, id)
+	} else {
+		s.waiters[id] = list
+	}
+}
+
+// notify wakes everyone waiting on an operation.
+func (s *Service) notify(id int64) {
+	s.waitMu.Lock()
+	list := s.waiters[id]
+	delete(s.waiters, id)
+	s.waitMu.Unlock()
+	for _, ch := range list {
+		close(ch)
+	}
+}

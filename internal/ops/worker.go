@@ -1,0 +1,252 @@
+package ops
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// CompleteTx marks a job completed inside a transaction (river.JobCompleteTx bound
+// to the store's driver), so that an operation's end and its job's end commit together.
+type CompleteTx func(ctx context.Context, tx *sql.Tx, job *river.Job[OperationArgs]) error
+
+// Worker carries out operations against a compute driver. Each step passes the
+// driver a key unique to the operation and step, so a job resumed after a crash
+// repeats steps without repeating their effect.
+type Worker struct {
+	river.WorkerDefaults[OperationArgs]
+	svc      *Service
+	driver   compute.Driver
+	complete CompleteTx
+	// ShutdownTimeout is how long a graceful shutdown may take before it is given up
+	// (API-DECISIONS §5: the server stays running; it is never forced silently).
+	ShutdownTimeout time.Duration
+	// Tries is how many times a failing step is tried before the operation fails.
+	Tries int
+}
+
+// NewWorker returns the operation worker.
+func NewWorker(svc *Service, driver compute.Driver, complete CompleteTx) *Worker {
+	return &Worker{svc: svc, driver: driver, complete: complete, ShutdownTimeout: 120 * time.Second, Tries: 5}
+}
+
+// Timeout implements river.Worker: an operation ends by itself (the driver's own
+// timeouts bound every step), so River imposes none.
+func (w *Worker) Timeout(*river.Job[OperationArgs]) time.Duration { return -1 }
+
+func stepKey(op hosting.Operation, step string) string { return fmt.Sprintf("op-%d:%s", op.ID, step) }
+
+// Work implements river.Worker.
+func (w *Worker) Work(ctx context.Context, job *river.Job[OperationArgs]) error {
+	st := w.svc.store
+	op, err := st.Operation(ctx, 0, job.Args.OperationID)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(fmt.Errorf("operation %d does not exist", job.Args.OperationID))
+	}
+	if err != nil {
+		return err
+	}
+	if op.Status != hosting.OpRunning {
+		return w.finish(ctx, job, op, nil) // done before a crash; just complete the job
+	}
+	srv, err := st.ServerAny(ctx, op.ServerID)
+	if err != nil {
+		return err
+	}
+	w.svc.log.Info("operation started", "op", describe(op), "server", srv.Name, "attempt", job.Attempt)
+	err = w.run(ctx, job, op, srv)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil || (job.Attempt < w.Tries && !errors.Is(err, errPermanent)) {
+		w.svc.log.Warn("operation step failed; will retry", "op", describe(op), "server", srv.Name, "err", err)
+		return err
+	}
+	w.svc.log.Error("operation failed", "op", describe(op), "server", srv.Name, "err", err)
+	return w.fail(ctx, job, op, srv, err)
+}
+
+var errPermanent = errors.New("permanent")
+
+func (w *Worker) run(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, srv hosting.Server) error {
+	d := w.driver
+	switch op.Type {
+	case hosting.OpProvision:
+		spec, err := w.spec(ctx, srv)
+		if err != nil {
+			return err
+		}
+		m, err := d.Create(ctx, stepKey(op, "create"), spec)
+		if err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, func(tx store.Tx) error {
+			if err := tx.SetServerAddresses(ctx, srv.ID, m.IPv4, m.IPv6); err != nil {
+				return err
+			}
+			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusRunning)
+		})
+	case hosting.OpDelete:
+		if err := d.Destroy(ctx, stepKey(op, "destroy"), srv.Name); err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, nil)
+	case hosting.OpPower:
+		return w.power(ctx, job, op, srv)
+	}
+	return fmt.Errorf("%w: unknown operation type %q", errPermanent, op.Type)
+}
+
+func (w *Worker) power(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, srv hosting.Server) error {
+	d := w.driver
+	status := func(s hosting.Status) func(tx store.Tx) error {
+		return func(tx store.Tx) error { return tx.SetServerStatus(ctx, srv.ID, s) }
+	}
+	// shutdown handles a guest that ignores ACPI: the server stays running and the
+	// operation records the failure.
+	shutdown := func() (bool, error) {
+		err := d.Shutdown(ctx, stepKey(op, "shutdown"), srv.Name, w.ShutdownTimeout)
+		if errors.Is(err, compute.ErrShutdownTimeout) {
+			msg := fmt.Sprintf("the guest did not shut down within %s; the server is still running", w.ShutdownTimeout)
+			return false, w.finishWith(ctx, job, op, hosting.OpError, msg, status(hosting.StatusRunning))
+		}
+		return err == nil, err
+	}
+	switch op.Action {
+	case hosting.PowerOn:
+		if err := d.Start(ctx, stepKey(op, "start"), srv.Name); err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, status(hosting.StatusRunning))
+	case hosting.PowerOff:
+		if err := d.Stop(ctx, stepKey(op, "stop"), srv.Name); err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, status(hosting.StatusStopped))
+	case hosting.PowerShutdown:
+		if ok, err := shutdown(); !ok {
+			return err
+		}
+		return w.finish(ctx, job, op, status(hosting.StatusStopped))
+	case hosting.PowerReboot:
+		if ok, err := shutdown(); !ok {
+			return err
+		}
+		if err := w.svc.store.InTx(ctx, status(hosting.StatusStarting)); err != nil {
+			return err
+		}
+		if err := d.Start(ctx, stepKey(op, "start"), srv.Name); err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, status(hosting.StatusRunning))
+	case hosting.PowerReset:
+		if err := d.Reset(ctx, stepKey(op, "reset"), srv.Name); err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, status(hosting.StatusRunning))
+	}
+	return fmt.Errorf("%w: unknown power action %q", errPermanent, op.Action)
+}
+
+// spec builds what the driver needs to create a server's machine.
+func (w *Worker) spec(ctx context.Context, srv hosting.Server) (compute.Spec, error) {
+	st := w.svc.store
+	spec := compute.Spec{Name: srv.Name, VCPUs: srv.VCPUs, MemoryMB: srv.MemoryMB, DiskGB: srv.DiskGB,
+		Image: fmt.Sprintf("image-%d", srv.ImageID), RootPassHash: srv.RootPassHash}
+	keys, err := st.ServerKeys(ctx, srv.ID)
+	if err != nil {
+		return spec, err
+	}
+	for _, k := range keys {
+		spec.SSHKeys = append(spec.SSHKeys, k.PublicKey)
+	}
+	if srv.AppID != nil {
+		if app, err := st.App(ctx, *srv.AppID); err == nil && app.Script != "" {
+			spec.UserScripts = append(spec.UserScripts, app.Script)
+		}
+	}
+	if srv.RecipeID != nil {
+		if r, err := st.Recipe(ctx, srv.AccountID, *srv.RecipeID); err == nil {
+			spec.UserScripts = append(spec.UserScripts, r.Script)
+		}
+	}
+	return spec, nil
+}
+
+// fail ends an operation that cannot succeed, leaving the server in the status that
+// matches its machine.
+func (w *Worker) fail(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, srv hosting.Server, cause error) error {
+	// Ask the driver first: a transaction holds the store's only writer connection.
+	after := hosting.StatusError
+	if m, err := w.driver.Machine(ctx, srv.Name); err == nil {
+		after = hosting.StatusStopped
+		if m.State == compute.StateRunning {
+			after = hosting.StatusRunning
+		}
+	}
+	return w.finishWith(ctx, job, op, hosting.OpError, cause.Error(), func(tx store.Tx) error {
+		switch op.Type {
+		case hosting.OpDelete:
+			return nil // the server is gone for its owner; the operator sees the error
+		case hosting.OpProvision:
+			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusError)
+		}
+		return tx.SetServerStatus(ctx, srv.ID, after)
+	})
+}
+
+func (w *Worker) finish(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, change func(tx store.Tx) error) error {
+	return w.finishWith(ctx, job, op, hosting.OpSuccess, "", change)
+}
+
+// finishWith ends an operation in one transaction: the state change, the operation's
+// end, what a suspension asks for next, and the job's completion.
+func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, result hosting.OpStatus, errText string, change func(tx store.Tx) error) error {
+	s := w.svc
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		cur, err := tx.Operation(ctx, 0, op.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status == hosting.OpRunning {
+			if change != nil {
+				if err := change(tx); err != nil {
+					return err
+				}
+			}
+			if err := tx.FinishOperation(ctx, op.ID, result, errText, s.Now()); err != nil {
+				return err
+			}
+			if err := s.followSuspension(ctx, tx, op.ServerID); err != nil {
+				return err
+			}
+		}
+		return w.complete(ctx, tx.SQL(), job)
+	})
+	if err != nil {
+		return err
+	}
+	s.notify(op.ID)
+	s.log.Info("operation finished", "op", describe(op), "result", result, "error", errText)
+	return nil
+}
+
+// followSuspension powers off a suspended server that is idle and still running.
+func (s *Service) followSuspension(ctx context.Context, tx store.Tx, serverID int64) error {
+	srv, err := tx.ServerAny(ctx, serverID)
+	if err != nil || srv.DeletedAt != nil || !srv.Suspended || srv.Operation != nil || srv.Status != hosting.StatusRunning {
+		return err
+	}
+	if _, err := s.startOperation(ctx, tx, srv, hosting.OpPower, hosting.PowerOff); err != nil {
+		return err
+	}
+	return tx.SetServerStatus(ctx, srv.ID, hosting.StatusStopping)
+}

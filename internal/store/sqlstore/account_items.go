@@ -1,0 +1,146 @@
+package sqlstore
+
+import (
+	"context"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+// ---- ssh keys ----
+
+func (q queries) sshKeys(ctx context.Context, accountID, id int64) ([]hosting.SSHKey, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, public_key, fingerprint, created_at FROM ssh_keys
+		WHERE account_id = ? AND (? = 0 OR id = ?) ORDER BY id`, accountID, id, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.SSHKey{}
+	for rows.Next() {
+		var k hosting.SSHKey
+		var created int64
+		if err := rows.Scan(&k.ID, &k.AccountID, &k.Name, &k.PublicKey, &k.Fingerprint, &created); err != nil {
+			return nil, err
+		}
+		k.CreatedAt = fromMS(created)
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+func (q queries) SSHKeys(ctx context.Context, accountID int64) ([]hosting.SSHKey, error) {
+	return q.sshKeys(ctx, accountID, 0)
+}
+
+func (q queries) SSHKey(ctx context.Context, accountID, id int64) (hosting.SSHKey, error) {
+	ks, err := q.sshKeys(ctx, accountID, id)
+	if err != nil || len(ks) == 0 {
+		return hosting.SSHKey{}, orNotFound(err)
+	}
+	return ks[0], nil
+}
+
+func (q queries) CreateSSHKey(ctx context.Context, k hosting.SSHKey) (int64, error) {
+	return q.insert(ctx, `INSERT INTO ssh_keys (account_id, name, public_key, fingerprint, created_at) VALUES (?, ?, ?, ?, ?)`,
+		k.AccountID, k.Name, k.PublicKey, k.Fingerprint, ms(k.CreatedAt))
+}
+
+func (q queries) DeleteSSHKey(ctx context.Context, accountID, id int64) error {
+	return q.execOne(ctx, `DELETE FROM ssh_keys WHERE id = ? AND account_id = ?`, id, accountID)
+}
+
+// ---- projects ----
+
+func (q queries) projects(ctx context.Context, accountID, id int64) ([]hosting.Project, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT p.id, p.account_id, p.name, p.created_at,
+		(SELECT COUNT(*) FROM servers s WHERE s.project_id = p.id AND s.deleted_at IS NULL)
+		FROM projects p WHERE p.account_id = ? AND (? = 0 OR p.id = ?) ORDER BY p.id`, accountID, id, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.Project{}
+	for rows.Next() {
+		var p hosting.Project
+		var created int64
+		if err := rows.Scan(&p.ID, &p.AccountID, &p.Name, &created, &p.ServerCount); err != nil {
+			return nil, err
+		}
+		p.CreatedAt = fromMS(created)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+func (q queries) Projects(ctx context.Context, accountID int64) ([]hosting.Project, error) {
+	return q.projects(ctx, accountID, 0)
+}
+
+func (q queries) Project(ctx context.Context, accountID, id int64) (hosting.Project, error) {
+	ps, err := q.projects(ctx, accountID, id)
+	if err != nil || len(ps) == 0 {
+		return hosting.Project{}, orNotFound(err)
+	}
+	return ps[0], nil
+}
+
+func (q queries) CreateProject(ctx context.Context, p hosting.Project) (int64, error) {
+	return q.insert(ctx, `INSERT INTO projects (account_id, name, created_at) VALUES (?, ?, ?)`, p.AccountID, p.Name, ms(p.CreatedAt))
+}
+
+func (q queries) RenameProject(ctx context.Context, accountID, id int64, name string) error {
+	return q.execOne(ctx, `UPDATE projects SET name = ? WHERE id = ? AND account_id = ?`, name, id, accountID)
+}
+
+func (q queries) DeleteProject(ctx context.Context, accountID, id int64) error {
+	if _, err := q.q.ExecContext(ctx, `UPDATE servers SET project_id = NULL WHERE project_id = ? AND account_id = ?`, id, accountID); err != nil {
+		return err
+	}
+	return q.execOne(ctx, `DELETE FROM projects WHERE id = ? AND account_id = ?`, id, accountID)
+}
+
+// ---- recipes ----
+
+func (q queries) recipes(ctx context.Context, accountID, id int64) ([]hosting.Recipe, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, script, created_at FROM recipes
+		WHERE account_id = ? AND (? = 0 OR id = ?) ORDER BY id`, accountID, id, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.Recipe{}
+	for rows.Next() {
+		var r hosting.Recipe
+		var created int64
+		if err := rows.Scan(&r.ID, &r.AccountID, &r.Name, &r.Script, &created); err != nil {
+			return nil, err
+		}
+		r.CreatedAt = fromMS(created)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (q queries) Recipes(ctx context.Context, accountID int64) ([]hosting.Recipe, error) {
+	return q.recipes(ctx, accountID, 0)
+}
+
+func (q queries) Recipe(ctx context.Context, accountID, id int64) (hosting.Recipe, error) {
+	rs, err := q.recipes(ctx, accountID, id)
+	if err != nil || len(rs) == 0 {
+		return hosting.Recipe{}, orNotFound(err)
+	}
+	return rs[0], nil
+}
+
+func (q queries) CreateRecipe(ctx context.Context, r hosting.Recipe) (int64, error) {
+	return q.insert(ctx, `INSERT INTO recipes (account_id, name, script, created_at) VALUES (?, ?, ?, ?)`, r.AccountID, r.Name, r.Script, ms(r.CreatedAt))
+}
+
+func (q queries) UpdateRecipe(ctx context.Context, r hosting.Recipe) error {
+	return q.execOne(ctx, `UPDATE recipes SET name = ?, script = ? WHERE id = ? AND account_id = ?`, r.Name, r.Script, r.ID, r.AccountID)
+}
+
+func (q queries) DeleteRecipe(ctx context.Context, accountID, id int64) error {
+	return q.execOne(ctx, `DELETE FROM recipes WHERE id = ? AND account_id = ?`, id, accountID)
+}

@@ -1,0 +1,207 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+const planCols = `p.id, p.name, p.vcpus, p.memory_mb, p.disk_gb, p.price_hourly, p.price_monthly`
+
+func scanPlan(sc func(...any) error, extra ...any) (hosting.Plan, error) {
+	var p hosting.Plan
+	var ph, pm int64
+	if err := sc(append([]any{&p.ID, &p.Name, &p.VCPUs, &p.MemoryMB, &p.DiskGB, &ph, &pm}, extra...)...); err != nil {
+		return p, notFound(err)
+	}
+	p.PriceHourly, p.PriceMonthly = hosting.Money(ph), hosting.Money(pm)
+	return p, nil
+}
+
+func (q queries) Plan(ctx context.Context, id int64) (hosting.Plan, error) {
+	return scanPlan(q.q.QueryRowContext(ctx, `SELECT `+planCols+` FROM plans p WHERE p.id = ? AND p.active = 1`, id).Scan)
+}
+
+func (q queries) Image(ctx context.Context, id int64) (hosting.Image, error) {
+	var i hosting.Image
+	err := q.q.QueryRowContext(ctx, `SELECT id, name, os, version FROM images WHERE id = ? AND active = 1`, id).Scan(&i.ID, &i.Name, &i.OS, &i.Version)
+	return i, notFound(err)
+}
+
+func (q queries) App(ctx context.Context, id int64) (hosting.App, error) {
+	var a hosting.App
+	err := q.q.QueryRowContext(ctx, `SELECT id, name, description, version, script FROM apps WHERE id = ? AND active = 1`, id).
+		Scan(&a.ID, &a.Name, &a.Description, &a.Version, &a.Script)
+	return a, notFound(err)
+}
+
+func (q queries) Apps(ctx context.Context) ([]hosting.App, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, name, description, version, script FROM apps WHERE active = 1 ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hosting.App
+	for rows.Next() {
+		var a hosting.App
+		if err := rows.Scan(&a.ID, &a.Name, &a.Description, &a.Version, &a.Script); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func (q queries) Locations(ctx context.Context) ([]hosting.Location, error) {
+	return q.locations(ctx, 0)
+}
+
+func (q queries) Location(ctx context.Context, id int64) (hosting.Location, error) {
+	ls, err := q.locations(ctx, id)
+	if err != nil {
+		return hosting.Location{}, err
+	}
+	if len(ls) == 0 {
+		return hosting.Location{}, notFound(sql.ErrNoRows)
+	}
+	return ls[0], nil
+}
+
+// locations reads active locations (all, or the one with id) with their plans and images.
+func (q queries) locations(ctx context.Context, id int64) ([]hosting.Location, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, name, city, country, snapshot_price_gb_hour FROM locations
+		WHERE active = 1 AND (? = 0 OR id = ?) ORDER BY id`, id, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []hosting.Location
+	idx := map[int64]int{}
+	for rows.Next() {
+		var l hosting.Location
+		var price int64
+		if err := rows.Scan(&l.ID, &l.Name, &l.City, &l.Country, &price); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		l.SnapshotPriceGBHour = hosting.Money(price)
+		idx[l.ID] = len(out)
+		out = append(out, l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	prows, err := q.q.QueryContext(ctx, `SELECT lp.location_id, lp.capacity, `+planCols+` FROM location_plans lp
+		JOIN plans p ON p.id = lp.plan_id WHERE p.active = 1 AND (? = 0 OR lp.location_id = ?) ORDER BY lp.location_id, p.price_hourly, p.id`, id, id)
+	if err != nil {
+		return nil, err
+	}
+	for prows.Next() {
+		var loc int64
+		var capacity sql.NullInt64
+		var p hosting.Plan
+		var ph, pm int64
+		if err := prows.Scan(&loc, &capacity, &p.ID, &p.Name, &p.VCPUs, &p.MemoryMB, &p.DiskGB, &ph, &pm); err != nil {
+			prows.Close()
+			return nil, err
+		}
+		p.PriceHourly, p.PriceMonthly = hosting.Money(ph), hosting.Money(pm)
+		if capacity.Valid {
+			c := int(capacity.Int64)
+			p.Capacity = &c
+		}
+		if i, ok := idx[loc]; ok {
+			out[i].Plans = append(out[i].Plans, p)
+		}
+	}
+	prows.Close()
+	if err := prows.Err(); err != nil {
+		return nil, err
+	}
+	irows, err := q.q.QueryContext(ctx, `SELECT li.location_id, i.id, i.name, i.os, i.version FROM location_images li
+		JOIN images i ON i.id = li.image_id WHERE i.active = 1 AND (? = 0 OR li.location_id = ?) ORDER BY li.location_id, i.id`, id, id)
+	if err != nil {
+		return nil, err
+	}
+	defer irows.Close()
+	for irows.Next() {
+		var loc int64
+		var i hosting.Image
+		if err := irows.Scan(&loc, &i.ID, &i.Name, &i.OS, &i.Version); err != nil {
+			return nil, err
+		}
+		if x, ok := idx[loc]; ok {
+			out[x].Images = append(out[x].Images, i)
+		}
+	}
+	return out, irows.Err()
+}
+
+func (q queries) ServersOfPlan(ctx context.Context, locationID, planID int64) (int, error) {
+	var n int
+	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM servers WHERE location_id = ? AND plan_id = ? AND deleted_at IS NULL`, locationID, planID).Scan(&n)
+	return n, err
+}
+
+// ApplyCatalog upserts every item by id, retires (active = 0) what the catalog no
+// longer lists, and replaces what each location offers. Nothing is deleted, so
+// servers keep their plan, image and app.
+func (q queries) ApplyCatalog(ctx context.Context, c hosting.Catalog) error {
+	for _, t := range []string{"locations", "plans", "images", "apps"} {
+		if _, err := q.q.ExecContext(ctx, `UPDATE `+t+` SET active = 0`); err != nil {
+			return err
+		}
+	}
+	for _, p := range c.Plans {
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO plans (id, name, vcpus, memory_mb, disk_gb, price_hourly, price_monthly, active) VALUES (?, ?, ?, ?, ?, ?, ?, 1)
+			ON CONFLICT (id) DO UPDATE SET name = excluded.name, vcpus = excluded.vcpus, memory_mb = excluded.memory_mb, disk_gb = excluded.disk_gb,
+			price_hourly = excluded.price_hourly, price_monthly = excluded.price_monthly, active = 1`,
+			p.ID, p.Name, p.VCPUs, p.MemoryMB, p.DiskGB, int64(p.PriceHourly), int64(p.PriceMonthly)); err != nil {
+			return err
+		}
+	}
+	for _, i := range c.Images {
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO images (id, name, os, version, active) VALUES (?, ?, ?, ?, 1)
+			ON CONFLICT (id) DO UPDATE SET name = excluded.name, os = excluded.os, version = excluded.version, active = 1`,
+			i.ID, i.Name, i.OS, i.Version); err != nil {
+			return err
+		}
+	}
+	for _, a := range c.Apps {
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO apps (id, name, description, version, script, active) VALUES (?, ?, ?, ?, ?, 1)
+			ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description, version = excluded.version, script = excluded.script, active = 1`,
+			a.ID, a.Name, a.Description, a.Version, a.Script); err != nil {
+			return err
+		}
+	}
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM location_plans`); err != nil {
+		return err
+	}
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM location_images`); err != nil {
+		return err
+	}
+	for _, l := range c.Locations {
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO locations (id, name, city, country, snapshot_price_gb_hour, active) VALUES (?, ?, ?, ?, ?, 1)
+			ON CONFLICT (id) DO UPDATE SET name = excluded.name, city = excluded.city, country = excluded.country,
+			snapshot_price_gb_hour = excluded.snapshot_price_gb_hour, active = 1`,
+			l.ID, l.Name, l.City, l.Country, int64(l.SnapshotPriceGBHour)); err != nil {
+			return err
+		}
+		for _, o := range l.Offers {
+			var capacity any
+			if o.Capacity != nil {
+				capacity = *o.Capacity
+			}
+			if _, err := q.q.ExecContext(ctx, `INSERT INTO location_plans (location_id, plan_id, capacity) VALUES (?, ?, ?)`, l.ID, o.PlanID, capacity); err != nil {
+				return err
+			}
+		}
+		for _, id := range l.ImageIDs {
+			if _, err := q.q.ExecContext(ctx, `INSERT INTO location_images (location_id, image_id) VALUES (?, ?)`, l.ID, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+// Package sqlstore implements store.Store over database/sql in portable SQL. SQLite
+// (pure Go, WAL) is the embedded default; the schema is migrated with goose and River's
+// own tables with rivermigrate.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/berthhq/berth/internal/store"
+)
+
+//go:embed migrations/sqlite/*.sql
+var sqliteMigrations embed.FS
+
+// DB is a Store on a database.
+type DB struct {
+	queries
+	write *sql.DB
+	read  *sql.DB
+	path  string
+}
+
+var _ store.Store = (*DB)(nil)
+
+// OpenSQLite opens (creating if needed) the SQLite database berth.db in dir. SQLite
+// allows one writer at a time, so writes go through a pool of one connection while
+// reads use a pool of several (WAL lets readers run beside the writer).
+func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	path := filepath.Join(dir, "berth.db")
+	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxIdleTime(0)
+	read, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		write.Close()
+		return nil, err
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+	db := &DB{queries: queries{q: read}, write: write, read: read, path: path}
+	if err := db.ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) ping(ctx context.Context) error {
+	if err := db.write.PingContext(ctx); err != nil {
+		return fmt.Errorf("open %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// Migrate brings Berth's schema and River's tables up to date. It is safe to run on
+// every start and from several processes.
+func (db *DB) Migrate(ctx context.Context) error {
+	sub, err := fs.Sub(sqliteMigrations, "migrations/sqlite")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.write, sub)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	m, err := rivermigrate.New(riversqlite.New(db.write), nil)
+	if err != nil {
+		return fmt.Errorf("job migrations: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrate jobs: %w", err)
+	}
+	return nil
+}
+
+// WriteDB implements store.Store.
+func (db *DB) WriteDB() *sql.DB { return db.write }
+
+// Rebind implements store.Store; SQLite takes ? placeholders as they are.
+func (db *DB) Rebind(q string) string { return q }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	err := db.read.Close()
+	if err2 := db.write.Close(); err == nil {
+		err = err2
+	}
+	return err
+}
+
+// InTx implements store.Store.
+func (db *DB) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer sqlTx.Rollback()
+	if err := fn(&tx{queries: queries{q: sqlTx}, sqlTx: sqlTx}); err != nil {
+		return err
+	}
+	return sqlTx.Commit()
+}
+
+type tx struct {
+	queries
+	sqlTx *sql.Tx
+}
+
+func (t *tx) SQL() *sql.Tx { return t.sqlTx }
+
+var _ store.Tx = (*tx)(nil)

@@ -1,0 +1,217 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// queries implements store.Reader and store.Writer on a pool or a transaction.
+type queries struct {
+	q querier
+}
+
+func ms(t time.Time) int64 { return t.UTC().UnixMilli() }
+
+func msPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ms(*t)
+}
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func fromNullMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+func nullInt(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	x := v.Int64
+	return &x
+}
+
+func nullStr(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	x := v.String
+	return &x
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// notFound maps sql.ErrNoRows to store.ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// conflict maps a unique-constraint failure to store.ErrConflict.
+func conflict(err error) error {
+	if err != nil && (strings.Contains(err.Error(), "UNIQUE constraint failed") || strings.Contains(err.Error(), "duplicate key value")) {
+		return fmt.Errorf("%w: %v", store.ErrConflict, err)
+	}
+	return err
+}
+
+func (q queries) insert(ctx context.Context, query string, args ...any) (int64, error) {
+	var id int64
+	err := q.q.QueryRowContext(ctx, query+" RETURNING id", args...).Scan(&id)
+	return id, conflict(err)
+}
+
+// exec runs a write that must touch exactly one row (else store.ErrNotFound).
+func (q queries) execOne(ctx context.Context, query string, args ...any) error {
+	res, err := q.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return conflict(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// ---- accounts and tokens ----
+
+const accountCols = `a.id, a.email, a.name, a.password_hash, a.language, a.currency, a.credit, a.blocked, a.server_quota, a.created_at`
+
+func scanAccount(sc func(...any) error, extra ...any) (hosting.Account, error) {
+	var a hosting.Account
+	var created int64
+	var credit int64
+	dest := append([]any{&a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &a.Blocked, &a.ServerQuota, &created}, extra...)
+	if err := sc(dest...); err != nil {
+		return a, notFound(err)
+	}
+	a.Credit, a.CreatedAt = hosting.Money(credit), fromMS(created)
+	return a, nil
+}
+
+func (q queries) Account(ctx context.Context, id int64) (hosting.Account, error) {
+	return scanAccount(q.q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.id = ?`, id).Scan)
+}
+
+func (q queries) AccountByEmail(ctx context.Context, email string) (hosting.Account, error) {
+	return scanAccount(q.q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.email = ?`, email).Scan)
+}
+
+func (q queries) CreateAccount(ctx context.Context, a hosting.Account) (int64, error) {
+	return q.insert(ctx, `INSERT INTO accounts (email, name, password_hash, language, currency, credit, blocked, server_quota, created_at)
+		VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)`, a.Email, a.Name, a.PasswordHash, a.Language, a.Currency, b2i(a.Blocked), a.ServerQuota, ms(a.CreatedAt))
+}
+
+func (q queries) SetAccountBlocked(ctx context.Context, id int64, blocked bool) error {
+	return q.execOne(ctx, `UPDATE accounts SET blocked = ? WHERE id = ?`, b2i(blocked), id)
+}
+
+func (q queries) AddTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error) {
+	var balance int64
+	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ? WHERE id = ? RETURNING credit`, int64(t.Amount), t.AccountID).Scan(&balance)
+	if err != nil {
+		return t, notFound(err)
+	}
+	t.BalanceAfter = hosting.Money(balance)
+	t.ID, err = q.insert(ctx, `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, t.AccountID, string(t.Type), int64(t.Amount), balance, t.Description, t.ResourceType, t.ResourceID, ms(t.CreatedAt))
+	return t, err
+}
+
+func (q queries) Transactions(ctx context.Context, accountID int64) ([]hosting.Transaction, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, type, amount, balance_after, description, resource_type, resource_id, created_at
+		FROM transactions WHERE account_id = ? ORDER BY id DESC`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hosting.Transaction
+	for rows.Next() {
+		var t hosting.Transaction
+		var amount, balance, created int64
+		var rid sql.NullInt64
+		if err := rows.Scan(&t.ID, &t.AccountID, &t.Type, &amount, &balance, &t.Description, &t.ResourceType, &rid, &created); err != nil {
+			return nil, err
+		}
+		t.Amount, t.BalanceAfter, t.ResourceID, t.CreatedAt = hosting.Money(amount), hosting.Money(balance), nullInt(rid), fromMS(created)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+const tokenCols = `t.id, t.account_id, t.name, t.hash, t.scopes, t.expires_at, t.last_used_at, t.revoked_at, t.created_at`
+
+func scanToken(sc func(...any) error, extra ...any) (hosting.Token, error) {
+	var t hosting.Token
+	var scopes string
+	var exp, used, rev sql.NullInt64
+	var created int64
+	dest := append([]any{&t.ID, &t.AccountID, &t.Name, &t.Hash, &scopes, &exp, &used, &rev, &created}, extra...)
+	if err := sc(dest...); err != nil {
+		return t, notFound(err)
+	}
+	t.Scopes, _ = hosting.ParseScopes(scopes)
+	t.ExpiresAt, t.LastUsedAt, t.RevokedAt, t.CreatedAt = fromNullMS(exp), fromNullMS(used), fromNullMS(rev), fromMS(created)
+	return t, nil
+}
+
+func (q queries) TokenByHash(ctx context.Context, hash []byte) (hosting.Token, hosting.Account, error) {
+	row := q.q.QueryRowContext(ctx, `SELECT `+tokenCols+`, `+accountCols+` FROM tokens t JOIN accounts a ON a.id = t.account_id WHERE t.hash = ?`, hash)
+	var a hosting.Account
+	var acreated, credit int64
+	t, err := scanToken(row.Scan, &a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &a.Blocked, &a.ServerQuota, &acreated)
+	a.Credit, a.CreatedAt = hosting.Money(credit), fromMS(acreated)
+	return t, a, err
+}
+
+func (q queries) Token(ctx context.Context, id int64) (hosting.Token, error) {
+	return scanToken(q.q.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM tokens t WHERE t.id = ?`, id).Scan)
+}
+
+func (q queries) CreateToken(ctx context.Context, t hosting.Token) (int64, error) {
+	return q.insert(ctx, `INSERT INTO tokens (account_id, name, hash, scopes, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		t.AccountID, t.Name, t.Hash, t.Scopes.String(), msPtr(t.ExpiresAt), ms(t.CreatedAt))
+}
+
+func (q queries) RevokeToken(ctx context.Context, id int64, at time.Time) error {
+	return q.execOne(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, ms(at), id)
+}
+
+func (q queries) TouchToken(ctx context.Context, id int64, at time.Time) error {
+	return q.execOne(ctx, `UPDATE tokens SET last_used_at = ? WHERE id = ?`, ms(at), id)
+}
+
+func orNotFound(err error) error {
+	if err != nil {
+		return err
+	}
+	return store.ErrNotFound
+}

@@ -1,0 +1,233 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+const serverCols = `s.id, s.account_id, s.name, s.display_name, s.project_id, s.status, s.suspended, s.location_id, s.plan_id,
+	s.image_id, s.app_id, s.recipe_id, s.vcpus, s.memory_mb, s.disk_gb, s.ipv4, s.ipv6, s.root_pass_hash, s.ssh_key_ids,
+	s.created_at, s.deleted_at, o.id, o.type, o.action, o.started_at`
+
+const serverFrom = ` FROM servers s LEFT JOIN operations o ON o.id = s.operation_id `
+
+func scanServer(sc func(...any) error) (hosting.Server, error) {
+	var s hosting.Server
+	var project, app, recipe, deleted, opID, opStarted sql.NullInt64
+	var ipv4, ipv6, opType, opAction sql.NullString
+	var keyIDs string
+	var created int64
+	err := sc(&s.ID, &s.AccountID, &s.Name, &s.DisplayName, &project, &s.Status, &s.Suspended, &s.LocationID, &s.PlanID,
+		&s.ImageID, &app, &recipe, &s.VCPUs, &s.MemoryMB, &s.DiskGB, &ipv4, &ipv6, &s.RootPassHash, &keyIDs,
+		&created, &deleted, &opID, &opType, &opAction, &opStarted)
+	if err != nil {
+		return s, notFound(err)
+	}
+	s.ProjectID, s.AppID, s.RecipeID = nullInt(project), nullInt(app), nullInt(recipe)
+	s.IPv4, s.IPv6 = nullStr(ipv4), nullStr(ipv6)
+	s.CreatedAt, s.DeletedAt = fromMS(created), fromNullMS(deleted)
+	s.SSHKeyIDs = parseIDs(keyIDs)
+	if opID.Valid {
+		s.Operation = &hosting.Operation{ID: opID.Int64, AccountID: s.AccountID, ServerID: s.ID, Type: hosting.OpType(opType.String),
+			Action: hosting.PowerAction(opAction.String), Status: hosting.OpRunning, StartedAt: fromMS(opStarted.Int64)}
+	}
+	return s, nil
+}
+
+func parseIDs(s string) []int64 {
+	ids := []int64{}
+	for _, p := range strings.Split(s, ",") {
+		if id, err := strconv.ParseInt(p, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func joinIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (q queries) Servers(ctx context.Context, accountID int64, f store.ServerFilter) ([]hosting.Server, error) {
+	query := `SELECT ` + serverCols + serverFrom + `WHERE s.account_id = ? AND s.deleted_at IS NULL`
+	args := []any{accountID}
+	if f.ProjectID != nil {
+		query += ` AND s.project_id = ?`
+		args = append(args, *f.ProjectID)
+	}
+	if f.Status != nil {
+		if *f.Status == hosting.StatusSuspended {
+			query += ` AND s.suspended = 1`
+		} else {
+			query += ` AND s.suspended = 0 AND s.status = ?`
+			args = append(args, string(*f.Status))
+		}
+	}
+	rows, err := q.q.QueryContext(ctx, query+` ORDER BY s.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.Server{}
+	for rows.Next() {
+		s, err := scanServer(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func (q queries) Server(ctx context.Context, accountID int64, ref hosting.ServerRef) (hosting.Server, error) {
+	query := `SELECT ` + serverCols + serverFrom + `WHERE s.deleted_at IS NULL AND (? = 0 OR s.account_id = ?)`
+	args := []any{accountID, accountID}
+	if ref.Name != "" {
+		query += ` AND s.name = ?`
+		args = append(args, ref.Name)
+	} else {
+		query += ` AND s.id = ?`
+		args = append(args, ref.ID)
+	}
+	return scanServer(q.q.QueryRowContext(ctx, query, args...).Scan)
+}
+
+func (q queries) ServerAny(ctx context.Context, id int64) (hosting.Server, error) {
+	return scanServer(q.q.QueryRowContext(ctx, `SELECT `+serverCols+serverFrom+`WHERE s.id = ?`, id).Scan)
+}
+
+func (q queries) CountServers(ctx context.Context, accountID int64) (int, error) {
+	var n int
+	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM servers WHERE account_id = ? AND deleted_at IS NULL`, accountID).Scan(&n)
+	return n, err
+}
+
+func (q queries) ServerKeys(ctx context.Context, serverID int64) ([]hosting.SSHKey, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT ssh_key_id, name, public_key, fingerprint FROM server_keys WHERE server_id = ? ORDER BY position`, serverID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hosting.SSHKey
+	for rows.Next() {
+		var k hosting.SSHKey
+		if err := rows.Scan(&k.ID, &k.Name, &k.PublicKey, &k.Fingerprint); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+func (q queries) CreateServer(ctx context.Context, s hosting.Server) (int64, error) {
+	ids := make([]int64, len(s.Keys))
+	for i, k := range s.Keys {
+		ids[i] = k.ID
+	}
+	id, err := q.insert(ctx, `INSERT INTO servers (account_id, name, display_name, project_id, status, suspended, location_id, plan_id, image_id,
+		app_id, recipe_id, vcpus, memory_mb, disk_gb, root_pass_hash, ssh_key_ids, created_at)
+		VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.AccountID, s.Name, s.DisplayName, s.ProjectID, string(s.Status), s.LocationID, s.PlanID, s.ImageID,
+		s.AppID, s.RecipeID, s.VCPUs, s.MemoryMB, s.DiskGB, s.RootPassHash, joinIDs(ids), ms(s.CreatedAt))
+	if err != nil {
+		return 0, err
+	}
+	for i, k := range s.Keys {
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO server_keys (server_id, position, ssh_key_id, name, public_key, fingerprint) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, i, k.ID, k.Name, k.PublicKey, k.Fingerprint); err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
+}
+
+func (q queries) UpdateServer(ctx context.Context, s hosting.Server) error {
+	return q.execOne(ctx, `UPDATE servers SET display_name = ?, project_id = ? WHERE id = ? AND deleted_at IS NULL`, s.DisplayName, s.ProjectID, s.ID)
+}
+
+func (q queries) SetServerStatus(ctx context.Context, id int64, status hosting.Status) error {
+	return q.execOne(ctx, `UPDATE servers SET status = ? WHERE id = ?`, string(status), id)
+}
+
+func (q queries) SetServerAddresses(ctx context.Context, id int64, ipv4, ipv6 string) error {
+	return q.execOne(ctx, `UPDATE servers SET ipv4 = ?, ipv6 = ? WHERE id = ?`, ipv4, ipv6, id)
+}
+
+func (q queries) SetServerSuspended(ctx context.Context, id int64, suspended bool) error {
+	return q.execOne(ctx, `UPDATE servers SET suspended = ? WHERE id = ? AND deleted_at IS NULL`, b2i(suspended), id)
+}
+
+func (q queries) DeleteServer(ctx context.Context, id int64, at time.Time) error {
+	return q.execOne(ctx, `UPDATE servers SET deleted_at = ?, project_id = NULL WHERE id = ? AND deleted_at IS NULL`, ms(at), id)
+}
+
+// ---- operations ----
+
+func (q queries) StartOperation(ctx context.Context, op hosting.Operation) (int64, error) {
+	id, err := q.insert(ctx, `INSERT INTO operations (account_id, server_id, type, action, status, started_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		op.AccountID, op.ServerID, string(op.Type), string(op.Action), string(hosting.OpRunning), ms(op.StartedAt))
+	if err != nil {
+		return 0, err
+	}
+	res, err := q.q.ExecContext(ctx, `UPDATE servers SET operation_id = ? WHERE id = ? AND operation_id IS NULL`, id, op.ServerID)
+	if err != nil {
+		return 0, err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return 0, store.ErrConflict
+	}
+	return id, nil
+}
+
+func (q queries) FinishOperation(ctx context.Context, id int64, status hosting.OpStatus, errText string, at time.Time) error {
+	if err := q.execOne(ctx, `UPDATE operations SET status = ?, error = ?, finished_at = ? WHERE id = ? AND status = 'running'`,
+		string(status), errText, ms(at), id); err != nil {
+		return err
+	}
+	_, err := q.q.ExecContext(ctx, `UPDATE servers SET operation_id = NULL WHERE operation_id = ?`, id)
+	return err
+}
+
+const opCols = `id, account_id, server_id, type, action, status, error, started_at, finished_at`
+
+func scanOp(sc func(...any) error) (hosting.Operation, error) {
+	var o hosting.Operation
+	var started int64
+	var finished sql.NullInt64
+	if err := sc(&o.ID, &o.AccountID, &o.ServerID, &o.Type, &o.Action, &o.Status, &o.Error, &started, &finished); err != nil {
+		return o, notFound(err)
+	}
+	o.StartedAt, o.FinishedAt = fromMS(started), fromNullMS(finished)
+	return o, nil
+}
+
+func (q queries) Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error) {
+	return scanOp(q.q.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ? AND (? = 0 OR account_id = ?)`, id, accountID, accountID).Scan)
+}
+
+func (q queries) RunningOperations(ctx context.Context) ([]hosting.Operation, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+opCols+` FROM operations WHERE status = 'running' ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hosting.Operation
+	for rows.Next() {
+		o, err := scanOp(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,125 @@
+// Package store is the seam between Berth's core and its database. Implementations
+// live in subpackages (sqlstore: SQLite and, later, PostgreSQL); storetest holds the
+// suite every implementation passes.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+// ErrNotFound is returned when a row does not exist (or belongs to another account).
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned when a unique rule of the schema refuses a write.
+var ErrConflict = errors.New("store: conflict")
+
+// ServerFilter narrows a server list.
+type ServerFilter struct {
+	ProjectID *int64
+	Status    *hosting.Status
+}
+
+// Reader reads. On a Store it reads the latest committed state; on a Tx it reads
+// inside the transaction.
+type Reader interface {
+	TokenByHash(ctx context.Context, hash []byte) (hosting.Token, hosting.Account, error)
+	Token(ctx context.Context, id int64) (hosting.Token, error)
+	Account(ctx context.Context, id int64) (hosting.Account, error)
+	AccountByEmail(ctx context.Context, email string) (hosting.Account, error)
+
+	Locations(ctx context.Context) ([]hosting.Location, error)
+	Location(ctx context.Context, id int64) (hosting.Location, error)
+	Plan(ctx context.Context, id int64) (hosting.Plan, error)
+	Image(ctx context.Context, id int64) (hosting.Image, error)
+	App(ctx context.Context, id int64) (hosting.App, error)
+	Apps(ctx context.Context) ([]hosting.App, error)
+	// ServersOfPlan counts the live servers of a plan at a location (capacity use).
+	ServersOfPlan(ctx context.Context, locationID, planID int64) (int, error)
+
+	// Servers lists an account's live servers, oldest first.
+	Servers(ctx context.Context, accountID int64, f ServerFilter) ([]hosting.Server, error)
+	// Server finds a live server of an account by id or name (accountID 0: any account).
+	Server(ctx context.Context, accountID int64, ref hosting.ServerRef) (hosting.Server, error)
+	// ServerAny finds a server by id, deleted or not, of any account.
+	ServerAny(ctx context.Context, id int64) (hosting.Server, error)
+	CountServers(ctx context.Context, accountID int64) (int, error)
+	// ServerKeys returns the key copies a server was built with.
+	ServerKeys(ctx context.Context, serverID int64) ([]hosting.SSHKey, error)
+
+	SSHKeys(ctx context.Context, accountID int64) ([]hosting.SSHKey, error)
+	SSHKey(ctx context.Context, accountID, id int64) (hosting.SSHKey, error)
+	Projects(ctx context.Context, accountID int64) ([]hosting.Project, error)
+	Project(ctx context.Context, accountID, id int64) (hosting.Project, error)
+	Recipes(ctx context.Context, accountID int64) ([]hosting.Recipe, error)
+	Recipe(ctx context.Context, accountID, id int64) (hosting.Recipe, error)
+
+	// Operation finds an operation of an account (accountID 0: any account).
+	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
+	// RunningOperations lists every operation still running, oldest first.
+	RunningOperations(ctx context.Context) ([]hosting.Operation, error)
+	Transactions(ctx context.Context, accountID int64) ([]hosting.Transaction, error)
+}
+
+// Writer changes state. Only a Tx writes.
+type Writer interface {
+	CreateAccount(ctx context.Context, a hosting.Account) (int64, error)
+	SetAccountBlocked(ctx context.Context, id int64, blocked bool) error
+	// AddTransaction appends to the ledger and moves the account's credit by t.Amount;
+	// it returns the entry as written (id and balance after).
+	AddTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error)
+
+	CreateToken(ctx context.Context, t hosting.Token) (int64, error)
+	RevokeToken(ctx context.Context, id int64, at time.Time) error
+	TouchToken(ctx context.Context, id int64, at time.Time) error
+
+	ApplyCatalog(ctx context.Context, c hosting.Catalog) error
+
+	CreateSSHKey(ctx context.Context, k hosting.SSHKey) (int64, error)
+	DeleteSSHKey(ctx context.Context, accountID, id int64) error
+	CreateProject(ctx context.Context, p hosting.Project) (int64, error)
+	RenameProject(ctx context.Context, accountID, id int64, name string) error
+	// DeleteProject removes a project; its servers become unassigned.
+	DeleteProject(ctx context.Context, accountID, id int64) error
+	CreateRecipe(ctx context.Context, r hosting.Recipe) (int64, error)
+	UpdateRecipe(ctx context.Context, r hosting.Recipe) error
+	DeleteRecipe(ctx context.Context, accountID, id int64) error
+
+	// CreateServer writes a server with its key copies and returns its id.
+	CreateServer(ctx context.Context, s hosting.Server) (int64, error)
+	UpdateServer(ctx context.Context, s hosting.Server) error
+	SetServerStatus(ctx context.Context, id int64, status hosting.Status) error
+	SetServerAddresses(ctx context.Context, id int64, ipv4, ipv6 string) error
+	SetServerSuspended(ctx context.Context, id int64, suspended bool) error
+	DeleteServer(ctx context.Context, id int64, at time.Time) error
+
+	// StartOperation writes a running operation and marks its server busy with it. It
+	// answers ErrConflict when the server is already busy.
+	StartOperation(ctx context.Context, op hosting.Operation) (int64, error)
+	// FinishOperation records the end of an operation and frees its server.
+	FinishOperation(ctx context.Context, id int64, status hosting.OpStatus, errText string, at time.Time) error
+}
+
+// Tx is a transaction: reads see its own writes; SQL exposes it so a job can be
+// enqueued in the same transaction as the state change it carries out.
+type Tx interface {
+	Reader
+	Writer
+	SQL() *sql.Tx
+}
+
+// Store is a database.
+type Store interface {
+	Reader
+	// InTx runs fn in a write transaction, committing when it returns nil.
+	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// WriteDB is the pool transactions and jobs use.
+	WriteDB() *sql.DB
+	// Rebind turns a ? placeholder query into the database's dialect.
+	Rebind(q string) string
+	Close() error
+}

@@ -1,0 +1,229 @@
+// Package testenv runs a whole Berth in-process for tests: SQLite in a temporary
+// directory, the simulated driver at high speed, and the real HTTP handler behind
+// httptest. Every response a test sees through Env.Client is validated against
+// api/openapi.yaml.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/apitest"
+	"github.com/berthhq/berth/internal/app"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+)
+
+// Options tune an Env.
+type Options struct {
+	SimTimeScale float64 // default 0.001: a 30 s provisioning takes 30 ms
+	RateLimit    int
+	DataDir      string // default: a fresh temporary directory
+}
+
+// Env is a running Berth.
+type Env struct {
+	App    *app.App
+	Server *httptest.Server
+	URL    string // base URL ending in /v1
+	Client *http.Client
+	t      testing.TB
+}
+
+var seq atomic.Int64
+
+// New starts a Berth for one test; it stops when the test ends.
+func New(t testing.TB, opts ...Options) *Env {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.SimTimeScale == 0 {
+		o.SimTimeScale = 0.001
+	}
+	if o.DataDir == "" {
+		o.DataDir = t.TempDir()
+	}
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(&tlog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
+		Logger: log, FetchPoll: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := a.StartWorkers(ctx); err != nil {
+		t.Fatalf("start workers: %v", err)
+	}
+	h, err := a.Handler()
+	if err != nil {
+		t.Fatalf("handler: %v", err)
+	}
+	srv := httptest.NewServer(h)
+	e := &Env{App: a, Server: srv, URL: srv.URL + "/v1", t: t}
+	e.Client = &http.Client{Transport: apitest.New(t).Transport(t, http.DefaultTransport), Timeout: 90 * time.Second}
+	t.Cleanup(func() {
+		srv.Close()
+		_ = a.Close(context.Background())
+	})
+	return e
+}
+
+type tlog struct{ t testing.TB }
+
+func (l *tlog) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+
+// Account is a test account with a token.
+type Account struct {
+	ID    int64
+	Token string
+	env   *Env
+}
+
+// NewAccount creates an account with credit and a token holding scopes ("" = all).
+func (e *Env) NewAccount(language, credit, scopes string) *Account {
+	e.t.Helper()
+	ctx := context.Background()
+	if credit == "" {
+		credit = "100"
+	}
+	c, err := hosting.ParseMoney(credit)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	a, err := e.App.Service.CreateAccount(ctx, ops.NewAccount{Email: fmt.Sprintf("user%d@example.com", seq.Add(1)),
+		Password: "correct horse battery", Language: language, Credit: c})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	acct := &Account{ID: a.ID, env: e}
+	acct.Token = acct.NewToken(scopes)
+	return acct
+}
+
+// NewToken issues another token for the account ("" = all scopes).
+func (a *Account) NewToken(scopes string) string {
+	a.env.t.Helper()
+	if scopes == "" {
+		var all []string
+		for _, s := range hosting.AllScopes {
+			all = append(all, string(s))
+		}
+		scopes = strings.Join(all, ",")
+	}
+	_, secret, err := a.env.App.Service.CreateToken(context.Background(), a.ID, "test", scopes, 0)
+	if err != nil {
+		a.env.t.Fatal(err)
+	}
+	return secret
+}
+
+// Response is a decoded answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Map decodes the body into a generic map.
+func (r *Response) Map(t testing.TB) map[string]any {
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Do sends a request with the account's token (body: nil, a string, or a value to
+// marshal).
+func (a *Account) Do(method, path string, body any) *Response {
+	return a.env.Do(a.Token, method, path, body, nil)
+}
+
+// Do sends a request with token (may be empty) and extra headers.
+func (e *Env) Do(token, method, path string, body any, header http.Header) *Response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, e.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := e.Client.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
+}
+
+// Want fails the test unless the response has status want.
+func (r *Response) Want(t testing.TB, want int) *Response {
+	t.Helper()
+	if r.Status != want {
+		t.Fatalf("status %d, want %d; body: %s", r.Status, want, r.Body)
+	}
+	return r
+}
+
+// WaitStatus polls a server until it shows status (or the timeout passes).
+func (a *Account) WaitStatus(t testing.TB, server string, status string, timeout time.Duration) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		r := a.Do("GET", "/servers/"+server, nil).Want(t, 200)
+		data := r.Map(t)["data"].(map[string]any)
+		if data["status"] == status && data["operation"] == nil {
+			return data
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %s: status %v (operation %v), want %s", server, data["status"], data["operation"], status)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
