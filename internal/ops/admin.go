@@ -21,6 +21,8 @@ import (
 type NewAccount struct {
 	Email, Password, Name, Language string
 	Credit                          hosting.Money
+	// ServerQuota is how many servers the account may have (0: the default).
+	ServerQuota int
 }
 
 // CreateAccount creates an account, writing its opening credit as a top-up so that
@@ -40,6 +42,13 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Acco
 	if !isLanguage(lang) {
 		return hosting.Account{}, fmt.Errorf("unsupported language %q (want one of %s)", lang, strings.Join(hosting.Languages, ", "))
 	}
+	if n.ServerQuota < 0 {
+		return hosting.Account{}, errors.New("the server quota cannot be negative")
+	}
+	quota := n.ServerQuota
+	if quota == 0 {
+		quota = hosting.DefaultServerQuota
+	}
 	if n.Credit < 0 {
 		return hosting.Account{}, errors.New("the opening credit cannot be negative")
 	}
@@ -52,7 +61,7 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Acco
 		name = email
 	}
 	a := hosting.Account{Email: email, Name: name, PasswordHash: string(hash), Language: lang, Currency: "EUR",
-		ServerQuota: hosting.DefaultServerQuota, CreatedAt: s.Now()}
+		ServerQuota: quota, CreatedAt: s.Now()}
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		id, err := tx.CreateAccount(ctx, a)
 		if errors.Is(err, store.ErrConflict) {

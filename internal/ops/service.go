@@ -48,7 +48,7 @@ func New(st store.Store, jobs Enqueuer, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: st, jobs: jobs, log: log, Now: func() time.Time { return time.Now().UTC() },
+	return &Service{store: st, jobs: jobs, log: log, Now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }, // the store keeps ms
 		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}}
 }
 

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/app"
+	"github.com/berthhq/berth/internal/catalog"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+)
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// withService runs fn on an opened application, closing it afterwards.
+func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s *ops.Service) (any, error)) error {
+	ctx := cmd.Context()
+	a, err := g.open(ctx, app.Config{Logger: quietLogger()})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.Background())
+	out, err := fn(ctx, a.Service)
+	if err != nil {
+		return err
+	}
+	return printJSON(out)
+}
+
+func idArg(args []string) (int64, error) {
+	id, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fail("%q is not an id", args[0])
+	}
+	return id, nil
+}
+
+func adminCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
+	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), serverCmd(g), catalogCmd(g))
+	return cmd
+}
+
+func accountJSON(a hosting.Account) map[string]any {
+	return map[string]any{"id": a.ID, "email": a.Email, "name": a.Name, "language": a.Language,
+		"currency": a.Currency, "credit": a.Credit.String(), "blocked": a.Blocked, "server_quota": a.ServerQuota}
+}
+
+func accountCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "account", Short: "Create, block and unblock accounts"}
+	var n ops.NewAccount
+	var credit string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create an account",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				if credit != "" {
+					c, err := hosting.ParseMoney(credit)
+					if err != nil {
+						return nil, fail("--credit: %v", err)
+					}
+					n.Credit = c
+				}
+				a, err := s.CreateAccount(ctx, n)
+				return accountJSON(a), err
+			})
+		},
+	}
+	create.Flags().StringVar(&n.Email, "email", "", "email address (required)")
+	create.Flags().StringVar(&n.Password, "password", "", "console password, 8 to 72 characters (required)")
+	create.Flags().StringVar(&n.Name, "name", "", "display name (default: the email)")
+	create.Flags().StringVar(&n.Language, "language", "en", "language of messages: en, de, fr")
+	create.Flags().StringVar(&credit, "credit", "", "opening credit, e.g. 25.00 (written as a top-up)")
+	create.Flags().IntVar(&n.ServerQuota, "server-quota", hosting.DefaultServerQuota, "how many servers the account may have")
+	_ = create.MarkFlagRequired("email")
+	_ = create.MarkFlagRequired("password")
+	block := func(use string, blocked bool) *cobra.Command {
+		return &cobra.Command{
+			Use:   use + " ID",
+			Short: use + " an account",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+					id, err := idArg(args)
+					if err != nil {
+						return nil, err
+					}
+					a, err := s.SetAccountBlocked(ctx, id, blocked)
+					return accountJSON(a), err
+				})
+			},
+		}
+	}
+	cmd.AddCommand(create, block("block", true), block("unblock", false))
+	return cmd
+}
+
+func tokenCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Issue and revoke API tokens"}
+	var account int64
+	var name, scopes string
+	var expiresIn time.Duration
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Issue a token (shown once; read is always included)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				t, secret, err := s.CreateToken(ctx, account, name, scopes, expiresIn)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"id": t.ID, "token": secret, "account_id": t.AccountID, "name": t.Name,
+					"scopes": t.Scopes, "expires_at": t.ExpiresAt}, nil
+			})
+		},
+	}
+	create.Flags().Int64Var(&account, "account", 0, "account id (required)")
+	create.Flags().StringVar(&name, "name", "", "token name (required)")
+	create.Flags().StringVar(&scopes, "scopes", "read", "comma-separated scopes: read,power,servers,snapshots,ssh-keys,recipes,domains,storage,licenses,tickets")
+	create.Flags().DurationVar(&expiresIn, "expires-in", 0, "lifetime, e.g. 24h (default: no expiry)")
+	_ = create.MarkFlagRequired("account")
+	_ = create.MarkFlagRequired("name")
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a token at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				id, err := idArg(args)
+				if err != nil {
+					return nil, err
+				}
+				t, err := s.RevokeToken(ctx, id)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"id": t.ID, "account_id": t.AccountID, "name": t.Name, "revoked_at": t.RevokedAt}, nil
+			})
+		},
+	}
+	cmd.AddCommand(create, revoke)
+	return cmd
+}
+
+func creditCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "credit", Short: "Top up accounts"}
+	var account int64
+	var amount, description string
+	add := &cobra.Command{
+		Use:   "add",
+		Short: "Add credit to an account (a topup transaction)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				m, err := hosting.ParseMoney(amount)
+				if err != nil {
+					return nil, fail("--amount: %v", err)
+				}
+				t, err := s.AddCredit(ctx, account, m, description)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"transaction_id": t.ID, "account_id": t.AccountID, "amount": t.Amount.String(),
+					"credit": t.BalanceAfter.String(), "description": t.Description}, nil
+			})
+		},
+	}
+	add.Flags().Int64Var(&account, "account", 0, "account id (required)")
+	add.Flags().StringVar(&amount, "amount", "", "amount, e.g. 10.00 (required)")
+	add.Flags().StringVar(&description, "description", "", "text shown in the transaction history")
+	_ = add.MarkFlagRequired("account")
+	_ = add.MarkFlagRequired("amount")
+	cmd.AddCommand(add)
+	return cmd
+}
+
+func serverCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "server", Short: "Suspend and unsuspend servers"}
+	suspend := func(use string, on bool) *cobra.Command {
+		return &cobra.Command{
+			Use:   use + " ID",
+			Short: use + " a server",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+					id, err := idArg(args)
+					if err != nil {
+						return nil, err
+					}
+					srv, err := s.SetServerSuspended(ctx, id, on)
+					if err != nil {
+						return nil, err
+					}
+					return map[string]any{"id": srv.ID, "name": srv.Name, "account_id": srv.AccountID,
+						"status": srv.ShownStatus(), "suspended": srv.Suspended}, nil
+				})
+			},
+		}
+	}
+	cmd.AddCommand(suspend("suspend", true), suspend("unsuspend", false))
+	return cmd
+}
+
+func catalogCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "catalog", Short: "Manage what is sold"}
+	apply := &cobra.Command{
+		Use:   "apply FILE.yaml",
+		Short: "Replace the catalog (locations, plans, images, apps); servers keep theirs",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				data, err := os.ReadFile(args[0])
+				if err != nil {
+					return nil, err
+				}
+				c, err := catalog.Parse(data)
+				if err != nil {
+					return nil, err
+				}
+				if err := s.ApplyCatalog(ctx, c); err != nil {
+					return nil, err
+				}
+				return map[string]any{"applied": args[0], "locations": len(c.Locations), "plans": len(c.Plans),
+					"images": len(c.Images), "apps": len(c.Apps)}, nil
+			})
+		},
+	}
+	cmd.AddCommand(apply)
+	return cmd
+}

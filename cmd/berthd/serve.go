@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/app"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
+)
+
+type serveFlags struct {
+	addr          string
+	driver        string
+	simTimeScale  float64
+	tlsCert       string
+	tlsKey        string
+	demo          bool
+	rateLimit     int
+	allowInsecure bool
+}
+
+func serveCmd(g *globals) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the hosting API and carry out operations",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), g, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.StringVar(&f.driver, "driver", "sim", "compute driver: sim")
+	fl.Float64Var(&f.simTimeScale, "sim-time-scale", 1, "factor on the simulated driver's durations (1 realistic, 0.01 fast)")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file (PEM)")
+	fl.BoolVar(&f.demo, "demo", false, "create (once) a demo account with credit and an all-scopes token, and print the token")
+	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")
+	fl.BoolVar(&f.allowInsecure, "allow-insecure-http", false, "serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy)")
+	return cmd
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func serve(ctx context.Context, g *globals, f *serveFlags) error {
+	tls := f.tlsCert != "" || f.tlsKey != ""
+	if tls && (f.tlsCert == "" || f.tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if !tls && !isLoopback(f.addr) && !f.allowInsecure {
+		return fmt.Errorf("refusing plain HTTP on %s: tokens would cross the network in clear; use --tls-cert/--tls-key, "+
+			"or --allow-insecure-http behind a TLS-terminating proxy", f.addr)
+	}
+	if f.rateLimit <= 0 {
+		return errors.New("--rate-limit must be positive")
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.Background())
+	if err := a.StartWorkers(ctx); err != nil {
+		return err
+	}
+	h, err := a.Handler()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	base := scheme + "://" + ln.Addr().String() + "/v1"
+	if f.demo {
+		if err := demo(ctx, a, g.data, base); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second, // ?wait holds up to 60 s
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving", "api", base, "driver", f.driver, "data", g.data)
+	errc := make(chan error, 1)
+	go func() {
+		if tls {
+			errc <- srv.ServeTLS(ln, f.tlsCert, f.tlsKey)
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight; operations resume at the next start")
+	shCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return srv.Shutdown(shCtx)
+}
+
+const demoEmail = "demo@berth.local"
+
+// demo creates the demo account once and keeps its token in DATA/demo-token (the
+// database keeps only its hash), so that restarts print the same token.
+func demo(ctx context.Context, a *app.App, dataDir, base string) error {
+	tokenFile := filepath.Join(dataDir, "demo-token")
+	acct, err := a.DB.AccountByEmail(ctx, demoEmail)
+	if errors.Is(err, store.ErrNotFound) {
+		credit, _ := hosting.ParseMoney("100")
+		acct, err = a.Service.CreateAccount(ctx, ops.NewAccount{Email: demoEmail, Password: "berth-demo-password",
+			Name: "Demo", Language: "en", Credit: credit})
+	}
+	if err != nil {
+		return err
+	}
+	secret := ""
+	if b, err := os.ReadFile(tokenFile); err == nil {
+		secret = strings.TrimSpace(string(b))
+		if _, err := a.Service.Authenticate(ctx, secret); err != nil {
+			secret = "" // revoked or from another database: issue a new one
+		}
+	}
+	if secret == "" {
+		var all []string
+		for _, s := range hosting.AllScopes {
+			all = append(all, string(s))
+		}
+		_, secret, err = a.Service.CreateToken(ctx, acct.ID, "demo", strings.Join(all, ","), 0)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(tokenFile, []byte(secret+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "\nBerth demo\n  API:     %s\n  account: %s (password berth-demo-password)\n  token:   %s\n  (also in %s)\n\n",
+		base, demoEmail, secret, tokenFile)
+	return printJSON(map[string]any{"demo": map[string]any{"api": base, "account_id": acct.ID, "email": demoEmail,
+		"token": secret, "token_file": tokenFile}})
+}
