@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAdminCommands runs every operator command against one data directory and
+// checks the one JSON object each prints, flags before and after arguments.
+func TestAdminCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	t.Parallel()
+	bin := buildBerthd(t)
+	data := t.TempDir()
+	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, "--data", data)...) }
+
+	acct := run("admin", "account", "create", "--email", "ada@example.com", "--password", "s3cret-password",
+		"--name", "Ada", "--language", "de", "--credit", "25.00")
+	if acct["id"].(float64) != 1 || acct["credit"] != "25.0000" || acct["language"] != "de" || acct["blocked"] != false {
+		t.Fatalf("account create: %v", acct)
+	}
+	if got := run("admin", "account", "block", "1"); got["blocked"] != true {
+		t.Fatalf("block: %v", got)
+	}
+	if got := runJSON(t, bin, "admin", "account", "unblock", "--data", data, "1"); got["blocked"] != false {
+		t.Fatalf("unblock (flag before argument): %v", got)
+	}
+	tok := run("admin", "token", "create", "--account", "1", "--name", "ci", "--scopes", "power,servers", "--expires-in", "24h")
+	if !strings.HasPrefix(tok["token"].(string), "berth_") || tok["expires_at"] == nil {
+		t.Fatalf("token create: %v", tok)
+	}
+	if sc := tok["scopes"].([]any); len(sc) != 3 || sc[0] != "read" {
+		t.Fatalf("token scopes %v: read must always be added", sc)
+	}
+	if got := run("admin", "token", "revoke", "1"); got["revoked_at"] == nil {
+		t.Fatalf("revoke: %v", got)
+	}
+	if got := run("admin", "credit", "add", "--account", "1", "--amount", "10.5", "--description", "bank transfer"); got["credit"] != "35.5000" || got["amount"] != "10.5000" {
+		t.Fatalf("credit add: %v", got)
+	}
+	cat := filepath.Join(t.TempDir(), "catalog.yaml")
+	src, err := os.ReadFile("../../internal/catalog/default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cat, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := run("admin", "catalog", "apply", cat); got["locations"].(float64) != 3 {
+		t.Fatalf("catalog apply: %v", got)
+	}
+	if got := run("migrate"); got["migrated"] != true {
+		t.Fatalf("migrate: %v", got)
+	}
+
+	// Failures: exit 1 and one JSON object with "error" on stdout.
+	for _, args := range [][]string{
+		{"admin", "account", "block", "99"},
+		{"admin", "token", "create", "--account", "1", "--name", "x", "--scopes", "read,root"},
+		{"admin", "credit", "add", "--account", "1", "--amount", "1.23456"},
+		{"admin", "account", "create", "--email", "ada@example.com", "--password", "s3cret-password"},
+		{"admin", "server", "suspend", "5"},
+		{"admin", "catalog", "apply", "/nonexistent.yaml"},
+	} {
+		cmd := exec.Command(bin, append(args, "--data", data)...)
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("%v: err %v, want exit 1", args, err)
+		}
+		var m map[string]string
+		if json.Unmarshal(out, &m) != nil || m["error"] == "" {
+			t.Errorf("%v printed %q, want {\"error\": ...}", args, out)
+		}
+	}
+}
+
+func errorsAs(err error, target **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
