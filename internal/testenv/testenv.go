@@ -84,7 +84,10 @@ func New(t testing.TB, opts ...Options) *Env {
 
 type tlog struct{ t testing.TB }
 
-func (l *tlog) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (l *tlog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 // Account is a test account with a token.
 type Account struct {
