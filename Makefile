@@ -1,0 +1,22 @@
+# Berth. `make` lists the targets.
+.DEFAULT_GOAL := help
+.PHONY: help run test lint bench build
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+run: ## serve the sandbox on SQLite + the simulated driver, with a demo account
+	go run ./cmd/berthd serve --demo
+
+build: ## build berthd into ./berthd
+	go build -o berthd ./cmd/berthd
+
+test: ## run every test (what CI runs)
+	go test -race -count=1 ./...
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
+	go vet ./...
+
+bench: ## GET /v1/servers/{id} under wrk vs a bare net/http handler (see bench/README.md)
+	bash bench/get-server.sh
