@@ -147,11 +147,15 @@ func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (com
 	if err := tx.Commit(); err != nil {
 		return compute.Machine{}, err
 	}
-	m, readyAt, err := d.machine(ctx, spec.Name)
+	_, readyAt, err := d.machine(ctx, spec.Name)
 	if err != nil {
-		return m, err
+		return compute.Machine{}, err
 	}
-	return m, d.waitUntil(ctx, readyAt)
+	if err := d.waitUntil(ctx, readyAt); err != nil {
+		return compute.Machine{}, err
+	}
+	m, _, err := d.machine(ctx, spec.Name)
+	return m, err
 }
 
 // Start implements compute.Driver.

@@ -1,0 +1,140 @@
+// Package computetest is the conformance suite every compute driver passes: the
+// simulated one here, libvirt in its own tier.
+package computetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+)
+
+// Exercise runs the suite against drivers made by newDriver. Machine names are unique
+// per call, so drivers may be shared.
+func Exercise(t *testing.T, newDriver func(t *testing.T) compute.Driver) {
+	ctx := context.Background()
+	n := 0
+	spec := func(t *testing.T) compute.Spec {
+		n++
+		return compute.Spec{Name: fmt.Sprintf("server-ct%04d", n), VCPUs: 1, MemoryMB: 256, DiskGB: 1, Image: "image-1",
+			SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl t"}}
+	}
+	state := func(t *testing.T, d compute.Driver, name string, want compute.State) {
+		t.Helper()
+		m, err := d.Machine(ctx, name)
+		if err != nil {
+			t.Fatalf("Machine(%s): %v", name, err)
+		}
+		if m.State != want {
+			t.Fatalf("Machine(%s).State = %s, want %s", name, m.State, want)
+		}
+	}
+
+	t.Run("CreateIsRunningWithAddresses", func(t *testing.T) {
+		d := newDriver(t)
+		s := spec(t)
+		m, err := d.Create(ctx, "k1", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Name != s.Name || m.IPv4 == "" || m.IPv6 == "" || m.VCPUs != 1 || m.MemoryMB != 256 || m.DiskGB != 1 {
+			t.Fatalf("Create = %+v", m)
+		}
+		state(t, d, s.Name, compute.StateRunning)
+		again, err := d.Create(ctx, "k1", s)
+		if err != nil || again.IPv4 != m.IPv4 {
+			t.Fatalf("repeated Create = %+v, %v; want the same machine", again, err)
+		}
+	})
+
+	t.Run("AddressesAreDistinct", func(t *testing.T) {
+		d := newDriver(t)
+		a, err := d.Create(ctx, "a", spec(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := d.Create(ctx, "b", spec(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.IPv4 == b.IPv4 || a.IPv6 == b.IPv6 {
+			t.Fatalf("two machines share an address: %+v %+v", a, b)
+		}
+	})
+
+	t.Run("PowerCycle", func(t *testing.T) {
+		d := newDriver(t)
+		s := spec(t)
+		if _, err := d.Create(ctx, "c", s); err != nil {
+			t.Fatal(err)
+		}
+		steps := []struct {
+			name string
+			do   func() error
+			want compute.State
+		}{
+			{"shutdown", func() error { return d.Shutdown(ctx, "s1", s.Name, time.Minute) }, compute.StateStopped},
+			{"start", func() error { return d.Start(ctx, "s2", s.Name) }, compute.StateRunning},
+			{"reset", func() error { return d.Reset(ctx, "s3", s.Name) }, compute.StateRunning},
+			{"stop", func() error { return d.Stop(ctx, "s4", s.Name) }, compute.StateStopped},
+			{"start again", func() error { return d.Start(ctx, "s5", s.Name) }, compute.StateRunning},
+			// A step repeated with its key (a resumed job) is not applied twice.
+			{"repeat of the first stop", func() error { return d.Stop(ctx, "s4", s.Name) }, compute.StateRunning},
+			// Asking for the state a machine is in already is no error.
+			{"start while running", func() error { return d.Start(ctx, "s6", s.Name) }, compute.StateRunning},
+		}
+		for _, st := range steps {
+			if err := st.do(); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			state(t, d, s.Name, st.want)
+		}
+	})
+
+	t.Run("DestroyIsIdempotent", func(t *testing.T) {
+		d := newDriver(t)
+		s := spec(t)
+		if _, err := d.Create(ctx, "c", s); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Destroy(ctx, "d1", s.Name); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Machine(ctx, s.Name); !errors.Is(err, compute.ErrNotFound) {
+			t.Fatalf("Machine after Destroy: %v, want ErrNotFound", err)
+		}
+		if err := d.Destroy(ctx, "d2", s.Name); err != nil {
+			t.Fatalf("second Destroy: %v", err)
+		}
+		if err := d.Destroy(ctx, "d3", "server-never"); err != nil {
+			t.Fatalf("Destroy of a machine that never existed: %v", err)
+		}
+	})
+
+	t.Run("AbsentMachine", func(t *testing.T) {
+		d := newDriver(t)
+		for name, call := range map[string]func() error{
+			"start":    func() error { return d.Start(ctx, "x1", "server-absent") },
+			"shutdown": func() error { return d.Shutdown(ctx, "x2", "server-absent", time.Second) },
+			"stop":     func() error { return d.Stop(ctx, "x3", "server-absent") },
+			"reset":    func() error { return d.Reset(ctx, "x4", "server-absent") },
+			"machine":  func() error { _, err := d.Machine(ctx, "server-absent"); return err },
+		} {
+			if err := call(); !errors.Is(err, compute.ErrNotFound) {
+				t.Errorf("%s on an absent machine: %v, want ErrNotFound", name, err)
+			}
+		}
+	})
+
+	t.Run("CancelledContext", func(t *testing.T) {
+		d := newDriver(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := d.Create(cctx, "c", spec(t)); err == nil {
+			t.Fatal("Create with a cancelled context succeeded")
+		}
+	})
+}

@@ -1,0 +1,59 @@
+package simdriver_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/compute/computetest"
+	"github.com/berthhq/berth/internal/compute/simdriver"
+	"github.com/berthhq/berth/internal/store/sqlstore"
+)
+
+func open(t *testing.T) *sqlstore.DB {
+	t.Helper()
+	db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	computetest.Exercise(t, func(t *testing.T) compute.Driver {
+		db := open(t)
+		return simdriver.New(db.WriteDB(), 0.0001, db.Rebind)
+	})
+}
+
+// Machines outlive the driver: a new driver on the same database sees them, and a
+// boot that was under way when the old one stopped still takes its time.
+func TestMachinesPersist(t *testing.T) {
+	t.Parallel()
+	db := open(t)
+	ctx := context.Background()
+	slow := simdriver.New(db.WriteDB(), 0.01, db.Rebind) // create: 300 ms
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := slow.Create(cctx, "k", compute.Spec{Name: "server-persist", VCPUs: 2, MemoryMB: 2048, DiskGB: 40}); err == nil {
+		t.Fatal("Create returned before its boot time")
+	}
+	again := simdriver.New(db.WriteDB(), 0.01, db.Rebind)
+	if m, err := again.Machine(ctx, "server-persist"); err != nil || m.State != compute.StateStopped {
+		t.Fatalf("booting machine = %+v, %v; want it known and not yet running", m, err)
+	}
+	start := time.Now()
+	m, err := again.Create(ctx, "k", compute.Spec{Name: "server-persist"})
+	if err != nil || m.State != compute.StateRunning || m.VCPUs != 2 {
+		t.Fatalf("resumed Create = %+v, %v", m, err)
+	}
+	if waited := time.Since(start); waited > 300*time.Millisecond {
+		t.Fatalf("resumed Create waited %v: it must wait only for what is left of the boot", waited)
+	}
+}
