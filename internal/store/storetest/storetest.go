@@ -1,0 +1,272 @@
+// Package storetest is the suite every store.Store implementation passes (SQLite
+// now, PostgreSQL in its tier).
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+func intp(v int) *int { return &v }
+
+// catalog is a small valid catalog.
+func catalog() hosting.Catalog {
+	return hosting.Catalog{
+		Plans: []hosting.Plan{
+			{ID: 1, Name: "small", VCPUs: 1, MemoryMB: 1024, DiskGB: 20, PriceHourly: 70, PriceMonthly: 45100},
+			{ID: 2, Name: "large", VCPUs: 4, MemoryMB: 8192, DiskGB: 80, PriceHourly: 240, PriceMonthly: 154900},
+		},
+		Images: []hosting.Image{{ID: 1, Name: "ubuntu-24.04", OS: "ubuntu", Version: "24.04"}, {ID: 2, Name: "debian-12", OS: "debian", Version: "12"}},
+		Apps:   []hosting.App{{ID: 1, Name: "docker", Description: "Docker", Version: "27", Script: "#!/bin/sh\n"}},
+		Locations: []hosting.CatalogLocation{{
+			Location: hosting.Location{ID: 1, Name: "fsn1", City: "Falkenstein", Country: "DE", SnapshotPriceGBHour: 1},
+			Offers:   []hosting.PlanOffer{{PlanID: 1}, {PlanID: 2, Capacity: intp(3)}},
+			ImageIDs: []int64{1, 2},
+		}},
+	}
+}
+
+// Exercise runs the suite; open returns a fresh, migrated, empty store.
+func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	in := func(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
+		t.Helper()
+		if err := s.InTx(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newAccount := func(t *testing.T, s store.Store, email string) int64 {
+		t.Helper()
+		var id int64
+		in(t, s, func(tx store.Tx) error {
+			var err error
+			id, err = tx.CreateAccount(ctx, hosting.Account{Email: email, Name: "n", PasswordHash: "h", Language: "en", Currency: "EUR", ServerQuota: 5, CreatedAt: now})
+			return err
+		})
+		return id
+	}
+
+	t.Run("AccountsAndLedger", func(t *testing.T) {
+		s := open(t)
+		id := newAccount(t, s, "a@example.com")
+		err := s.InTx(ctx, func(tx store.Tx) error {
+			_, err := tx.CreateAccount(ctx, hosting.Account{Email: "a@example.com", ServerQuota: 1, CreatedAt: now})
+			return err
+		})
+		if !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("duplicate email: %v, want ErrConflict", err)
+		}
+		var sum hosting.Money
+		for _, amount := range []hosting.Money{100000, -70, -70, 5} {
+			in(t, s, func(tx store.Tx) error {
+				tr, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxCharge, Amount: amount, Description: "x", CreatedAt: now})
+				sum += amount
+				if err == nil && tr.BalanceAfter != sum {
+					t.Errorf("balance after %s = %s, want %s", amount, tr.BalanceAfter, sum)
+				}
+				return err
+			})
+		}
+		a, err := s.Account(ctx, id)
+		if err != nil || a.Credit != sum {
+			t.Fatalf("credit %s, %v; want %s (the sum of the ledger)", a.Credit, err, sum)
+		}
+		txs, err := s.Transactions(ctx, id)
+		if err != nil || len(txs) != 4 || txs[0].Amount != 5 {
+			t.Fatalf("transactions newest first: %+v, %v", txs, err)
+		}
+		if _, err := s.Account(ctx, 999); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("unknown account: %v", err)
+		}
+	})
+
+	t.Run("Tokens", func(t *testing.T) {
+		s := open(t)
+		id := newAccount(t, s, "t@example.com")
+		exp := now.Add(time.Hour)
+		var tid int64
+		in(t, s, func(tx store.Tx) error {
+			var err error
+			tid, err = tx.CreateToken(ctx, hosting.Token{AccountID: id, Name: "ci", Hash: []byte("hash-1"),
+				Scopes: hosting.Scopes{hosting.ScopeRead, hosting.ScopePower}, ExpiresAt: &exp, CreatedAt: now})
+			return err
+		})
+		tok, acct, err := s.TokenByHash(ctx, []byte("hash-1"))
+		if err != nil || tok.ID != tid || acct.ID != id || !tok.Scopes.Has(hosting.ScopePower) || !tok.ExpiresAt.Equal(exp) {
+			t.Fatalf("TokenByHash = %+v, %+v, %v", tok, acct, err)
+		}
+		if _, _, err := s.TokenByHash(ctx, []byte("nope")); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("unknown hash: %v", err)
+		}
+		in(t, s, func(tx store.Tx) error { return tx.RevokeToken(ctx, tid, now) })
+		in(t, s, func(tx store.Tx) error { return tx.RevokeToken(ctx, tid, now.Add(time.Hour)) })
+		tok, _ = s.Token(ctx, tid)
+		if tok.RevokedAt == nil || !tok.RevokedAt.Equal(now) || tok.Usable(now) {
+			t.Fatalf("revoked token: %+v (the first revocation time is kept)", tok)
+		}
+	})
+
+	t.Run("CatalogApplyRetiresWithoutBreaking", func(t *testing.T) {
+		s := open(t)
+		c := catalog()
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
+		ls, err := s.Locations(ctx)
+		if err != nil || len(ls) != 1 || len(ls[0].Plans) != 2 || len(ls[0].Images) != 2 || *ls[0].Plans[1].Capacity != 3 {
+			t.Fatalf("locations = %+v, %v", ls, err)
+		}
+		c.Plans = c.Plans[:1]
+		c.Locations[0].Offers = c.Locations[0].Offers[:1]
+		c.Plans[0].PriceHourly = 80
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
+		if _, err := s.Plan(ctx, 2); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("retired plan still sold: %v", err)
+		}
+		if p, _ := s.Plan(ctx, 1); p.PriceHourly != 80 {
+			t.Fatalf("plan not updated: %+v", p)
+		}
+	})
+
+	t.Run("ServersAndOperations", func(t *testing.T) {
+		s := open(t)
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })
+		a := newAccount(t, s, "s@example.com")
+		b := newAccount(t, s, "other@example.com")
+		var keyID, projID, srvID int64
+		in(t, s, func(tx store.Tx) error {
+			var err error
+			if keyID, err = tx.CreateSSHKey(ctx, hosting.SSHKey{AccountID: a, Name: "k", PublicKey: "ssh-ed25519 AAAA", Fingerprint: "SHA256:x", CreatedAt: now}); err != nil {
+				return err
+			}
+			if projID, err = tx.CreateProject(ctx, hosting.Project{AccountID: a, Name: "web", CreatedAt: now}); err != nil {
+				return err
+			}
+			key, err := tx.SSHKey(ctx, a, keyID)
+			if err != nil {
+				return err
+			}
+			srvID, err = tx.CreateServer(ctx, hosting.Server{AccountID: a, Name: "server-abc123", DisplayName: "web-1", ProjectID: &projID,
+				Status: hosting.StatusProvisioning, LocationID: 1, PlanID: 2, ImageID: 1, VCPUs: 4, MemoryMB: 8192, DiskGB: 80,
+				Keys: []hosting.SSHKey{key}, CreatedAt: now})
+			return err
+		})
+		srv, err := s.Server(ctx, a, hosting.ServerRef{Name: "server-abc123"})
+		if err != nil || srv.ID != srvID || len(srv.SSHKeyIDs) != 1 || srv.SSHKeyIDs[0] != keyID || *srv.ProjectID != projID {
+			t.Fatalf("server by name = %+v, %v", srv, err)
+		}
+		if _, err := s.Server(ctx, b, hosting.ServerRef{ID: srvID}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("another account's server: %v, want ErrNotFound", err)
+		}
+		if n, _ := s.ServersOfPlan(ctx, 1, 2); n != 1 {
+			t.Fatalf("ServersOfPlan = %d", n)
+		}
+		// One operation at a time.
+		var op1 int64
+		in(t, s, func(tx store.Tx) error {
+			var err error
+			op1, err = tx.StartOperation(ctx, hosting.Operation{AccountID: a, ServerID: srvID, Type: hosting.OpProvision, StartedAt: now})
+			return err
+		})
+		err = s.InTx(ctx, func(tx store.Tx) error {
+			_, err := tx.StartOperation(ctx, hosting.Operation{AccountID: a, ServerID: srvID, Type: hosting.OpPower, Action: hosting.PowerOff, StartedAt: now})
+			return err
+		})
+		if !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second operation on a busy server: %v, want ErrConflict", err)
+		}
+		if srv, _ = s.Server(ctx, a, hosting.ServerRef{ID: srvID}); srv.Operation == nil || srv.Operation.ID != op1 {
+			t.Fatalf("server operation = %+v", srv.Operation)
+		}
+		if running, _ := s.RunningOperations(ctx); len(running) != 1 {
+			t.Fatalf("running operations = %+v", running)
+		}
+		in(t, s, func(tx store.Tx) error {
+			if err := tx.SetServerStatus(ctx, srvID, hosting.StatusRunning); err != nil {
+				return err
+			}
+			return tx.FinishOperation(ctx, op1, hosting.OpSuccess, "", now.Add(time.Minute))
+		})
+		if err := s.InTx(ctx, func(tx store.Tx) error { return tx.FinishOperation(ctx, op1, hosting.OpError, "late", now) }); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("finishing twice: %v, want ErrNotFound", err)
+		}
+		op, _ := s.Operation(ctx, a, op1)
+		if op.Status != hosting.OpSuccess || op.FinishedAt == nil {
+			t.Fatalf("finished operation = %+v", op)
+		}
+		if _, err := s.Operation(ctx, b, op1); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("another account's operation: %v", err)
+		}
+		st := hosting.StatusRunning
+		if list, _ := s.Servers(ctx, a, store.ServerFilter{Status: &st, ProjectID: &projID}); len(list) != 1 || list[0].Operation != nil {
+			t.Fatalf("filtered list = %+v", list)
+		}
+		// Deleting the project unassigns the server; deleting the key keeps its copy.
+		in(t, s, func(tx store.Tx) error {
+			if err := tx.DeleteProject(ctx, a, projID); err != nil {
+				return err
+			}
+			return tx.DeleteSSHKey(ctx, a, keyID)
+		})
+		if srv, _ = s.Server(ctx, a, hosting.ServerRef{ID: srvID}); srv.ProjectID != nil {
+			t.Fatalf("server still in a deleted project: %v", *srv.ProjectID)
+		}
+		if keys, _ := s.ServerKeys(ctx, srvID); len(keys) != 1 || keys[0].PublicKey != "ssh-ed25519 AAAA" {
+			t.Fatalf("server keys after the stored key was deleted: %+v", keys)
+		}
+		in(t, s, func(tx store.Tx) error { return tx.DeleteServer(ctx, srvID, now) })
+		if _, err := s.Server(ctx, a, hosting.ServerRef{ID: srvID}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("deleted server: %v", err)
+		}
+		if any, err := s.ServerAny(ctx, srvID); err != nil || any.DeletedAt == nil {
+			t.Fatalf("ServerAny on a deleted server = %+v, %v", any, err)
+		}
+	})
+
+	t.Run("UniqueNames", func(t *testing.T) {
+		s := open(t)
+		a := newAccount(t, s, "u@example.com")
+		b := newAccount(t, s, "v@example.com")
+		create := func(acct int64, name, fp string) (error, error) {
+			e1 := s.InTx(ctx, func(tx store.Tx) error {
+				_, err := tx.CreateProject(ctx, hosting.Project{AccountID: acct, Name: name, CreatedAt: now})
+				return err
+			})
+			e2 := s.InTx(ctx, func(tx store.Tx) error {
+				_, err := tx.CreateSSHKey(ctx, hosting.SSHKey{AccountID: acct, Name: "k", PublicKey: "p", Fingerprint: fp, CreatedAt: now})
+				return err
+			})
+			return e1, e2
+		}
+		if e1, e2 := create(a, "web", "SHA256:1"); e1 != nil || e2 != nil {
+			t.Fatal(e1, e2)
+		}
+		if e1, e2 := create(a, "web", "SHA256:1"); !errors.Is(e1, store.ErrConflict) || !errors.Is(e2, store.ErrConflict) {
+			t.Fatalf("duplicates in one account: %v, %v; want ErrConflict", e1, e2)
+		}
+		if e1, e2 := create(b, "web", "SHA256:1"); e1 != nil || e2 != nil {
+			t.Fatalf("the same names in another account: %v, %v", e1, e2)
+		}
+	})
+
+	t.Run("RollbackLeavesNothing", func(t *testing.T) {
+		s := open(t)
+		boom := errors.New("boom")
+		err := s.InTx(ctx, func(tx store.Tx) error {
+			if _, err := tx.CreateAccount(ctx, hosting.Account{Email: "r@example.com", ServerQuota: 1, CreatedAt: now}); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+		if _, err := s.AccountByEmail(ctx, "r@example.com"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("rolled-back account exists: %v", err)
+		}
+	})
+}
