@@ -277,6 +277,9 @@ func (s *Server) getOperation(r *request) (int, any, error) {
 	if raw, ok := r.URL.Query()["wait"]; ok {
 		n, err := strconv.Atoi(raw[0])
 		if err != nil || n < 1 || n > 60 {
+			if _, err := s.svc.Operation(r.ctx, r.p, id, 0); err != nil {
+				return 0, nil, err // 404 before 422
+			}
 			return 0, nil, hosting.Invalid("wait", "validation.wait_range")
 		}
 		wait = time.Duration(n) * time.Second

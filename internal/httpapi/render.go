@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -177,19 +176,6 @@ func typeMessage(t reflect.Type) string {
 	return "validation.invalid_json"
 }
 
-// queryInt reads an optional positive integer query parameter.
-func queryInt(r *http.Request, name string, msg string) (*int64, error) {
-	raw, ok := r.URL.Query()[name]
-	if !ok {
-		return nil, nil
-	}
-	v, err := hosting.ParseID(raw[len(raw)-1])
-	if err != nil || len(raw) > 1 {
-		return nil, hosting.Invalid(name, msg)
-	}
-	return &v, nil
-}
-
 func pathID(r *http.Request) (int64, error) {
 	id, err := hosting.ParseID(r.PathValue("id"))
 	if err != nil {
@@ -197,5 +183,3 @@ func pathID(r *http.Request) (int64, error) {
 	}
 	return id, nil
 }
-
-func unexpected(format string, args ...any) error { return fmt.Errorf(format, args...) }
