@@ -160,13 +160,21 @@ func (s *Server) dispatch(rt route) http.Handler {
 		req := &request{Request: r, ctx: r.Context()}
 		if rt.scope != "" {
 			now := time.Now()
+			// An address past its budget of failed attempts is refused before any
+			// token lookup, so guessing tokens is slow.
+			ip := "ip:" + clientAddr(r)
+			if res := s.anon.Peek(ip, now); !res.Allowed {
+				setLimitHeaders(w.Header(), res)
+				s.fail(w, r, lang, limited(res))
+				return
+			}
 			secret, ok := bearer(r)
 			var err error
 			if ok {
 				req.p, err = s.svc.Authenticate(r.Context(), secret)
 			}
 			if !ok || hosting.IsCode(err, hosting.CodeUnauthenticated) {
-				res := s.anon.Allow("ip:"+clientAddr(r), now)
+				res := s.anon.Allow(ip, now)
 				setLimitHeaders(w.Header(), res)
 				if !res.Allowed {
 					s.fail(w, r, lang, limited(res))

@@ -60,7 +60,12 @@ func New(limit int, window time.Duration) *Limiter {
 func (l *Limiter) Limit() int { return l.limit }
 
 // Allow counts a request for key at now, if the window has room for it.
-func (l *Limiter) Allow(key string, now time.Time) Result {
+func (l *Limiter) Allow(key string, now time.Time) Result { return l.take(key, now, true) }
+
+// Peek answers what Allow would, without counting anything.
+func (l *Limiter) Peek(key string, now time.Time) Result { return l.take(key, now, false) }
+
+func (l *Limiter) take(key string, now time.Time, count bool) Result {
 	sh := &l.shards[maphash.String(l.seed, key)%uint64(len(l.shards))]
 	t := now.UnixNano()
 	floor := t - int64(l.window)
@@ -73,6 +78,9 @@ func (l *Limiter) Allow(key string, now time.Time) Result {
 	defer sh.mu.Unlock()
 	r := sh.keys[key]
 	if r == nil {
+		if !count {
+			return Result{Allowed: true, Limit: l.limit, Remaining: l.limit, Reset: now}
+		}
 		r = &ring{times: make([]int64, min(l.limit, 8))}
 		sh.keys[key] = r
 	}
@@ -81,7 +89,9 @@ func (l *Limiter) Allow(key string, now time.Time) Result {
 		r.n--
 	}
 	res := Result{Limit: l.limit}
-	if r.n < l.limit {
+	if r.n < l.limit && !count {
+		res.Allowed = true
+	} else if r.n < l.limit {
 		if r.n == len(r.times) {
 			r.grow(l.limit)
 		}

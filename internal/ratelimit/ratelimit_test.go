@@ -103,3 +103,19 @@ func BenchmarkAllow(b *testing.B) {
 		}
 	})
 }
+
+func TestPeekCountsNothing(t *testing.T) {
+	t.Parallel()
+	l := New(2, time.Minute)
+	now := time.Unix(1, 0)
+	for range 5 {
+		if r := l.Peek("k", now); !r.Allowed || r.Remaining != 2 {
+			t.Fatalf("peek on a fresh key: %+v", r)
+		}
+	}
+	l.Allow("k", now)
+	l.Allow("k", now)
+	if r := l.Peek("k", now); r.Allowed || r.RetryAfter != time.Minute {
+		t.Fatalf("peek on a full window: %+v", r)
+	}
+}
