@@ -91,7 +91,12 @@ func IsCode(err error, code Code) bool { return err != nil && ErrorCode(err) == 
 type Validation struct {
 	order  []string
 	fields map[string][]Msg
+	code   Code
 }
+
+// SetCode makes the error answer code instead of validation_failed: a 422 whose
+// cause a client handles apart, such as too little credit (insufficient_credit).
+func (v *Validation) SetCode(c Code) { v.code = c }
 
 // Add records a field error.
 func (v *Validation) Add(field, id string, kv ...any) {
@@ -133,7 +138,11 @@ func (v *Validation) Err(schemaOrder ...string) error {
 			return false
 		}
 	})
-	return &Error{Code: CodeValidationFailed, Fields: v.fields, Order: order}
+	code := CodeValidationFailed
+	if v.code != "" {
+		code = v.code
+	}
+	return &Error{Code: code, Fields: v.fields, Order: order}
 }
 
 // Invalid is a one-field validation error.

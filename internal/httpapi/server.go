@@ -159,42 +159,8 @@ func (s *Server) dispatch(rt route) http.Handler {
 		lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
 		req := &request{Request: r, ctx: r.Context()}
 		if rt.scope != "" {
-			now := time.Now()
-			// An address past its budget of failed attempts is refused before any
-			// token lookup, so guessing tokens is slow.
-			ip := "ip:" + clientAddr(r)
-			if res := s.anon.Peek(ip, now); !res.Allowed {
-				setLimitHeaders(w.Header(), res)
-				s.fail(w, r, lang, limited(res))
-				return
-			}
-			secret, ok := bearer(r)
-			var err error
-			if ok {
-				req.p, err = s.svc.Authenticate(r.Context(), secret)
-			}
-			if !ok || hosting.IsCode(err, hosting.CodeUnauthenticated) {
-				res := s.anon.Allow(ip, now)
-				setLimitHeaders(w.Header(), res)
-				if !res.Allowed {
-					s.fail(w, r, lang, limited(res))
-					return
-				}
-				w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
-				s.fail(w, r, lang, hosting.Errorf(hosting.CodeUnauthenticated, "error.unauthenticated"))
-				return
-			}
-			if err != nil {
-				s.fail(w, r, lang, err)
-				return
-			}
-			res := s.tokens.Allow("t:"+strconv.FormatInt(req.p.Token.ID, 10), now)
-			setLimitHeaders(w.Header(), res)
-			if i18n.Supported(req.p.Account.Language) {
-				lang = req.p.Account.Language
-			}
-			if !res.Allowed {
-				s.fail(w, r, lang, limited(res))
+			var ok bool
+			if req.p, lang, ok = s.authenticate(w, r, lang); !ok {
 				return
 			}
 			if !req.p.Token.Scopes.Has(rt.scope) {
@@ -225,6 +191,52 @@ func (s *Server) dispatch(rt route) http.Handler {
 	})
 }
 
+// authenticate resolves the request's token and counts the request against its rate
+// limit, setting the limit headers. It answers 401 or 429 itself and then reports
+// false. lang becomes the account's language once the token is known.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang string) (hosting.Principal, string, bool) {
+	now := time.Now()
+	// An address past its budget of failed attempts is refused before any token
+	// lookup, so guessing tokens is slow.
+	ip := "ip:" + clientAddr(r)
+	if res := s.anon.Peek(ip, now); !res.Allowed {
+		setLimitHeaders(w.Header(), res)
+		s.fail(w, r, lang, limited(res))
+		return hosting.Principal{}, lang, false
+	}
+	secret, ok := bearer(r)
+	var p hosting.Principal
+	var err error
+	if ok {
+		p, err = s.svc.Authenticate(r.Context(), secret)
+	}
+	if !ok || hosting.IsCode(err, hosting.CodeUnauthenticated) {
+		res := s.anon.Allow(ip, now)
+		setLimitHeaders(w.Header(), res)
+		if !res.Allowed {
+			s.fail(w, r, lang, limited(res))
+			return p, lang, false
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
+		s.fail(w, r, lang, hosting.Errorf(hosting.CodeUnauthenticated, "error.unauthenticated"))
+		return p, lang, false
+	}
+	if err != nil {
+		s.fail(w, r, lang, err)
+		return p, lang, false
+	}
+	res := s.tokens.Allow("t:"+strconv.FormatInt(p.Token.ID, 10), now)
+	setLimitHeaders(w.Header(), res)
+	if i18n.Supported(p.Account.Language) {
+		lang = p.Account.Language
+	}
+	if !res.Allowed {
+		s.fail(w, r, lang, limited(res))
+		return p, lang, false
+	}
+	return p, lang, true
+}
+
 func limited(res ratelimit.Result) error {
 	secs := int(math.Ceil(res.RetryAfter.Seconds()))
 	e := hosting.Errorf(hosting.CodeRateLimited, "error.rate_limited", "seconds", secs)
@@ -235,7 +247,7 @@ func limited(res ratelimit.Result) error {
 // fail renders an error; internal errors are logged with their detail.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, lang string, err error) {
 	status, body, he := s.errorBody(err, lang)
-	if status >= 500 {
+	if status >= 500 && r.Context().Err() == nil {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	if he.RetryAfter > 0 {
@@ -247,9 +259,17 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, lang string, err e
 }
 
 // unknown answers paths outside the route table: 405 with Allow when the path exists
-// for other methods, else 404, both in the API's error format.
+// for other methods, else 404, both in the API's error format. A request that presents
+// a token is authenticated and counted first, like every other (API-DECISIONS §4), and
+// answered in the account's language.
 func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 	lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
+	if r.Header.Get("Authorization") != "" {
+		var ok bool
+		if _, lang, ok = s.authenticate(w, r, lang); !ok {
+			return
+		}
+	}
 	var allow []string
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		probe := r.Clone(r.Context())

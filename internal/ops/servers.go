@@ -235,6 +235,7 @@ func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order)
 		}
 		if plan.ID != 0 && !v.Has("plan_id") && acct.Credit < plan.PriceHourly {
 			v.Add("plan_id", "validation.credit_too_low", "amount", plan.PriceHourly.String(), "currency", acct.Currency)
+			v.SetCode(hosting.CodeInsufficientCredit)
 		}
 		n, err := tx.CountServers(ctx, acct.ID)
 		if err != nil {

@@ -20,9 +20,11 @@ type Result struct {
 	Allowed   bool
 	Limit     int
 	Remaining int
-	// Reset is when the oldest counted request leaves the window (a slot frees).
+	// Reset is when the newest counted request leaves the window: from then on the
+	// whole budget is available again.
 	Reset time.Time
-	// RetryAfter is how long a refused client should wait.
+	// RetryAfter is how long a refused client should wait: until the oldest counted
+	// request leaves the window and frees a slot.
 	RetryAfter time.Duration
 }
 
@@ -100,13 +102,12 @@ func (l *Limiter) take(key string, now time.Time, count bool) Result {
 		res.Allowed = true
 	}
 	res.Remaining = l.limit - r.n
+	res.Reset = now
 	if r.n > 0 {
-		res.Reset = time.Unix(0, r.times[r.start]+int64(l.window))
-	} else {
-		res.Reset = now
-	}
-	if !res.Allowed {
-		res.RetryAfter = res.Reset.Sub(now)
+		res.Reset = time.Unix(0, r.times[(r.start+r.n-1)%len(r.times)]+int64(l.window))
+		if !res.Allowed {
+			res.RetryAfter = time.Unix(0, r.times[r.start]+int64(l.window)).Sub(now)
+		}
 	}
 	return res
 }

@@ -40,7 +40,9 @@ func TestRetryAfterAndReset(t *testing.T) {
 	l.Allow("a", t0)
 	l.Allow("a", t0.Add(15*time.Second))
 	r := l.Allow("a", t0.Add(20*time.Second))
-	if r.Allowed || r.RetryAfter != 40*time.Second || !r.Reset.Equal(t0.Add(time.Minute)) {
+	// A slot frees when the oldest request leaves the window; the whole budget is
+	// back when the newest does.
+	if r.Allowed || r.RetryAfter != 40*time.Second || !r.Reset.Equal(t0.Add(75*time.Second)) {
 		t.Fatalf("refused request: %+v", r)
 	}
 	if other := l.Allow("b", t0.Add(20*time.Second)); !other.Allowed {

@@ -1,0 +1,131 @@
+package httpapi_test
+
+// The scope matrix, driven by the route table: a route added without its scope, or
+// with a scope the test cannot exercise, fails here.
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/berthhq/berth/internal/apitest"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+func TestScopes(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	a := env.NewAccount("en", "100", "")
+	rs := routes(t, env)
+
+	t.Run("table and OpenAPI document agree", func(t *testing.T) {
+		doc := apitest.New(t).Doc()
+		inTable := map[string]bool{}
+		for _, rt := range rs {
+			key := rt.Method + " " + strings.TrimPrefix(rt.Path, "/v1")
+			inTable[key] = true
+			if rt.Scope != "" && !slices.Contains(hosting.AllScopes, hosting.Scope(rt.Scope)) {
+				t.Errorf("%s: scope %q is not one of SPEC.md's", key, rt.Scope)
+			}
+			item := doc.Paths.Find(strings.TrimPrefix(rt.Path, "/v1"))
+			if item == nil || item.GetOperation(rt.Method) == nil {
+				t.Errorf("%s is not in api/openapi.yaml", key)
+				continue
+			}
+			op := item.GetOperation(rt.Method)
+			docScope, _ := op.Extensions["x-berth-scope"].(string)
+			if docScope != rt.Scope {
+				t.Errorf("%s: scope %q in the table, x-berth-scope %q in api/openapi.yaml", key, rt.Scope, docScope)
+			}
+			if rt.Scope == "" && (op.Security == nil || len(*op.Security) != 0) {
+				t.Errorf("%s needs no token but api/openapi.yaml does not say security: []", key)
+			}
+		}
+		for path, item := range doc.Paths.Map() {
+			for method := range item.Operations() {
+				if !inTable[method+" "+path] {
+					t.Errorf("%s %s is documented but not served", method, path)
+				}
+			}
+		}
+	})
+
+	// Resources for the read routes (which change nothing).
+	shared := newFixture(t, as(env, a, ""))
+
+	for _, rt := range rs {
+		t.Run(rt.Method+" "+rt.Path, func(t *testing.T) {
+			switch rt.Scope {
+			case "":
+				r := env.Do("", rt.Method, fillPath(t, rt.Path, shared.params(false)), validBody(t, rt.Method, rt.Path), nil)
+				if r.Status == 401 || r.Status == 403 {
+					t.Errorf("route without scope answered %d without a token", r.Status)
+				}
+			case string(hosting.ScopeRead):
+				// A read-only token may call it; so may a token with any one other scope.
+				for _, scopes := range []string{"read", "tickets"} {
+					r := env.Do(a.NewToken(scopes), rt.Method, fillPath(t, rt.Path, shared.params(false)), validBody(t, rt.Method, rt.Path), nil)
+					if r.Status != http.StatusOK {
+						t.Errorf("token %q: %d %s, want 200", scopes, r.Status, r.Body)
+					}
+				}
+			default:
+				// Fresh resources: the request with the scope may change or delete them.
+				c := as(env, a, "") // a token per route keeps within the rate limit
+				f := newFixture(t, c)
+				path := fillPath(t, rt.Path, f.params(false))
+				for _, scopes := range []string{allScopesBut(rt.Scope), "read"} {
+					r := env.Do(a.NewToken(scopes), rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
+					e := wantError(t, r, http.StatusForbidden, "missing_scope")
+					if e.Message != msg("en", "error.missing_scope", "scope", rt.Scope) {
+						t.Errorf("token %q: message %q", scopes, e.Message)
+					}
+				}
+				// Nothing changed.
+				assertFixtureIntact(t, c, f)
+				r := env.Do(a.NewToken(rt.Scope), rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
+				if r.Status == http.StatusForbidden || r.Status >= 500 {
+					t.Errorf("token with only %q (and read): %d %s", rt.Scope, r.Status, r.Body)
+				}
+				if r.Status >= 300 {
+					t.Logf("token with only %q (and read): %d %s", rt.Scope, r.Status, r.Body)
+				}
+			}
+		})
+	}
+}
+
+// assertFixtureIntact checks that a fixture's resources are as they were created.
+func assertFixtureIntact(t testing.TB, c caller, f *fixture) {
+	t.Helper()
+	srv := data(t, c.Do("GET", "/servers/"+f.serverID, nil).Want(t, 200))
+	if srv["display_name"] != f.server["display_name"] || srv["status"] != f.server["status"] || srv["operation"] != nil ||
+		num(t, srv["project_id"]) != num(t, f.project["id"]) {
+		t.Errorf("server changed: %v, was %v", srv, f.server)
+	}
+	find := func(path, id string) map[string]any {
+		for _, it := range items(t, c.Do("GET", path, nil).Want(t, 200)) {
+			if itoa(num(t, it["id"])) == id {
+				return it
+			}
+		}
+		t.Errorf("%s %s is gone", path, id)
+		return nil
+	}
+	if k := find("/ssh-keys", f.keyID); k != nil && k["fingerprint"] != f.key["fingerprint"] {
+		t.Errorf("key changed: %v", k)
+	}
+	if p := find("/projects", f.projectID); p != nil && (p["name"] != f.project["name"] || num(t, p["server_count"]) != 1) {
+		t.Errorf("project changed: %v", p)
+	}
+	rc := data(t, c.Do("GET", "/recipes/"+f.recID, nil).Want(t, 200))
+	if rc["name"] != f.recipe["name"] || rc["script"] != f.recipe["script"] {
+		t.Errorf("recipe changed: %v", rc)
+	}
+	op := data(t, c.Do("GET", "/operations/"+f.opID, nil).Want(t, 200))
+	if op["status"] != "success" || itoa(num(t, op["server_id"])) != f.serverID {
+		t.Errorf("operation %v", op)
+	}
+}
