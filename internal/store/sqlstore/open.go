@@ -12,12 +12,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -30,6 +33,14 @@ type DB struct {
 	write *sql.DB
 	read  *sql.DB
 	path  string
+	cache *cache
+	// watchDB is the one connection the change watcher asks on.
+	watchDB   *sql.DB
+	stopWatch chan struct{}
+	watchDone chan struct{}
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 var _ store.Store = (*DB)(nil)
@@ -57,11 +68,23 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	db := &DB{queries: queries{q: read}, write: write, read: read, path: path}
+	db := &DB{queries: queries{q: read}, write: write, read: read, path: path, stmts: map[string]*sql.Stmt{}}
+	if db.cache, err = openCache(dir); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := db.ping(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
+	if db.watchDB, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)"); err != nil {
+		db.Close()
+		return nil, err
+	}
+	db.watchDB.SetMaxOpenConns(1)
+	db.watchDB.SetConnMaxIdleTime(0)
+	db.stopWatch, db.watchDone = make(chan struct{}), make(chan struct{})
+	db.cache.watch(db.watchDB, time.Second, db.stopWatch, db.watchDone)
 	return db, nil
 }
 
@@ -104,11 +127,63 @@ func (db *DB) Rebind(q string) string { return q }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	if db.stopWatch != nil {
+		close(db.stopWatch)
+		<-db.watchDone
+		db.watchDB.Close()
+	}
+	db.stmtMu.Lock()
+	for _, st := range db.stmts {
+		st.Close()
+	}
+	db.stmtMu.Unlock()
 	err := db.read.Close()
 	if err2 := db.write.Close(); err == nil {
 		err = err2
 	}
+	if err2 := db.cache.close(); err == nil {
+		err = err2
+	}
 	return err
+}
+
+// stmt returns query prepared on the read pool. Hot reads run prepared: SQLite would
+// otherwise parse and plan their text on every call, most of their cost.
+func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	db.stmtMu.Lock()
+	defer db.stmtMu.Unlock()
+	if st, ok := db.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := db.read.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	db.stmts[query] = st
+	return st, nil
+}
+
+// TokenByHash implements store.Reader, from memory while nothing changed.
+func (db *DB) TokenByHash(ctx context.Context, hash []byte) (hosting.Token, hosting.Account, error) {
+	return db.cache.token(hash, func() (hosting.Token, hosting.Account, error) {
+		st, err := db.stmt(ctx, tokenByHashQuery)
+		if err != nil {
+			return hosting.Token{}, hosting.Account{}, err
+		}
+		return scanTokenAccount(st.QueryRowContext(ctx, hash).Scan)
+	})
+}
+
+// Server implements store.Reader, from memory while nothing changed.
+func (db *DB) Server(ctx context.Context, accountID int64, ref hosting.ServerRef) (hosting.Server, error) {
+	return db.cache.server(accountID, ref, func() (hosting.Server, error) {
+		query, args := serverQuery(accountID, ref)
+		st, err := db.stmt(ctx, query)
+		if err != nil {
+			return hosting.Server{}, err
+		}
+		return scanServer(st.QueryRowContext(ctx, args...).Scan)
+	})
 }
 
 // InTx implements store.Store.
@@ -121,6 +196,8 @@ func (db *DB) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := fn(&tx{queries: queries{q: sqlTx}, sqlTx: sqlTx}); err != nil {
 		return err
 	}
+	// Counted even when the commit reports an error: it may have landed anyway.
+	defer db.cache.changed()
 	return sqlTx.Commit()
 }
 

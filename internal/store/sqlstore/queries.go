@@ -183,11 +183,16 @@ func scanToken(sc func(...any) error, extra ...any) (hosting.Token, error) {
 	return t, nil
 }
 
+const tokenByHashQuery = `SELECT ` + tokenCols + `, ` + accountCols + ` FROM tokens t JOIN accounts a ON a.id = t.account_id WHERE t.hash = ?`
+
 func (q queries) TokenByHash(ctx context.Context, hash []byte) (hosting.Token, hosting.Account, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+tokenCols+`, `+accountCols+` FROM tokens t JOIN accounts a ON a.id = t.account_id WHERE t.hash = ?`, hash)
+	return scanTokenAccount(q.q.QueryRowContext(ctx, tokenByHashQuery, hash).Scan)
+}
+
+func scanTokenAccount(scan func(...any) error) (hosting.Token, hosting.Account, error) {
 	var a hosting.Account
 	var acreated, credit int64
-	t, err := scanToken(row.Scan, &a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &a.Blocked, &a.ServerQuota, &acreated)
+	t, err := scanToken(scan, &a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &a.Blocked, &a.ServerQuota, &acreated)
 	a.Credit, a.CreatedAt = hosting.Money(credit), fromMS(acreated)
 	return t, a, err
 }

@@ -89,16 +89,21 @@ func (q queries) Servers(ctx context.Context, accountID int64, f store.ServerFil
 	return out, rows.Err()
 }
 
-func (q queries) Server(ctx context.Context, accountID int64, ref hosting.ServerRef) (hosting.Server, error) {
-	query := `SELECT ` + serverCols + serverFrom + `WHERE s.deleted_at IS NULL AND (? = 0 OR s.account_id = ?)`
-	args := []any{accountID, accountID}
+var (
+	serverByIDQuery   = `SELECT ` + serverCols + serverFrom + `WHERE s.deleted_at IS NULL AND (? = 0 OR s.account_id = ?) AND s.id = ?`
+	serverByNameQuery = `SELECT ` + serverCols + serverFrom + `WHERE s.deleted_at IS NULL AND (? = 0 OR s.account_id = ?) AND s.name = ?`
+)
+
+// serverQuery is the text and arguments of a Server lookup.
+func serverQuery(accountID int64, ref hosting.ServerRef) (string, []any) {
 	if ref.Name != "" {
-		query += ` AND s.name = ?`
-		args = append(args, ref.Name)
-	} else {
-		query += ` AND s.id = ?`
-		args = append(args, ref.ID)
+		return serverByNameQuery, []any{accountID, accountID, ref.Name}
 	}
+	return serverByIDQuery, []any{accountID, accountID, ref.ID}
+}
+
+func (q queries) Server(ctx context.Context, accountID int64, ref hosting.ServerRef) (hosting.Server, error) {
+	query, args := serverQuery(accountID, ref)
 	return scanServer(q.q.QueryRowContext(ctx, query, args...).Scan)
 }
 

@@ -1,0 +1,218 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+// The two reads every API request makes — the token and, mostly, one server — are
+// answered from memory while nothing has been written since they were read.
+//
+// "Nothing written" is a change counter that every committed write transaction
+// increments after its commit, in every process that opens the database: berthd serve
+// and each admin command. The counter lives in a file of the data dir mapped into
+// memory (MAP_SHARED), so an admin command's write is seen by the serving process at
+// its next request, without a round trip. A reader notes the counter before it
+// queries and files what it read under that value, so a write that commits during the
+// query invalidates the entry at once: the cache never answers older data than a
+// fresh query would have after the write was reported done.
+//
+// Writes by anything else (a sqlite3 shell, a restored backup) are caught by a watcher
+// that asks SQLite every second whether another connection committed (PRAGMA
+// data_version) and then counts a change too.
+//
+// Reads inside a transaction never use the cache.
+
+// genFile is the counter's file in the data dir.
+const genFile = "berth.gen"
+
+// maxCached bounds each map; when full it is emptied (a burst of misses, no growth).
+const maxCached = 100_000
+
+type cache struct {
+	mapping []byte
+	gen     *atomic.Uint64
+
+	mu      sync.RWMutex
+	tokens  map[[32]byte]cachedToken
+	servers map[serverKey]cachedServer
+}
+
+type cachedToken struct {
+	gen uint64
+	t   hosting.Token
+	a   hosting.Account
+}
+
+type serverKey struct {
+	account int64
+	id      int64
+	name    string
+}
+
+type cachedServer struct {
+	gen uint64
+	s   hosting.Server
+}
+
+// openCache maps the data dir's change counter.
+func openCache(dir string) (*cache, error) {
+	f, err := os.OpenFile(filepath.Join(dir, genFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("change counter: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("change counter: %w", err)
+	}
+	if st.Size() < 8 {
+		// Growing a file zero-fills; a concurrent opener doing the same is harmless.
+		if err := f.Truncate(8); err != nil {
+			return nil, fmt.Errorf("change counter: %w", err)
+		}
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("change counter: map: %w", err)
+	}
+	return &cache{
+		mapping: m,
+		gen:     (*atomic.Uint64)(unsafe.Pointer(&m[0])),
+		tokens:  map[[32]byte]cachedToken{},
+		servers: map[serverKey]cachedServer{},
+	}, nil
+}
+
+func (c *cache) close() error {
+	if c == nil || c.mapping == nil {
+		return nil
+	}
+	m := c.mapping
+	c.mapping = nil
+	return syscall.Munmap(m)
+}
+
+// watch counts a change whenever SQLite reports that another connection committed,
+// checking every interval on its own connection, until stop is closed. It takes its
+// first reading before it returns, so nothing committed after that is missed.
+func (c *cache) watch(db *sql.DB, interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	var last int64 = -1
+	if err := db.QueryRow(`PRAGMA data_version`).Scan(&last); err != nil {
+		last = -1
+	}
+	go c.watchLoop(db, interval, last, stop, done)
+}
+
+func (c *cache) watchLoop(db *sql.DB, interval time.Duration, last int64, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		var v int64
+		if err := db.QueryRow(`PRAGMA data_version`).Scan(&v); err != nil {
+			c.changed() // cannot tell: assume the worst
+			continue
+		}
+		if v != last {
+			c.changed()
+		}
+		last = v
+	}
+}
+
+// changed records that a write committed (or may have).
+func (c *cache) changed() {
+	if c != nil {
+		c.gen.Add(1)
+	}
+}
+
+func (c *cache) token(hash []byte, load func() (hosting.Token, hosting.Account, error)) (hosting.Token, hosting.Account, error) {
+	if len(hash) != 32 {
+		return load()
+	}
+	key := [32]byte(hash)
+	gen := c.gen.Load()
+	c.mu.RLock()
+	e, ok := c.tokens[key]
+	c.mu.RUnlock()
+	if ok && e.gen == gen {
+		return cloneToken(e.t), e.a, nil
+	}
+	t, a, err := load()
+	if err != nil {
+		return t, a, err
+	}
+	c.mu.Lock()
+	if len(c.tokens) >= maxCached {
+		clear(c.tokens)
+	}
+	c.tokens[key] = cachedToken{gen: gen, t: cloneToken(t), a: a}
+	c.mu.Unlock()
+	return t, a, nil
+}
+
+func (c *cache) server(accountID int64, ref hosting.ServerRef, load func() (hosting.Server, error)) (hosting.Server, error) {
+	key := serverKey{account: accountID, id: ref.ID, name: ref.Name}
+	gen := c.gen.Load()
+	c.mu.RLock()
+	e, ok := c.servers[key]
+	c.mu.RUnlock()
+	if ok && e.gen == gen {
+		return cloneServer(e.s), nil
+	}
+	s, err := load()
+	if err != nil {
+		return s, err
+	}
+	c.mu.Lock()
+	if len(c.servers) >= maxCached {
+		clear(c.servers)
+	}
+	c.servers[key] = cachedServer{gen: gen, s: cloneServer(s)}
+	c.mu.Unlock()
+	return s, nil
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// cloneToken copies everything a caller could change in place.
+func cloneToken(t hosting.Token) hosting.Token {
+	t.Hash = slices.Clone(t.Hash)
+	t.Scopes = slices.Clone(t.Scopes)
+	t.ExpiresAt, t.LastUsedAt, t.RevokedAt = clonePtr(t.ExpiresAt), clonePtr(t.LastUsedAt), clonePtr(t.RevokedAt)
+	return t
+}
+
+// cloneServer copies everything a caller could change in place.
+func cloneServer(s hosting.Server) hosting.Server {
+	s.ProjectID, s.AppID, s.RecipeID = clonePtr(s.ProjectID), clonePtr(s.AppID), clonePtr(s.RecipeID)
+	s.IPv4, s.IPv6 = clonePtr(s.IPv4), clonePtr(s.IPv6)
+	s.Operation = clonePtr(s.Operation)
+	s.SSHKeyIDs = slices.Clone(s.SSHKeyIDs)
+	s.Keys = slices.Clone(s.Keys)
+	s.DeletedAt = clonePtr(s.DeletedAt)
+	return s
+}
