@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# GET /v1/servers/{id} on Berth versus a bare net/http handler serving the same JSON
+# from memory, in one run: 10,000 servers in the store, wrk -t2 -c32 -d10s, random id
+# per request. Berth keeps its rate limit on with the quota raised
+# (serve --rate-limit), so its cost is paid. Prints a table and writes it, with wrk's
+# raw output, to bench/results/get-server-<date>.txt. Figures only: nothing is asserted.
+#
+# Usage: bash bench/get-server.sh          (from any directory)
+# Environment (all optional):
+#   BERTH_PORT=18080 BARE_PORT=18081   ports on 127.0.0.1
+#   SERVERS=10000                      servers to seed
+#   SEED_MODE=order                    order (OrderServer, as the API does) or store (batched inserts)
+#   THREADS=2 CONNS=32 DURATION=10s    wrk parameters
+#   ROUNDS=1                           Berth/bare pairs to run, alternating; >1 adds medians
+#   WARMUP=2s                          unreported wrk run on each server first (0: none)
+#   QUIET_WAIT=60 QUIET_CORES=0.3      before each run, wait up to QUIET_WAIT s for the
+#                                      machine to idle below QUIET_CORES cores (0: don't)
+#   RATE_LIMIT=100000000               berthd serve --rate-limit (requests/min/token)
+#   KEEP=1                             keep the temp dir (binaries, data, logs); reuse it
+#                                      with FROM=DIR bash bench/profile-get-server.sh
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BENCH="$ROOT/bench"
+# shellcheck source=lib.sh
+. "$BENCH/lib.sh"
+BERTH_PORT="${BERTH_PORT:-18080}"
+BARE_PORT="${BARE_PORT:-18081}"
+SERVERS="${SERVERS:-10000}"
+SEED_MODE="${SEED_MODE:-order}"
+THREADS="${THREADS:-2}"
+CONNS="${CONNS:-32}"
+DURATION="${DURATION:-10s}"
+ROUNDS="${ROUNDS:-1}"
+WARMUP="${WARMUP:-2s}"
+RATE_LIMIT="${RATE_LIMIT:-100000000}"
+
+for tool in go wrk curl; do
+	command -v "$tool" >/dev/null || { echo "get-server.sh: $tool is missing (wrk: apt-get install -y wrk)" >&2; exit 1; }
+done
+port_free "$BERTH_PORT"
+port_free "$BARE_PORT"
+
+BENCH_TMP="$(mktemp -d "${TMPDIR:-/tmp}/berth-bench.XXXXXX")"
+TMP="$BENCH_TMP"
+BERTH_PID=""
+BARE_PID=""
+cleanup() {
+	local rc=$?
+	for pid in "$BERTH_PID" "$BARE_PID"; do
+		[ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+	done
+	for pid in "$BERTH_PID" "$BARE_PID"; do
+		[ -n "$pid" ] && wait "$pid" 2>/dev/null || true
+	done
+	if [ "${KEEP:-}" = 1 ] || [ "$rc" -ne 0 ]; then
+		echo "get-server.sh: binaries, data and logs kept in $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log "building berthd and the helpers into $TMP"
+(cd "$ROOT" && go build -o "$TMP/berthd" ./cmd/berthd && go build -o "$TMP/seed" ./bench/seed && go build -o "$TMP/bare" ./bench/bare)
+
+log "seeding $SERVERS servers (mode $SEED_MODE)"
+"$TMP/seed" -data "$TMP/data" -n "$SERVERS" -mode "$SEED_MODE" >"$TMP/seed.json" 2>"$TMP/seed.log"
+SEED_JSON="$(cat "$TMP/seed.json")"
+TOKEN="$(seed_field "$SEED_JSON" token)"
+FIRST_ID="$(seed_field "$SEED_JSON" first)"
+LAST_ID="$(seed_field "$SEED_JSON" last)"
+printf -v SEED_SECONDS '%.1f' "$(seed_field "$SEED_JSON" seed_seconds)"
+log "seeded servers $FIRST_ID..$LAST_ID in ${SEED_SECONDS}s"
+
+BERTH="http://127.0.0.1:$BERTH_PORT"
+BARE="http://127.0.0.1:$BARE_PORT"
+AUTH="Authorization: Bearer $TOKEN"
+
+log "starting berthd on $BERTH"
+"$TMP/berthd" serve --data "$TMP/data" --addr "127.0.0.1:$BERTH_PORT" --sim-time-scale 0.001 \
+	--rate-limit "$RATE_LIMIT" >"$TMP/berthd.out" 2>"$TMP/berthd.log" &
+BERTH_PID=$!
+wait_http "$BERTH/v1/openapi.json" 300
+log "waiting for provisioning to finish"
+PROVISION_SECONDS="$(wait_provisioned "$BERTH" "$AUTH" 600)"
+log "provisioning done after ${PROVISION_SECONDS}s"
+
+SAMPLE_ID=$(((FIRST_ID + LAST_ID) / 2))
+log "starting the bare server on $BARE with Berth's body for server $SAMPLE_ID"
+"$TMP/bare" -addr "127.0.0.1:$BARE_PORT" -berth "$BERTH/v1/servers/$SAMPLE_ID" -token "$TOKEN" \
+	>"$TMP/bare.out" 2>"$TMP/bare.log" &
+BARE_PID=$!
+wait_http "$BARE/v1/servers/1" 300
+BODY_BERTH="$(curl -sf -H "$AUTH" "$BERTH/v1/servers/$SAMPLE_ID")"
+BODY_BARE="$(curl -sf -H "$AUTH" "$BARE/v1/servers/$SAMPLE_ID")"
+[ "$BODY_BERTH" = "$BODY_BARE" ] || { echo "get-server.sh: bodies differ" >&2; exit 1; }
+BODY_BYTES=$(($(printf '%s' "$BODY_BERTH" | wc -c) + 1)) # + the newline $(...) strips
+
+export FIRST_ID LAST_ID TOKEN
+if [ "$WARMUP" != 0 ]; then
+	log "warming up ($WARMUP each, not reported)"
+	measure "$TMP/warmup-berth.txt" "$BERTH" "$BERTH_PID" "$WARMUP"
+	measure "$TMP/warmup-bare.txt" "$BARE" "$BARE_PID" "$WARMUP"
+fi
+for ((r = 1; r <= ROUNDS; r++)); do
+	log "round $r/$ROUNDS: wrk -t$THREADS -c$CONNS -d$DURATION --latency on Berth"
+	wait_quiet
+	measure "$TMP/wrk-berth-$r.txt" "$BERTH" "$BERTH_PID" "$DURATION"
+	cat "$TMP/wrk-berth-$r.txt" >&2
+	log "round $r/$ROUNDS: the same on bare net/http"
+	wait_quiet
+	measure "$TMP/wrk-bare-$r.txt" "$BARE" "$BARE_PID" "$DURATION"
+	cat "$TMP/wrk-bare-$r.txt" >&2
+done
+
+row() { # row LABEL FILE
+	read -r srv_c wrk_c other_c <"$2.cpu"
+	printf '%-20s %10s %8s %8s %8s %8s  %6s %6s %6s %8s\n' "$1" "$(wrk_rps "$2")" "$(wrk_pct "$2" 50)" "$(wrk_pct "$2" 99)" \
+		"$(wrk_non2xx "$2")" "$(wrk_sockerr "$2")" "$srv_c" "$wrk_c" "$other_c" "$(us_per_req "$2")"
+}
+med() { # med NAME FIELD: median over rounds; FIELD rps|p50|p99
+	for ((r = 1; r <= ROUNDS; r++)); do
+		case $2 in
+		rps) wrk_rps "$TMP/wrk-$1-$r.txt" ;;
+		*) wrk_pct "$TMP/wrk-$1-$r.txt" "${2#p}" ;;
+		esac
+		echo
+	done | median
+}
+B_RPS=$(med berth rps)
+N_RPS=$(med bare rps)
+RATIO=$(awk -v a="$B_RPS" -v b="$N_RPS" 'BEGIN {printf "%.3f", a / b}')
+MET=$(awk -v r="$RATIO" 'BEGIN {print (r >= 0.5 ? "yes" : "no")}')
+
+SUMMARY="$(
+	echo "GET /v1/servers/{id}: Berth vs bare net/http — $(date -u '+%F %T UTC')"
+	echo "machine: $(machine)"
+	echo "commit: $(commit)"
+	echo "store: $SERVERS servers (seed mode $SEED_MODE: ${SEED_SECONDS}s; provisioning at --sim-time-scale 0.001: ${PROVISION_SECONDS}s)"
+	echo "load: wrk -t$THREADS -c$CONNS -d$DURATION --latency, random id in $FIRST_ID..$LAST_ID, warm-up $WARMUP, $ROUNDS round(s); body $BODY_BYTES bytes"
+	echo "berthd: serve --rate-limit $RATE_LIMIT (limiter on)"
+	echo "cpu columns: cores used during the run by the server, by wrk, and by other processes on the machine;"
+	echo "cpu us/r: server CPU per request in microseconds (steadier than req/s on a shared machine)"
+	echo
+	printf '%-20s %10s %8s %8s %8s %8s  %6s %6s %6s %8s\n' "server" "req/s" "p50 ms" "p99 ms" "non-2xx" "sockerr" "server" "wrk" "other" "cpu us/r"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		sfx=""
+		((ROUNDS == 1)) || sfx=" #$r"
+		row "berth$sfx" "$TMP/wrk-berth-$r.txt"
+		row "bare net/http$sfx" "$TMP/wrk-bare-$r.txt"
+	done
+	if ((ROUNDS > 1)); then
+		printf '%-20s %10s %8s %8s\n' "berth median" "$B_RPS" "$(med berth p50)" "$(med berth p99)"
+		printf '%-20s %10s %8s %8s\n' "bare median" "$N_RPS" "$(med bare p50)" "$(med bare p99)"
+	fi
+	echo
+	echo "ratio berth/bare req/s: $RATIO (target >= 0.5: $MET)"
+)"
+
+mkdir -p "$BENCH/results"
+OUT="$BENCH/results/get-server-$(date +%F).txt"
+{
+	echo "$SUMMARY"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		echo
+		echo "---- wrk output, berth, round $r ----"
+		cat "$TMP/wrk-berth-$r.txt"
+		echo
+		echo "---- wrk output, bare net/http, round $r ----"
+		cat "$TMP/wrk-bare-$r.txt"
+	done
+} >"$OUT"
+echo
+echo "$SUMMARY"
+echo
+echo "written to ${OUT#"$ROOT"/}"

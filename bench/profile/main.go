@@ -1,0 +1,88 @@
+// Command profile runs Berth in-process as `berthd serve` does (app.Open,
+// StartWorkers, the /v1 handler behind the same http.Server settings) and serves
+// net/http/pprof on a second, separate address, so that a benchmark's load can be
+// profiled without touching berthd. Used by bench/profile-get-server.sh.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/berthhq/berth/internal/app"
+)
+
+func main() {
+	data := flag.String("data", "", "data directory (seeded)")
+	addr := flag.String("addr", "127.0.0.1:18080", "API address")
+	pprofAddr := flag.String("pprof", "127.0.0.1:18082", "pprof address")
+	rateLimit := flag.Int("rate-limit", 100000000, "requests per minute per token")
+	scale := flag.Float64("sim-time-scale", 0.001, "sim driver time scale")
+	mutexRate := flag.Int("mutex-fraction", 0, "runtime.SetMutexProfileFraction (0: off)")
+	blockRate := flag.Int("block-rate", 0, "runtime.SetBlockProfileRate in ns (0: off)")
+	flag.Parse()
+	if *data == "" {
+		log.Fatal("profile: -data is required")
+	}
+	runtime.SetMutexProfileFraction(*mutexRate)
+	runtime.SetBlockProfileRate(*blockRate)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	a, err := app.Open(ctx, app.Config{DataDir: *data, Driver: "sim", SimTimeScale: *scale, RateLimit: *rateLimit, Logger: logger})
+	if err != nil {
+		log.Fatalf("profile: %v", err)
+	}
+	defer a.Close(context.Background())
+	if err := a.StartWorkers(ctx); err != nil {
+		log.Fatalf("profile: %v", err)
+	}
+	h, err := a.Handler()
+	if err != nil {
+		log.Fatalf("profile: %v", err)
+	}
+
+	pm := http.NewServeMux()
+	pm.HandleFunc("/debug/pprof/", pprof.Index)
+	pm.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	pm.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	pm.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	pm.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go func() {
+		if err := http.ListenAndServe(*pprofAddr, pm); err != nil {
+			log.Printf("profile: pprof: %v", err)
+		}
+	}()
+
+	// The same settings as cmd/berthd/serve.go.
+	srv := &http.Server{
+		Addr:              *addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		<-ctx.Done()
+		sh, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sh)
+	}()
+	fmt.Fprintf(os.Stderr, "profile: API on http://%s/v1, pprof on http://%s/debug/pprof/\n", *addr, *pprofAddr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Fatalf("profile: %v", err)
+	}
+}
