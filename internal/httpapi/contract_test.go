@@ -827,7 +827,7 @@ func TestContractListFilters(t *testing.T) {
 			t.Errorf("status=%s: message %q does not list the statuses", q, e.Errors["status"][0])
 		}
 	}
-	for _, q := range []string{"abc", "0", "-3"} {
+	for _, q := range []string{"abc", "0", "-3", ""} {
 		wantInvalid(t, a.Do("GET", "/servers?project_id="+q, nil), "project_id")
 	}
 	e := wantError(t, a.Do("GET", "/servers?status=bogus&project_id=x", nil), 422, "validation_failed")
@@ -1305,7 +1305,18 @@ func testRecipes(t *testing.T, env *testenv.Env, a *testenv.Account) {
 		wantInvalid(t, a.Do("POST", "/recipes", map[string]any{"name": "x", "script": "echo", "shell": "bash"}), "shell")
 		wantInvalid(t, a.Do("PATCH", "/recipes/"+rid, map[string]any{"script": ""}), "script")
 		wantInvalid(t, a.Do("PATCH", "/recipes/"+rid, map[string]any{"name": ""}), "name")
-		wantInvalid(t, a.Do("POST", "/recipes", map[string]any{"name": "x", "script": strings.Repeat("#", 65<<10)}), "body")
+		wantInvalid(t, a.Do("POST", "/recipes", map[string]any{"name": "x", "script": strings.Repeat("#", 64<<10+1)}), "script")
+		wantInvalid(t, a.Do("POST", "/recipes", map[string]any{"name": "x", "script": strings.Repeat("\x01", 100<<10)}), "body")
+		wantInvalid(t, a.Do("POST", "/projects", map[string]any{"name": strings.Repeat("#", 65<<10)}), "body")
+	})
+
+	t.Run("a 64 KiB script fits", func(t *testing.T) {
+		// Control characters take six bytes each in JSON: the body is far over 64 KiB.
+		script := "#!/bin/sh\n" + strings.Repeat("\x01", 64<<10-10)
+		got := data(t, a.Do("POST", "/recipes", map[string]any{"name": "big", "script": script}).Want(t, 201))
+		if got["script"] != script {
+			t.Error("the script came back changed")
+		}
 	})
 
 	t.Run("ordered with recipe_id", func(t *testing.T) {

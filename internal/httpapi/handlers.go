@@ -42,8 +42,8 @@ func (s *Server) apps(r *request) (int, any, error) {
 func (s *Server) listServers(r *request) (int, any, error) {
 	var f store.ServerFilter
 	var v hosting.Validation
-	if raw := r.URL.Query().Get("project_id"); raw != "" {
-		if id, err := hosting.ParseID(raw); err != nil {
+	if raw, ok := r.URL.Query()["project_id"]; ok {
+		if id, err := hosting.ParseID(raw[0]); err != nil {
 			v.Add("project_id", "validation.positive_integer")
 		} else {
 			f.ProjectID = &id
@@ -235,7 +235,7 @@ func (s *Server) getRecipe(r *request) (int, any, error) {
 
 func (s *Server) createRecipe(r *request) (int, any, error) {
 	var b api.RecipeWrite
-	if err := decode(r.Request, &b); err != nil {
+	if err := decodeMax(r.Request, &b, MaxRecipeBody); err != nil {
 		return 0, nil, err
 	}
 	rc, err := s.svc.CreateRecipe(r.ctx, r.p, b.Name, b.Script)
@@ -251,7 +251,7 @@ func (s *Server) updateRecipe(r *request) (int, any, error) {
 		return 0, nil, err // 404 before 422
 	}
 	var b api.RecipeWrite
-	if err := decode(r.Request, &b); err != nil {
+	if err := decodeMax(r.Request, &b, MaxRecipeBody); err != nil {
 		return 0, nil, err
 	}
 	rc, err := s.svc.UpdateRecipe(r.ctx, r.p, id, b.Name, b.Script)

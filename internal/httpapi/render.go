@@ -17,6 +17,10 @@ import (
 // MaxBody is the largest request body accepted (API-DECISIONS §1).
 const MaxBody = 64 << 10
 
+// MaxRecipeBody caps a recipe's body: its script may be 64 KiB itself, and JSON
+// escaping can make that several times longer on the wire.
+const MaxRecipeBody = 512 << 10
+
 // statusOf is the one map from error codes to HTTP statuses.
 var statusOf = map[hosting.Code]int{
 	hosting.CodeUnauthenticated:    http.StatusUnauthorized,
@@ -88,12 +92,15 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 // decode reads a JSON object body into dst strictly: a field dst does not have is a
 // validation error on that field; a value of the wrong type names its field; anything
 // that is not one JSON object is an error on "body". An empty body counts as {}.
-func decode(r *http.Request, dst any) error {
-	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
+func decode(r *http.Request, dst any) error { return decodeMax(r, dst, MaxBody) }
+
+// decodeMax is decode with a body cap of max bytes.
+func decodeMax(r *http.Request, dst any, max int64) error {
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, max))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return hosting.Invalid("body", "validation.body_too_large", "max", MaxBody)
+			return hosting.Invalid("body", "validation.body_too_large", "max", max)
 		}
 		return hosting.Invalid("body", "validation.invalid_json")
 	}
