@@ -1137,16 +1137,7 @@ func testSSHKeys(t *testing.T, env *testenv.Env, a *testenv.Account) {
 		rs := concurrently(4, func() *testenv.Response {
 			return a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": pub})
 		})
-		if got := statuses(rs); got[201] != 1 || got[422] != 3 {
-			t.Errorf("4 concurrent creates of one key: %v, want one 201 and three 422", got)
-		}
-		for _, r := range rs {
-			if r.Status == 201 {
-				a.Do("DELETE", "/ssh-keys/"+itoa(num(t, data(t, r)["id"])), nil).Want(t, 204)
-			} else {
-				wantInvalid(t, r, "public_key")
-			}
-		}
+		onlyOneCreated(t, a, rs, "/ssh-keys", "public_key")
 	})
 
 	t.Run("delete", func(t *testing.T) {
@@ -1163,6 +1154,22 @@ func testSSHKeys(t *testing.T, env *testenv.Env, a *testenv.Account) {
 		// Once deleted, the key can be stored again.
 		a.Do("POST", "/ssh-keys", map[string]any{"name": "laptop", "public_key": pub}).Want(t, 201)
 	})
+}
+
+// onlyOneCreated checks that of concurrent creates of one thing exactly one answered
+// 201 and every other 422 on field, then deletes what was created.
+func onlyOneCreated(t *testing.T, a *testenv.Account, rs []*testenv.Response, path, field string) {
+	t.Helper()
+	if got := statuses(rs); got[201] != 1 || got[422] != len(rs)-1 {
+		t.Errorf("%d concurrent creates of one %s: %v, want one 201 and the rest 422", len(rs), field, got)
+	}
+	for _, r := range rs {
+		if r.Status == 201 {
+			a.Do("DELETE", path+"/"+itoa(num(t, data(t, r)["id"])), nil).Want(t, 204)
+		} else {
+			wantInvalid(t, r, field)
+		}
+	}
 }
 
 func testProjects(t *testing.T, env *testenv.Env, a *testenv.Account) {
@@ -1190,16 +1197,7 @@ func testProjects(t *testing.T, env *testenv.Env, a *testenv.Account) {
 
 	t.Run("concurrent creates of one name", func(t *testing.T) {
 		rs := concurrently(4, func() *testenv.Response { return a.Do("POST", "/projects", map[string]any{"name": "dup"}) })
-		if got := statuses(rs); got[201] != 1 || got[422] != 3 {
-			t.Errorf("4 concurrent creates of one name: %v, want one 201 and three 422", got)
-		}
-		for _, r := range rs {
-			if r.Status == 201 {
-				a.Do("DELETE", "/projects/"+itoa(num(t, data(t, r)["id"])), nil).Want(t, 204)
-			} else {
-				wantInvalid(t, r, "name")
-			}
-		}
+		onlyOneCreated(t, a, rs, "/projects", "name")
 	})
 
 	t.Run("rename", func(t *testing.T) {
