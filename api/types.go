@@ -208,3 +208,42 @@ type RecipeWrite struct {
 	Name   *string `json:"name"`
 	Script *string `json:"script"`
 }
+
+// Snapshot is a saved state of a server.
+type Snapshot struct {
+	ID            int64     `json:"id"`
+	ServerID      int64     `json:"server_id"`
+	Name          string    `json:"name"`
+	IncludeMemory bool      `json:"include_memory"`
+	SizeGB        int       `json:"size_gb"`
+	Status        string    `json:"status"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// SnapshotCreate is the body of POST /servers/{id}/snapshots.
+type SnapshotCreate struct {
+	Name          *string `json:"name"`
+	IncludeMemory *bool   `json:"include_memory"`
+}
+
+// SnapshotDeletion answers DELETE /servers/{id}/snapshots/{snapshot}.
+type SnapshotDeletion struct {
+	Result string `json:"result"` // deleted or scheduled
+}
+
+// ReinstallRequest is the body of POST /servers/{id}/reinstall.
+type ReinstallRequest struct {
+	ImageID *int64 `json:"image_id"`
+}
+
+// RescaleRequest is the body of POST /servers/{id}/rescale.
+type RescaleRequest struct {
+	PlanID      *int64 `json:"plan_id"`
+	UpgradeDisk *bool  `json:"upgrade_disk"`
+}
+
+// RescaleOption is a plan a server can move to.
+type RescaleOption struct {
+	Plan
+	DiskOK bool `json:"disk_ok"`
+}

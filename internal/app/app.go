@@ -50,6 +50,9 @@ type App struct {
 	driver  compute.Driver
 	lock    *os.File
 	log     *slog.Logger
+
+	// stopSampler stops the metrics sampler (after StartWorkers).
+	stopSampler func()
 }
 
 // Open opens the store, migrates it, loads the default catalog on first start and
@@ -129,6 +132,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, w); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, ops.NewSnapshotDeleteWorker(w)); err != nil {
+		return err
+	}
 	if err := a.requeueOrphans(ctx); err != nil {
 		return fmt.Errorf("requeue jobs of a previous run: %w", err)
 	}
@@ -148,7 +154,11 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	}
 	a.jobs = jobs
 	a.Service.SetEnqueuer(jobs)
-	return jobs.Start(ctx)
+	if err := jobs.Start(ctx); err != nil {
+		return err
+	}
+	a.startSampler()
+	return nil
 }
 
 // requeueOrphans makes jobs that were running when a previous process died available
@@ -195,7 +205,7 @@ func (a *App) Handler() (*httpapi.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.New(a.Service, cat, a.log, httpapi.Config{RateLimit: a.cfg.RateLimit})
+	return httpapi.New(a.Service, cat, a.log, httpapi.Config{RateLimit: a.cfg.RateLimit, Metrics: a.metricsReader()})
 }
 
 // Driver is the compute driver (after StartWorkers).
@@ -204,6 +214,9 @@ func (a *App) Driver() compute.Driver { return a.driver }
 // Close stops the workers (jobs in flight are left to resume at the next start) and
 // closes the store.
 func (a *App) Close(ctx context.Context) error {
+	if a.stopSampler != nil {
+		a.stopSampler()
+	}
 	if a.jobs != nil && a.driver != nil {
 		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := a.jobs.Stop(stopCtx); err != nil {

@@ -69,8 +69,41 @@ type Driver interface {
 	Stop(ctx context.Context, key, name string) error
 	// Reset restarts a running machine at once (hard reset).
 	Reset(ctx context.Context, key, name string) error
+	// Reinstall wipes the machine's disk, writes spec.Image afresh and boots it with
+	// spec's first-boot settings; the machine ends running.
+	Reinstall(ctx context.Context, key string, spec Spec) error
+	// Resize sets a stopped machine's vCPUs and memory and grows its disk to diskGB
+	// (a smaller diskGB leaves the disk as it is); the machine stays stopped.
+	Resize(ctx context.Context, key, name string, vcpus, memoryMB, diskGB int) error
+	// Snapshot saves the machine's disk as snap, and its memory too when withMemory
+	// (the machine must then be running; it keeps running). It returns the size the
+	// snapshot takes, in whole GB (at least 1).
+	Snapshot(ctx context.Context, key, name, snap string, withMemory bool) (sizeGB int, err error)
+	// Restore reverts the machine to snap. From a memory snapshot it ends running,
+	// where the guest was; from a disk-only one it ends in state after (running or
+	// stopped).
+	Restore(ctx context.Context, key, name, snap string, after State) error
+	// DeleteSnapshot removes snap; deleting an absent snapshot is no error.
+	DeleteSnapshot(ctx context.Context, key, name, snap string) error
 	// Destroy removes a machine and its disks; destroying an absent machine is no error.
 	Destroy(ctx context.Context, key, name string) error
 	// Machine reports a machine's state; ErrNotFound when it does not exist.
 	Machine(ctx context.Context, name string) (Machine, error)
+	// Stats reads a machine's cumulative counters (ErrNotFound when it does not
+	// exist). Rates are differences of two readings; a counter may restart from zero
+	// when the machine does, as libvirt's do.
+	Stats(ctx context.Context, name string) (Stats, error)
+}
+
+// Stats are a machine's cumulative counters at one moment, as libvirt's domain stats
+// report them. A stopped machine's counters do not move.
+type Stats struct {
+	At             time.Time
+	Running        bool
+	VCPUs          int
+	CPUTimeNS      uint64 // CPU time used by all vCPUs, in nanoseconds
+	NetRxBytes     uint64 // received by the guest
+	NetTxBytes     uint64 // sent by the guest
+	DiskReadBytes  uint64
+	DiskWriteBytes uint64
 }

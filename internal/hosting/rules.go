@@ -123,3 +123,31 @@ func ParseID(s string) (int64, error) {
 	}
 	return id, nil
 }
+
+// Snapshot name rules (SPEC.md §2).
+const (
+	SnapshotNameMinLen = 2
+	SnapshotNameMaxLen = 40
+	// SnapshotReservedPrefix is kept for snapshots Berth takes itself.
+	SnapshotReservedPrefix = "auto-"
+)
+
+// CheckSnapshotName validates a snapshot name: 2 to 40 characters, letters, digits,
+// dashes and underscores, starting with a letter, not starting with "auto-" in any case.
+func CheckSnapshotName(v *Validation, field, s string) {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case strings.TrimSpace(s) == "":
+		v.Add(field, "validation.required")
+	case n < SnapshotNameMinLen || n > SnapshotNameMaxLen:
+		v.Add(field, "validation.between_chars", "min", SnapshotNameMinLen, "max", SnapshotNameMaxLen)
+	case !isASCIILetter(s[0]) || strings.ContainsFunc(s, func(r rune) bool {
+		return !(r < utf8.RuneSelf && isASCIILetter(byte(r))) && !(r >= '0' && r <= '9') && r != '-' && r != '_'
+	}):
+		v.Add(field, "validation.snapshot_name_chars")
+	case strings.HasPrefix(strings.ToLower(s), SnapshotReservedPrefix):
+		v.Add(field, "validation.snapshot_name_reserved", "prefix", SnapshotReservedPrefix)
+	}
+}
+
+func isASCIILetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }

@@ -1,6 +1,7 @@
 package hosting
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -100,5 +101,47 @@ func TestValidationOrder(t *testing.T) {
 	e := err.(*Error)
 	if got := strings.Join(e.Order, ","); got != "plan_id,root_password,zzz" {
 		t.Fatalf("order = %s", got)
+	}
+}
+
+func TestCheckSnapshotName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, msg string // msg "" means valid
+	}{
+		{"ab", ""},
+		{"before-upgrade_2", ""},
+		{"Z" + strings.Repeat("x", 39), ""},
+		{"autumn", ""}, // only the "auto-" prefix is reserved
+		{"auto", ""},
+		{"", "validation.required"},
+		{"   ", "validation.required"},
+		{"a", "validation.between_chars"},
+		{"a" + strings.Repeat("x", 40), "validation.between_chars"},
+		{"1abc", "validation.snapshot_name_chars"},
+		{"-abc", "validation.snapshot_name_chars"},
+		{"_abc", "validation.snapshot_name_chars"},
+		{"ab c", "validation.snapshot_name_chars"},
+		{"ab.c", "validation.snapshot_name_chars"},
+		{"äbc", "validation.snapshot_name_chars"},
+		{"abç", "validation.snapshot_name_chars"},
+		{"ab\n", "validation.snapshot_name_chars"},
+		{"auto-1", "validation.snapshot_name_reserved"},
+		{"AUTO-nightly", "validation.snapshot_name_reserved"},
+		{"Auto-x", "validation.snapshot_name_reserved"},
+	} {
+		var v Validation
+		CheckSnapshotName(&v, "name", tc.name)
+		err := v.Err()
+		if tc.msg == "" {
+			if err != nil {
+				t.Errorf("%q: %v, want valid", tc.name, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || len(e.Fields["name"]) != 1 || e.Fields["name"][0].ID != tc.msg {
+			t.Errorf("%q: %v, want %s", tc.name, err, tc.msg)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package hosting
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Languages Berth speaks; anything else falls back to English.
 var Languages = []string{"en", "de", "fr"}
@@ -196,15 +199,24 @@ const (
 // Operation is one durable change to a server, carried out by a job. A server has at
 // most one running operation: that is what busy means.
 type Operation struct {
-	ID         int64
-	AccountID  int64
-	ServerID   int64
-	Type       OpType
-	Action     PowerAction // for OpPower
-	Status     OpStatus
-	Error      string
-	StartedAt  time.Time
-	FinishedAt *time.Time
+	ID        int64
+	AccountID int64
+	ServerID  int64
+	Type      OpType
+	Action    PowerAction // for OpPower
+	// SnapshotID is the snapshot an OpSnapshot takes or an OpRestore restores.
+	SnapshotID *int64
+	// ImageID is the image an OpReinstall writes.
+	ImageID *int64
+	// PlanID and UpgradeDisk are what an OpRescale moves to.
+	PlanID      *int64
+	UpgradeDisk bool
+	// AfterStatus is the status an OpRestore from a disk-only snapshot ends in.
+	AfterStatus Status
+	Status      OpStatus
+	Error       string
+	StartedAt   time.Time
+	FinishedAt  *time.Time
 }
 
 // PowerAction is what POST /servers/{id}/power asks for.
@@ -257,3 +269,32 @@ type Transaction struct {
 	ResourceID   *int64
 	CreatedAt    time.Time
 }
+
+// SnapshotStatus is where a snapshot stands.
+type SnapshotStatus string
+
+const (
+	SnapshotCreating  SnapshotStatus = "creating"
+	SnapshotAvailable SnapshotStatus = "available"
+	SnapshotDeleting  SnapshotStatus = "deleting"
+)
+
+// Snapshot is a saved state of a server's disk, and of its memory when IncludeMemory.
+type Snapshot struct {
+	ID            int64
+	AccountID     int64
+	ServerID      int64
+	Name          string
+	IncludeMemory bool
+	// SizeGB is what the snapshot takes, known once it is available (0 before).
+	SizeGB int
+	Status SnapshotStatus
+	// DeleteScheduled: its deletion waits for the server's current operation to end.
+	DeleteScheduled bool
+	CreatedAt       time.Time
+	DeletedAt       *time.Time
+}
+
+// DriverName is the name the compute driver knows the snapshot by: stable, and
+// independent of the name its owner chose.
+func (s *Snapshot) DriverName() string { return fmt.Sprintf("snap-%d", s.ID) }

@@ -300,9 +300,12 @@ type fixture struct {
 	serverID, serverName    string
 	keyID, projectID, recID string
 	opID                    string
+	snapshot                map[string]any // an available snapshot of server
+	snapshotID              string
 }
 
-// newFixture creates a running server (in a project), a key, a project and a recipe.
+// newFixture creates a running server (in a project) with an available snapshot, a
+// key, a project and a recipe.
 func newFixture(t testing.TB, c caller) *fixture {
 	t.Helper()
 	f := &fixture{key: createKey(t, c), project: createProject(t, c), recipe: createRecipe(t, c)}
@@ -310,6 +313,8 @@ func newFixture(t testing.TB, c caller) *fixture {
 	f.opID = itoa(opID(t, ordered))
 	f.server = serverAfter(t, c, ordered)
 	f.serverID, f.serverName = itoa(num(t, f.server["id"])), f.server["name"].(string)
+	f.snapshot, f.server = createSnapshot(t, c, f.serverName, map[string]any{"name": "fixture"})
+	f.snapshotID = itoa(num(t, f.snapshot["id"]))
 	f.keyID, f.projectID, f.recID = itoa(num(t, f.key["id"])), itoa(num(t, f.project["id"])), itoa(num(t, f.recipe["id"]))
 	return f
 }
@@ -322,11 +327,12 @@ func (f *fixture) params(byName bool) map[string]string {
 		srv = f.serverName
 	}
 	return map[string]string{
-		"servers/{id}":    srv,
-		"ssh-keys/{id}":   f.keyID,
-		"projects/{id}":   f.projectID,
-		"recipes/{id}":    f.recID,
-		"operations/{id}": f.opID,
+		"servers/{id}":         srv,
+		"ssh-keys/{id}":        f.keyID,
+		"projects/{id}":        f.projectID,
+		"recipes/{id}":         f.recID,
+		"operations/{id}":      f.opID,
+		"snapshots/{snapshot}": f.snapshotID,
 	}
 }
 
@@ -362,6 +368,12 @@ func validBody(t testing.TB, method, path string) any {
 		return map[string]any{"display_name": "renamed"}
 	case "POST /v1/servers/{id}/power":
 		return map[string]any{"action": "off"}
+	case "POST /v1/servers/{id}/reinstall":
+		return map[string]any{"image_id": 2}
+	case "POST /v1/servers/{id}/rescale":
+		return map[string]any{"plan_id": 2}
+	case "POST /v1/servers/{id}/snapshots":
+		return map[string]any{"name": uniqueName("snap")}
 	case "POST /v1/ssh-keys":
 		return map[string]any{"name": "key", "public_key": newPublicKey(t)}
 	case "POST /v1/projects", "PATCH /v1/projects/{id}":
@@ -517,7 +529,7 @@ func TestContractAuthentication(t *testing.T) {
 	t.Run("every route but openapi.json needs a token", func(t *testing.T) {
 		for _, rt := range routes(t, env) {
 			path := fillPath(t, rt.Path, map[string]string{"servers/{id}": "1", "ssh-keys/{id}": "1",
-				"projects/{id}": "1", "recipes/{id}": "1", "operations/{id}": "1"})
+				"projects/{id}": "1", "recipes/{id}": "1", "operations/{id}": "1", "snapshots/{snapshot}": "1"})
 			r := env.Do("", rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
 			if rt.Scope == "" {
 				if r.Status != 200 {

@@ -124,6 +124,11 @@ func assertFixtureIntact(t testing.TB, c caller, f *fixture) {
 	if rc["name"] != f.recipe["name"] || rc["script"] != f.recipe["script"] {
 		t.Errorf("recipe changed: %v", rc)
 	}
+	snaps := items(t, c.Do("GET", "/servers/"+f.serverID+"/snapshots", nil).Want(t, 200))
+	if len(snaps) != 1 || itoa(num(t, snaps[0]["id"])) != f.snapshotID || snaps[0]["status"] != "available" ||
+		snaps[0]["size_gb"] != f.snapshot["size_gb"] {
+		t.Errorf("snapshots changed: %v, was %v", snaps, f.snapshot)
+	}
 	op := data(t, c.Do("GET", "/operations/"+f.opID, nil).Want(t, 200))
 	if op["status"] != "success" || itoa(num(t, op["server_id"])) != f.serverID {
 		t.Errorf("operation %v", op)

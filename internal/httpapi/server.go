@@ -27,6 +27,8 @@ type Config struct {
 	// AnonRateLimit is requests per minute per client address without a valid token
 	// (default 60).
 	AnonRateLimit int
+	// Metrics answers GET /servers/{id}/metrics (nil: that route answers 503).
+	Metrics MetricsReader
 }
 
 // Server is the /v1 API handler.
@@ -38,6 +40,7 @@ type Server struct {
 	anon    *ratelimit.Limiter
 	mux     *http.ServeMux
 	openapi []byte
+	metrics MetricsReader
 }
 
 // request is what a handler gets.
@@ -69,7 +72,8 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 		return nil, err
 	}
 	s := &Server{svc: svc, i18n: cat, log: log, mux: http.NewServeMux(), openapi: doc,
-		tokens: ratelimit.New(cfg.RateLimit, time.Minute), anon: ratelimit.New(cfg.AnonRateLimit, time.Minute)}
+		tokens: ratelimit.New(cfg.RateLimit, time.Minute), anon: ratelimit.New(cfg.AnonRateLimit, time.Minute),
+		metrics: cfg.Metrics}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" /v1"+rt.path, s.dispatch(rt))
 	}
@@ -79,6 +83,7 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 
 func (s *Server) routes() []route {
 	R, P, S, K, C := hosting.ScopeRead, hosting.ScopePower, hosting.ScopeServers, hosting.ScopeSSHKeys, hosting.ScopeRecipes
+	N := hosting.ScopeSnapshots
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
@@ -90,6 +95,14 @@ func (s *Server) routes() []route {
 		{"PATCH", "/servers/{id}", S, s.patchServer},
 		{"DELETE", "/servers/{id}", S, s.deleteServer},
 		{"POST", "/servers/{id}/power", P, s.power},
+		{"POST", "/servers/{id}/reinstall", S, s.reinstall},
+		{"GET", "/servers/{id}/rescale-options", R, s.rescaleOptions},
+		{"GET", "/servers/{id}/metrics", R, s.serverMetrics},
+		{"POST", "/servers/{id}/rescale", S, s.rescale},
+		{"GET", "/servers/{id}/snapshots", R, s.listSnapshots},
+		{"POST", "/servers/{id}/snapshots", N, s.createSnapshot},
+		{"POST", "/servers/{id}/snapshots/{snapshot}/restore", N, s.restoreSnapshot},
+		{"DELETE", "/servers/{id}/snapshots/{snapshot}", N, s.deleteSnapshot},
 		{"GET", "/ssh-keys", R, s.listSSHKeys},
 		{"POST", "/ssh-keys", K, s.createSSHKey},
 		{"DELETE", "/ssh-keys/{id}", K, s.deleteSSHKey},

@@ -30,10 +30,15 @@ func (OperationArgs) InsertOpts() river.InsertOpts {
 // startOperation marks srv busy with a new operation and enqueues its job, in tx.
 // A server already busy answers CodeBusy naming what holds it.
 func (s *Service) startOperation(ctx context.Context, tx store.Tx, srv hosting.Server, typ hosting.OpType, action hosting.PowerAction) (hosting.Operation, error) {
+	return s.startOp(ctx, tx, srv, hosting.Operation{Type: typ, Action: action})
+}
+
+// startOp is startOperation for an operation with parameters (snapshot, image, plan).
+func (s *Service) startOp(ctx context.Context, tx store.Tx, srv hosting.Server, op hosting.Operation) (hosting.Operation, error) {
 	if srv.Operation != nil {
 		return hosting.Operation{}, busy(srv.Operation)
 	}
-	op := hosting.Operation{AccountID: srv.AccountID, ServerID: srv.ID, Type: typ, Action: action, Status: hosting.OpRunning, StartedAt: s.Now()}
+	op.AccountID, op.ServerID, op.Status, op.StartedAt = srv.AccountID, srv.ID, hosting.OpRunning, s.Now()
 	id, err := tx.StartOperation(ctx, op)
 	if errors.Is(err, store.ErrConflict) {
 		cur, err2 := tx.ServerAny(ctx, srv.ID)
@@ -358,6 +363,16 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 		}
 		if _, err := s.startOperation(ctx, tx, srv, hosting.OpDelete, ""); err != nil {
 			return err
+		}
+		// Its snapshots go with it; destroying the machine removes their data.
+		snaps, err := tx.Snapshots(ctx, srv.ID)
+		if err != nil {
+			return internal("snapshots", err)
+		}
+		for _, snap := range snaps {
+			if err := tx.DeleteSnapshot(ctx, snap.ID, s.Now()); err != nil {
+				return internal("delete snapshot", err)
+			}
 		}
 		return internal("delete server", tx.DeleteServer(ctx, srv.ID, s.Now()))
 	})

@@ -101,6 +101,72 @@ func (w *Worker) run(ctx context.Context, job *river.Job[OperationArgs], op host
 		return w.finish(ctx, job, op, nil)
 	case hosting.OpPower:
 		return w.power(ctx, job, op, srv)
+	case hosting.OpReinstall:
+		if op.ImageID == nil {
+			return fmt.Errorf("%w: reinstall without an image", errPermanent)
+		}
+		srv.ImageID = *op.ImageID
+		spec, err := w.spec(ctx, srv)
+		if err != nil {
+			return err
+		}
+		if err := d.Reinstall(ctx, stepKey(op, "reinstall"), spec); err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, func(tx store.Tx) error {
+			if err := tx.SetServerImage(ctx, srv.ID, srv.ImageID); err != nil {
+				return err
+			}
+			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusRunning)
+		})
+	case hosting.OpRescale:
+		if op.PlanID == nil {
+			return fmt.Errorf("%w: rescale without a plan", errPermanent)
+		}
+		plan, err := w.svc.store.Plan(ctx, *op.PlanID)
+		if err != nil {
+			return err
+		}
+		disk := srv.DiskGB
+		if op.UpgradeDisk {
+			disk = max(disk, plan.DiskGB)
+		}
+		if err := d.Resize(ctx, stepKey(op, "resize"), srv.Name, plan.VCPUs, plan.MemoryMB, disk); err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, func(tx store.Tx) error {
+			if err := tx.SetServerPlan(ctx, srv.ID, plan.ID, plan.VCPUs, plan.MemoryMB, disk); err != nil {
+				return err
+			}
+			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusStopped)
+		})
+	case hosting.OpSnapshot, hosting.OpRestore:
+		if op.SnapshotID == nil {
+			return fmt.Errorf("%w: %s without a snapshot", errPermanent, op.Type)
+		}
+		snap, err := w.svc.store.SnapshotAny(ctx, *op.SnapshotID)
+		if err != nil {
+			return err
+		}
+		if op.Type == hosting.OpSnapshot {
+			size, err := d.Snapshot(ctx, stepKey(op, "snapshot"), srv.Name, snap.DriverName(), snap.IncludeMemory)
+			if err != nil {
+				return err
+			}
+			return w.finish(ctx, job, op, func(tx store.Tx) error { return tx.SnapshotReady(ctx, snap.ID, size) })
+		}
+		after := op.AfterStatus
+		if snap.IncludeMemory {
+			after = hosting.StatusRunning
+		}
+		state := compute.StateStopped
+		if after == hosting.StatusRunning {
+			state = compute.StateRunning
+		}
+		if err := d.Restore(ctx, stepKey(op, "restore"), srv.Name, snap.DriverName(), state); err != nil {
+			return err
+		}
+		return w.finish(ctx, job, op, func(tx store.Tx) error { return tx.SetServerStatus(ctx, srv.ID, after) })
 	}
 	return fmt.Errorf("%w: unknown operation type %q", errPermanent, op.Type)
 }
@@ -198,6 +264,16 @@ func (w *Worker) fail(ctx context.Context, job *river.Job[OperationArgs], op hos
 			return nil // the server is gone for its owner; the operator sees the error
 		case hosting.OpProvision:
 			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusError)
+		case hosting.OpSnapshot:
+			// A snapshot that could not be made is gone; what the driver may have
+			// written of it is removed.
+			if op.SnapshotID != nil {
+				if snap, err := tx.SnapshotAny(ctx, *op.SnapshotID); err == nil && snap.DeletedAt == nil {
+					if err := w.svc.deleteSnapshot(ctx, tx, snap); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		return tx.SetServerStatus(ctx, srv.ID, after)
 	})
@@ -223,6 +299,9 @@ func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], 
 				}
 			}
 			if err := tx.FinishOperation(ctx, op.ID, result, errText, s.Now()); err != nil {
+				return err
+			}
+			if err := s.runScheduledDeletions(ctx, tx, op.ServerID); err != nil {
 				return err
 			}
 			if err := s.followSuspension(ctx, tx, op.ServerID); err != nil {

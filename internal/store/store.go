@@ -38,7 +38,8 @@ type Reader interface {
 	Image(ctx context.Context, id int64) (hosting.Image, error)
 	App(ctx context.Context, id int64) (hosting.App, error)
 	Apps(ctx context.Context) ([]hosting.App, error)
-	// ServersOfPlan counts the live servers of a plan at a location (capacity use).
+	// ServersOfPlan counts the live servers of a plan at a location, and the rescales
+	// to it in progress there (capacity use).
 	ServersOfPlan(ctx context.Context, locationID, planID int64) (int, error)
 
 	// Servers lists an account's live servers, oldest first.
@@ -57,6 +58,13 @@ type Reader interface {
 	Project(ctx context.Context, accountID, id int64) (hosting.Project, error)
 	Recipes(ctx context.Context, accountID int64) ([]hosting.Recipe, error)
 	Recipe(ctx context.Context, accountID, id int64) (hosting.Recipe, error)
+
+	// Snapshots lists a server's live snapshots, newest first.
+	Snapshots(ctx context.Context, serverID int64) ([]hosting.Snapshot, error)
+	// Snapshot finds a live snapshot of a server.
+	Snapshot(ctx context.Context, serverID, id int64) (hosting.Snapshot, error)
+	// SnapshotAny finds a snapshot by id, deleted or not.
+	SnapshotAny(ctx context.Context, id int64) (hosting.Snapshot, error)
 
 	// Operation finds an operation of an account (accountID 0: any account).
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
@@ -96,6 +104,23 @@ type Writer interface {
 	SetServerAddresses(ctx context.Context, id int64, ipv4, ipv6 string) error
 	SetServerSuspended(ctx context.Context, id int64, suspended bool) error
 	DeleteServer(ctx context.Context, id int64, at time.Time) error
+
+	// CreateSnapshot writes a snapshot; ErrConflict when the server has a live one of
+	// the same name (case-insensitively).
+	CreateSnapshot(ctx context.Context, s hosting.Snapshot) (int64, error)
+	// SnapshotReady records a snapshot's size and makes it available.
+	SnapshotReady(ctx context.Context, id int64, sizeGB int) error
+	// ScheduleSnapshotDeletion marks a snapshot deleting, to be deleted when its
+	// server's current operation ends.
+	ScheduleSnapshotDeletion(ctx context.Context, id int64) error
+	// ScheduledSnapshotDeletions lists a server's live snapshots scheduled for deletion.
+	ScheduledSnapshotDeletions(ctx context.Context, serverID int64) ([]hosting.Snapshot, error)
+	// DeleteSnapshot removes a snapshot from its owner's view (deleted_at).
+	DeleteSnapshot(ctx context.Context, id int64, at time.Time) error
+	// SetServerImage records the image a reinstall wrote.
+	SetServerImage(ctx context.Context, id, imageID int64) error
+	// SetServerPlan records what a rescale changed.
+	SetServerPlan(ctx context.Context, id, planID int64, vcpus, memoryMB, diskGB int) error
 
 	// StartOperation writes a running operation and marks its server busy with it. It
 	// answers ErrConflict when the server is already busy.

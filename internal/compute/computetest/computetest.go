@@ -114,6 +114,80 @@ func Exercise(t *testing.T, newDriver func(t *testing.T) compute.Driver) {
 		}
 	})
 
+	t.Run("ReinstallAndResize", func(t *testing.T) {
+		d := newDriver(t)
+		s := spec(t)
+		if _, err := d.Create(ctx, "c", s); err != nil {
+			t.Fatal(err)
+		}
+		s.Image = "image-2"
+		if err := d.Reinstall(ctx, "r1", s); err != nil {
+			t.Fatal(err)
+		}
+		state(t, d, s.Name, compute.StateRunning)
+		if err := d.Stop(ctx, "r2", s.Name); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Resize(ctx, "r3", s.Name, 2, 512, 3); err != nil {
+			t.Fatal(err)
+		}
+		m, err := d.Machine(ctx, s.Name)
+		if err != nil || m.State != compute.StateStopped || m.VCPUs != 2 || m.MemoryMB != 512 || m.DiskGB != 3 {
+			t.Fatalf("after Resize: %+v, %v", m, err)
+		}
+		// A smaller disk never shrinks the one there is.
+		if err := d.Resize(ctx, "r4", s.Name, 1, 256, 1); err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := d.Machine(ctx, s.Name); m.VCPUs != 1 || m.DiskGB != 3 {
+			t.Fatalf("after a downsize: %+v, want 1 vCPU and the 3 GB disk kept", m)
+		}
+	})
+
+	t.Run("Snapshots", func(t *testing.T) {
+		d := newDriver(t)
+		s := spec(t)
+		if _, err := d.Create(ctx, "c", s); err != nil {
+			t.Fatal(err)
+		}
+		mem, err := d.Snapshot(ctx, "p1", s.Name, "with-memory", true)
+		if err != nil || mem < 1 {
+			t.Fatalf("memory snapshot: %d GB, %v", mem, err)
+		}
+		state(t, d, s.Name, compute.StateRunning)
+		if again, err := d.Snapshot(ctx, "p1", s.Name, "with-memory", true); err != nil || again != mem {
+			t.Fatalf("repeated Snapshot: %d, %v", again, err)
+		}
+		if err := d.Stop(ctx, "p2", s.Name); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Snapshot(ctx, "p3", s.Name, "disk", false); err != nil {
+			t.Fatal(err)
+		}
+		// A memory snapshot restores a running guest, whatever is asked.
+		if err := d.Restore(ctx, "p4", s.Name, "with-memory", compute.StateStopped); err != nil {
+			t.Fatal(err)
+		}
+		state(t, d, s.Name, compute.StateRunning)
+		// A disk-only one ends in the state asked for.
+		if err := d.Restore(ctx, "p5", s.Name, "disk", compute.StateStopped); err != nil {
+			t.Fatal(err)
+		}
+		state(t, d, s.Name, compute.StateStopped)
+		if err := d.Restore(ctx, "p6", s.Name, "disk", compute.StateRunning); err != nil {
+			t.Fatal(err)
+		}
+		state(t, d, s.Name, compute.StateRunning)
+		for _, key := range []string{"p7", "p8"} {
+			if err := d.DeleteSnapshot(ctx, key, s.Name, "disk"); err != nil {
+				t.Fatalf("DeleteSnapshot (%s): %v", key, err)
+			}
+		}
+		if err := d.Restore(ctx, "p9", s.Name, "disk", compute.StateRunning); err == nil {
+			t.Fatal("restored a deleted snapshot")
+		}
+	})
+
 	t.Run("AbsentMachine", func(t *testing.T) {
 		d := newDriver(t)
 		for name, call := range map[string]func() error{
@@ -121,10 +195,67 @@ func Exercise(t *testing.T, newDriver func(t *testing.T) compute.Driver) {
 			"shutdown": func() error { return d.Shutdown(ctx, "x2", "server-absent", time.Second) },
 			"stop":     func() error { return d.Stop(ctx, "x3", "server-absent") },
 			"reset":    func() error { return d.Reset(ctx, "x4", "server-absent") },
+			"resize":   func() error { return d.Resize(ctx, "x5", "server-absent", 1, 256, 1) },
+			"reinstall": func() error {
+				return d.Reinstall(ctx, "x6", compute.Spec{Name: "server-absent", VCPUs: 1, MemoryMB: 256, DiskGB: 1, Image: "image-1"})
+			},
+			"snapshot": func() error { _, err := d.Snapshot(ctx, "x7", "server-absent", "s", false); return err },
+			"restore":  func() error { return d.Restore(ctx, "x8", "server-absent", "s", compute.StateRunning) },
 			"machine":  func() error { _, err := d.Machine(ctx, "server-absent"); return err },
 		} {
 			if err := call(); !errors.Is(err, compute.ErrNotFound) {
 				t.Errorf("%s on an absent machine: %v, want ErrNotFound", name, err)
+			}
+		}
+	})
+
+	t.Run("Stats", func(t *testing.T) {
+		d := newDriver(t)
+		s := spec(t)
+		if _, err := d.Create(ctx, "t1", s); err != nil {
+			t.Fatal(err)
+		}
+		read := func() compute.Stats {
+			t.Helper()
+			st, err := d.Stats(ctx, s.Name)
+			if err != nil {
+				t.Fatalf("Stats: %v", err)
+			}
+			return st
+		}
+		notBelow := func(a, b compute.Stats) bool {
+			return b.CPUTimeNS >= a.CPUTimeNS && b.NetRxBytes >= a.NetRxBytes && b.NetTxBytes >= a.NetTxBytes &&
+				b.DiskReadBytes >= a.DiskReadBytes && b.DiskWriteBytes >= a.DiskWriteBytes && !b.At.Before(a.At)
+		}
+		prev := read()
+		if !prev.Running || prev.VCPUs != 1 {
+			t.Fatalf("Stats of a running machine = %+v", prev)
+		}
+		for range 3 {
+			time.Sleep(20 * time.Millisecond)
+			cur := read()
+			if !notBelow(prev, cur) {
+				t.Fatalf("counters went back: %+v, then %+v", prev, cur)
+			}
+			prev = cur
+		}
+		if first := prev; first.CPUTimeNS == 0 || first.NetRxBytes == 0 {
+			t.Fatalf("a running machine used no CPU or network: %+v", first)
+		}
+		if err := d.Stop(ctx, "t2", s.Name); err != nil {
+			t.Fatal(err)
+		}
+		stopped := read()
+		time.Sleep(20 * time.Millisecond)
+		if again := read(); again.Running || again.CPUTimeNS != stopped.CPUTimeNS || !notBelow(prev, again) {
+			t.Fatalf("stopped machine: %+v, then %+v", stopped, again)
+		}
+		if err := d.Destroy(ctx, "t3", s.Name); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{s.Name, "server-absent"} {
+			if _, err := d.Stats(ctx, name); !errors.Is(err, compute.ErrNotFound) {
+				t.Errorf("Stats(%s): %v, want ErrNotFound", name, err)
 			}
 		}
 	})

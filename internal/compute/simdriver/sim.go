@@ -22,6 +22,14 @@ var (
 	StopTime     = 1 * time.Second
 	ResetTime    = 5 * time.Second
 	DestroyTime  = 2 * time.Second
+	// ReinstallTime is wiping the disk, writing the image and the first boot.
+	ReinstallTime = 40 * time.Second
+	ResizeTime    = 10 * time.Second
+	// SnapshotTime is a disk snapshot; one with memory takes SnapshotMemoryTime more.
+	SnapshotTime       = 10 * time.Second
+	SnapshotMemoryTime = 5 * time.Second
+	RestoreTime        = 15 * time.Second
+	DeleteSnapshotTime = 2 * time.Second
 )
 
 // Driver is the simulated driver.
@@ -183,6 +191,11 @@ func (d *Driver) Destroy(ctx context.Context, key, name string) error {
 	readyAt, err := d.apply(ctx, name, key, "destroy", func(tx *sql.Tx, now int64) error {
 		_, err := tx.ExecContext(ctx, d.rebind(`UPDATE sim_machines SET state = ?, destroyed_at = ?, ready_at = ? WHERE name = ? AND destroyed_at IS NULL`),
 			string(compute.StateAbsent), now, now+d.scaled(DestroyTime).Milliseconds(), name)
+		if err != nil {
+			return err
+		}
+		// The machine's snapshots go with its disks.
+		_, err = tx.ExecContext(ctx, d.rebind(`DELETE FROM sim_snapshots WHERE machine = ?`), name)
 		return err
 	})
 	if errors.Is(err, compute.ErrNotFound) {

@@ -140,7 +140,12 @@ func (q queries) locations(ctx context.Context, id int64) ([]hosting.Location, e
 
 func (q queries) ServersOfPlan(ctx context.Context, locationID, planID int64) (int, error) {
 	var n int
-	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM servers WHERE location_id = ? AND plan_id = ? AND deleted_at IS NULL`, locationID, planID).Scan(&n)
+	// A rescale to the plan holds its place from when it is accepted.
+	err := q.q.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM servers WHERE location_id = ? AND plan_id = ? AND deleted_at IS NULL) +
+		(SELECT COUNT(*) FROM operations o JOIN servers s ON s.id = o.server_id
+		  WHERE o.status = 'running' AND o.type = 'rescale' AND o.plan_id = ? AND s.location_id = ? AND s.plan_id <> o.plan_id)`,
+		locationID, planID, planID, locationID).Scan(&n)
 	return n, err
 }
 

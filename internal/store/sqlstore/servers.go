@@ -179,8 +179,10 @@ func (q queries) DeleteServer(ctx context.Context, id int64, at time.Time) error
 // ---- operations ----
 
 func (q queries) StartOperation(ctx context.Context, op hosting.Operation) (int64, error) {
-	id, err := q.insert(ctx, `INSERT INTO operations (account_id, server_id, type, action, status, started_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		op.AccountID, op.ServerID, string(op.Type), string(op.Action), string(hosting.OpRunning), ms(op.StartedAt))
+	id, err := q.insert(ctx, `INSERT INTO operations (account_id, server_id, type, action, snapshot_id, image_id, plan_id, upgrade_disk, after_status, status, started_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		op.AccountID, op.ServerID, string(op.Type), string(op.Action), op.SnapshotID, op.ImageID, op.PlanID, b2i(op.UpgradeDisk), string(op.AfterStatus),
+		string(hosting.OpRunning), ms(op.StartedAt))
 	if err != nil {
 		return 0, err
 	}
@@ -203,16 +205,18 @@ func (q queries) FinishOperation(ctx context.Context, id int64, status hosting.O
 	return err
 }
 
-const opCols = `id, account_id, server_id, type, action, status, error, started_at, finished_at`
+const opCols = `id, account_id, server_id, type, action, snapshot_id, image_id, plan_id, upgrade_disk, after_status, status, error, started_at, finished_at`
 
 func scanOp(sc func(...any) error) (hosting.Operation, error) {
 	var o hosting.Operation
 	var started int64
-	var finished sql.NullInt64
-	if err := sc(&o.ID, &o.AccountID, &o.ServerID, &o.Type, &o.Action, &o.Status, &o.Error, &started, &finished); err != nil {
+	var finished, snapshot, image, plan sql.NullInt64
+	if err := sc(&o.ID, &o.AccountID, &o.ServerID, &o.Type, &o.Action, &snapshot, &image, &plan, &o.UpgradeDisk, &o.AfterStatus,
+		&o.Status, &o.Error, &started, &finished); err != nil {
 		return o, notFound(err)
 	}
 	o.StartedAt, o.FinishedAt = fromMS(started), fromNullMS(finished)
+	o.SnapshotID, o.ImageID, o.PlanID = nullInt(snapshot), nullInt(image), nullInt(plan)
 	return o, nil
 }
 

@@ -253,6 +253,103 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("SnapshotsAndOperationParameters", func(t *testing.T) {
+		s := open(t)
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })
+		a := newAccount(t, s, "snap@example.com")
+		var srv, other int64
+		in(t, s, func(tx store.Tx) error {
+			var err error
+			mk := func(name string) (int64, error) {
+				return tx.CreateServer(ctx, hosting.Server{AccountID: a, Name: name, DisplayName: name, Status: hosting.StatusRunning,
+					LocationID: 1, PlanID: 1, ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20, CreatedAt: now})
+			}
+			if srv, err = mk("server-snap01"); err != nil {
+				return err
+			}
+			other, err = mk("server-snap02")
+			return err
+		})
+		create := func(server int64, name string) (int64, error) {
+			var id int64
+			err := s.InTx(ctx, func(tx store.Tx) error {
+				var err error
+				id, err = tx.CreateSnapshot(ctx, hosting.Snapshot{AccountID: a, ServerID: server, Name: name, IncludeMemory: true,
+					Status: hosting.SnapshotCreating, CreatedAt: now})
+				return err
+			})
+			return id, err
+		}
+		first, err := create(srv, "Nightly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := create(srv, "nightly"); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("same name in another case on the same server: %v, want ErrConflict", err)
+		}
+		if _, err := create(other, "nightly"); err != nil {
+			t.Fatalf("same name on another server: %v", err)
+		}
+		second, err := create(srv, "weekly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in(t, s, func(tx store.Tx) error { return tx.SnapshotReady(ctx, first, 7) })
+		list, err := s.Snapshots(ctx, srv)
+		if err != nil || len(list) != 2 || list[0].ID != second || list[1].SizeGB != 7 || list[1].Status != hosting.SnapshotAvailable || !list[1].IncludeMemory {
+			t.Fatalf("snapshots newest first: %+v, %v", list, err)
+		}
+		// A snapshot scheduled for deletion while it is taken stays "deleting" when ready.
+		in(t, s, func(tx store.Tx) error { return tx.ScheduleSnapshotDeletion(ctx, second) })
+		in(t, s, func(tx store.Tx) error { return tx.SnapshotReady(ctx, second, 3) })
+		due, err := s.Snapshot(ctx, srv, second)
+		if err != nil || due.Status != hosting.SnapshotDeleting || !due.DeleteScheduled {
+			t.Fatalf("scheduled snapshot: %+v, %v", due, err)
+		}
+		in(t, s, func(tx store.Tx) error {
+			sched, err := tx.ScheduledSnapshotDeletions(ctx, srv)
+			if err != nil || len(sched) != 1 || sched[0].ID != second {
+				t.Errorf("scheduled deletions: %+v, %v", sched, err)
+			}
+			return tx.DeleteSnapshot(ctx, second, now)
+		})
+		if _, err := s.Snapshot(ctx, srv, second); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("deleted snapshot: %v", err)
+		}
+		if _, err := s.Snapshot(ctx, other, first); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a snapshot read through another server: %v", err)
+		}
+		if got, err := s.SnapshotAny(ctx, second); err != nil || got.DeletedAt == nil {
+			t.Fatalf("SnapshotAny of a deleted one: %+v, %v", got, err)
+		}
+		if _, err := create(srv, "WEEKLY"); err != nil {
+			t.Fatalf("the name of a deleted snapshot is free again: %v", err)
+		}
+
+		// Operations carry their parameters.
+		plan, image := int64(2), int64(2)
+		var opID int64
+		in(t, s, func(tx store.Tx) error {
+			var err error
+			opID, err = tx.StartOperation(ctx, hosting.Operation{AccountID: a, ServerID: srv, Type: hosting.OpRescale, PlanID: &plan,
+				ImageID: &image, SnapshotID: &first, UpgradeDisk: true, AfterStatus: hosting.StatusStopped, Status: hosting.OpRunning, StartedAt: now})
+			return err
+		})
+		op, err := s.Operation(ctx, a, opID)
+		if err != nil || *op.PlanID != 2 || *op.ImageID != 2 || *op.SnapshotID != first || !op.UpgradeDisk || op.AfterStatus != hosting.StatusStopped {
+			t.Fatalf("operation parameters: %+v, %v", op, err)
+		}
+		// A rescale in progress holds its place in the target plan's capacity.
+		if n, err := s.ServersOfPlan(ctx, 1, 2); err != nil || n != 1 {
+			t.Fatalf("servers of plan 2 with a rescale to it running: %d, %v", n, err)
+		}
+		in(t, s, func(tx store.Tx) error { return tx.SetServerPlan(ctx, srv, 2, 4, 8192, 80) })
+		got, err := s.ServerAny(ctx, srv)
+		if err != nil || got.PlanID != 2 || got.VCPUs != 4 || got.MemoryMB != 8192 || got.DiskGB != 80 {
+			t.Fatalf("after SetServerPlan: %+v, %v", got, err)
+		}
+	})
+
 	t.Run("RollbackLeavesNothing", func(t *testing.T) {
 		s := open(t)
 		boom := errors.New("boom")

@@ -1,0 +1,130 @@
+package simdriver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/store/sqlstore"
+)
+
+// The load model: every machine looks different, and none is a constant or noise.
+func TestLoadIsPlausible(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC).Unix()
+	const minutes = 24 * 60
+	type summary struct{ mean, sd, lag1, minU, maxU, dayRange float64 }
+	sum := func(name string) summary {
+		l := loadOf(name)
+		var u [minutes]float64
+		var s summary
+		s.minU = 1
+		hourly := make([]float64, 24)
+		for i := range u {
+			u[i], _, _, _, _ = l.rates(float64(start + int64(i)*60))
+			s.mean += u[i] / minutes
+			s.minU, s.maxU = min(s.minU, u[i]), max(s.maxU, u[i])
+			hourly[i/60] += u[i] / 60
+		}
+		var cov, v float64
+		for i := range u {
+			v += (u[i] - s.mean) * (u[i] - s.mean)
+			if i > 0 {
+				cov += (u[i] - s.mean) * (u[i-1] - s.mean)
+			}
+		}
+		s.sd, s.lag1 = math.Sqrt(v/minutes), cov/v
+		lo, hi := 1.0, 0.0
+		for _, h := range hourly {
+			lo, hi = min(lo, h), max(hi, h)
+		}
+		s.dayRange = hi - lo
+		return s
+	}
+	seen := map[string]bool{}
+	for i := range 40 {
+		name := fmt.Sprintf("server-%06d", i)
+		s := sum(name)
+		if s.minU <= 0 || s.maxU > 1 {
+			t.Errorf("%s: utilisation %v–%v outside (0, 1]", name, s.minU, s.maxU)
+		}
+		if s.sd == 0 {
+			t.Errorf("%s: constant load", name)
+		}
+		// Minute to minute the load is related (not white noise), and it moves over
+		// the day.
+		if s.lag1 < 0.5 {
+			t.Errorf("%s: lag-1 autocorrelation %.2f: noise, not a machine", name, s.lag1)
+		}
+		if s.dayRange < 0.3*s.mean {
+			t.Errorf("%s: hourly means vary by %.4f around %.4f: flat", name, s.dayRange, s.mean)
+		}
+		seen[fmt.Sprintf("%.4f", s.mean)] = true
+	}
+	if len(seen) < 35 {
+		t.Errorf("only %d distinct mean loads among 40 machines", len(seen))
+	}
+}
+
+// Counters integrate the load: a longer span counts more, split spans add up.
+func TestIntegrate(t *testing.T) {
+	t.Parallel()
+	l := loadOf("server-abc123")
+	from := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC).UnixMilli()
+	hour := l.integrate(from, from+3600_000, 2)
+	var parts counters
+	for i := int64(0); i < 60; i++ {
+		parts = parts.plus(l.integrate(from+i*60_000, from+(i+1)*60_000, 2))
+	}
+	near := func(a, b int64) bool { return math.Abs(float64(a-b)) <= 1e-6*float64(max(a, b))+60 }
+	if !near(hour.cpu, parts.cpu) || !near(hour.rx, parts.rx) || !near(hour.write, parts.write) {
+		t.Errorf("an hour at once %+v, minute by minute %+v", hour, parts)
+	}
+	if hour.cpu <= 0 || hour.cpu > 2*3600*1e9 {
+		t.Errorf("cpu ns in an hour on 2 vCPUs: %d", hour.cpu)
+	}
+}
+
+// Counters outlive the driver: a new driver on the same database goes on from them.
+func TestStatsPersist(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now() // Create waits on the real clock
+	d := New(db.WriteDB(), 0.0001, db.Rebind)
+	d.now = func() time.Time { return clock }
+	if _, err := d.Create(ctx, "k", compute.Spec{Name: "server-keep01", VCPUs: 2, MemoryMB: 2048, DiskGB: 40}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Stats(ctx, "server-keep01"); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Hour)
+	before, err := d.Stats(ctx, "server-keep01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An hour of a running 2-vCPU machine: some CPU, at most all of it.
+	if before.CPUTimeNS == 0 || before.CPUTimeNS > 2*3600e9 || before.NetTxBytes == 0 || before.DiskWriteBytes == 0 {
+		t.Fatalf("after an hour: %+v", before)
+	}
+	again := New(db.WriteDB(), 0.0001, db.Rebind)
+	again.now = func() time.Time { return clock.Add(time.Minute) }
+	after, err := again.Stats(ctx, "server-keep01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.CPUTimeNS <= before.CPUTimeNS || after.NetRxBytes <= before.NetRxBytes || after.DiskReadBytes <= before.DiskReadBytes {
+		t.Fatalf("after a restart: %+v, before %+v", after, before)
+	}
+}

@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Reinstall, rescale and snapshots: issue "Server operations".
+
+func (s *Server) reinstall(r *request) (int, any, error) {
+	srv, err := s.writable(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	var b api.ReinstallRequest
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	srv, err = s.svc.Reinstall(r.ctx, r.p, srv.ID, b.ImageID)
+	return http.StatusOK, one(toServer(srv)), err
+}
+
+func (s *Server) rescaleOptions(r *request) (int, any, error) {
+	ref, err := s.serverRef(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	opts, err := s.svc.RescaleOptions(r.ctx, r.p, ref)
+	return http.StatusOK, list(opts, toRescaleOption), err
+}
+
+func (s *Server) rescale(r *request) (int, any, error) {
+	srv, err := s.writable(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	var b api.RescaleRequest
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	srv, err = s.svc.Rescale(r.ctx, r.p, srv.ID, b.PlanID, b.UpgradeDisk != nil && *b.UpgradeDisk)
+	return http.StatusOK, one(toServer(srv)), err
+}
+
+func (s *Server) listSnapshots(r *request) (int, any, error) {
+	ref, err := s.serverRef(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	snaps, err := s.svc.Snapshots(r.ctx, r.p, ref)
+	return http.StatusOK, list(snaps, toSnapshot), err
+}
+
+func (s *Server) createSnapshot(r *request) (int, any, error) {
+	srv, err := s.writable(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	var b api.SnapshotCreate
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
+	snap, err := s.svc.CreateSnapshot(r.ctx, r.p, srv.ID, b.Name, b.IncludeMemory != nil && *b.IncludeMemory)
+	return http.StatusCreated, one(toSnapshot(snap)), err
+}
+
+// snapshotTarget resolves {id} and {snapshot} before the body is read: an unknown
+// server or snapshot is 404, then a suspended server 403 (API-DECISIONS §2). The use
+// case checks both again in its transaction.
+func (s *Server) snapshotTarget(r *request) (hosting.Server, int64, error) {
+	ref, err := s.serverRef(r)
+	if err != nil {
+		return hosting.Server{}, 0, err
+	}
+	srv, err := s.svc.Server(r.ctx, r.p, ref)
+	if err != nil {
+		return srv, 0, err
+	}
+	id, err := hosting.ParseID(r.PathValue("snapshot"))
+	if err != nil {
+		return srv, 0, hosting.ErrNotFound()
+	}
+	if _, err := s.svc.Store().Snapshot(r.ctx, srv.ID, id); errors.Is(err, store.ErrNotFound) {
+		return srv, 0, hosting.ErrNotFound()
+	} else if err != nil {
+		return srv, 0, err
+	}
+	if srv.Suspended {
+		return srv, 0, hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
+	}
+	return srv, id, nil
+}
+
+func (s *Server) restoreSnapshot(r *request) (int, any, error) {
+	srv, snapID, err := s.snapshotTarget(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := decode(r.Request, &struct{}{}); err != nil {
+		return 0, nil, err
+	}
+	srv, err = s.svc.RestoreSnapshot(r.ctx, r.p, srv.ID, snapID)
+	return http.StatusOK, one(toServer(srv)), err
+}
+
+func (s *Server) deleteSnapshot(r *request) (int, any, error) {
+	srv, snapID, err := s.snapshotTarget(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	deleted, err := s.svc.DeleteSnapshot(r.ctx, r.p, srv.ID, snapID)
+	res := api.SnapshotDeletion{Result: "scheduled"}
+	if deleted {
+		res.Result = "deleted"
+	}
+	return http.StatusAccepted, one(res), err
+}
+
+func toSnapshot(s hosting.Snapshot) api.Snapshot {
+	return api.Snapshot{ID: s.ID, ServerID: s.ServerID, Name: s.Name, IncludeMemory: s.IncludeMemory, SizeGB: s.SizeGB,
+		Status: string(s.Status), CreatedAt: s.CreatedAt}
+}
+
+func toRescaleOption(o ops.RescaleOption) api.RescaleOption {
+	p := o.Plan
+	return api.RescaleOption{Plan: api.Plan{ID: p.ID, Name: p.Name, VCPUs: p.VCPUs, MemoryMB: p.MemoryMB, DiskGB: p.DiskGB,
+		PriceHourly: p.PriceHourly.String(), PriceMonthly: p.PriceMonthly.String(), InStock: o.InStock}, DiskOK: o.DiskOK}
+}

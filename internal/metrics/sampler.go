@@ -1,0 +1,129 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+)
+
+// StatsReader reads a machine's counters (every compute.Driver is one).
+type StatsReader interface {
+	Stats(ctx context.Context, name string) (compute.Stats, error)
+}
+
+// Sampler turns counters into stored rates: each round it reads every live server's
+// counters and stores, per server, the rates since its previous reading. The first
+// reading of a server (after a start of berthd too) only sets the baseline.
+type Sampler struct {
+	store    Store
+	driver   StatsReader
+	interval time.Duration
+	log      *slog.Logger
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+	// Retention is how long samples are kept (default Retention).
+	Retention time.Duration
+
+	prev map[int64]compute.Stats
+}
+
+// NewSampler returns a sampler reading driver every interval into st.
+func NewSampler(st Store, driver StatsReader, interval time.Duration, log *slog.Logger) *Sampler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Sampler{store: st, driver: driver, interval: interval, log: log, Now: time.Now, Retention: Retention,
+		prev: map[int64]compute.Stats{}}
+}
+
+// Run samples every interval until ctx ends. Errors are logged, never fatal: a round
+// that fails is a gap in the charts.
+func (s *Sampler) Run(ctx context.Context) {
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.SampleOnce(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("metrics sampling", "err", err)
+			}
+		}
+	}
+}
+
+// SampleOnce reads every live server once, stores the samples it can compute and
+// prunes what is older than the retention. A machine that does not exist (yet, or
+// any more) is skipped.
+func (s *Sampler) SampleOnce(ctx context.Context) error {
+	targets, err := s.store.MetricTargets(ctx)
+	if err != nil {
+		return fmt.Errorf("metric targets: %w", err)
+	}
+	live := make(map[int64]bool, len(targets))
+	var samples []Sample
+	var firstErr error
+	for _, tg := range targets {
+		live[tg.ServerID] = true
+		st, err := s.driver.Stats(ctx, tg.Name)
+		if errors.Is(err, compute.ErrNotFound) {
+			delete(s.prev, tg.ServerID)
+			continue
+		}
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("stats of %s: %w", tg.Name, err)
+			}
+			continue
+		}
+		prev, ok := s.prev[tg.ServerID]
+		s.prev[tg.ServerID] = st
+		if !ok {
+			continue
+		}
+		if sm, ok := Rates(prev, st); ok {
+			sm.ServerID = tg.ServerID
+			samples = append(samples, sm)
+		}
+	}
+	for id := range s.prev {
+		if !live[id] {
+			delete(s.prev, id)
+		}
+	}
+	if len(samples) > 0 {
+		if err := s.store.AddMetricSamples(ctx, samples); err != nil {
+			return fmt.Errorf("store samples: %w", err)
+		}
+	}
+	if _, err := s.store.PruneMetricSamples(ctx, s.Now().Add(-s.Retention)); err != nil {
+		return fmt.Errorf("prune samples: %w", err)
+	}
+	return firstErr
+}
+
+// Rates turns two readings of one machine into a sample at cur.At. ok is false when
+// no time passed between them. A counter lower than before started again from zero
+// (the machine restarted): what it counts now is what it counted since.
+func Rates(prev, cur compute.Stats) (s Sample, ok bool) {
+	dt := cur.At.Sub(prev.At).Seconds()
+	if dt <= 0 {
+		return Sample{}, false
+	}
+	delta := func(a, b uint64) float64 {
+		if b < a {
+			return float64(b)
+		}
+		return float64(b - a)
+	}
+	rate := func(a, b uint64) int64 { return int64(delta(a, b)/dt + 0.5) }
+	s = Sample{At: cur.At, NetIn: rate(prev.NetRxBytes, cur.NetRxBytes), NetOut: rate(prev.NetTxBytes, cur.NetTxBytes),
+		DiskRead: rate(prev.DiskReadBytes, cur.DiskReadBytes), DiskWrite: rate(prev.DiskWriteBytes, cur.DiskWriteBytes)}
+	s.CPU = min(100, delta(prev.CPUTimeNS, cur.CPUTimeNS)/(dt*1e9*float64(max(cur.VCPUs, 1)))*100)
+	return s, true
+}

@@ -1,0 +1,212 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/metrics"
+)
+
+// memStore is an in-memory metrics.Store.
+type memStore struct {
+	mu      sync.Mutex
+	targets []metrics.Target
+	samples map[int64][]metrics.Sample
+}
+
+func (m *memStore) MetricTargets(context.Context) ([]metrics.Target, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]metrics.Target(nil), m.targets...), nil
+}
+
+func (m *memStore) AddMetricSamples(_ context.Context, ss []metrics.Sample) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range ss {
+		m.samples[s.ServerID] = append(m.samples[s.ServerID], s)
+	}
+	return nil
+}
+
+func (m *memStore) PruneMetricSamples(_ context.Context, before time.Time) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for id, ss := range m.samples {
+		var keep []metrics.Sample
+		for _, s := range ss {
+			if s.At.Before(before) {
+				n++
+			} else {
+				keep = append(keep, s)
+			}
+		}
+		m.samples[id] = keep
+	}
+	return n, nil
+}
+
+func (m *memStore) MetricSamples(_ context.Context, id int64, from, to time.Time) ([]metrics.Sample, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []metrics.Sample
+	for _, s := range m.samples[id] {
+		if !s.At.Before(from) && s.At.Before(to) {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out, nil
+}
+
+func (m *memStore) MetricBuckets(ctx context.Context, id int64, from, to time.Time, step int64) ([]metrics.Bucket, error) {
+	ss, err := m.MetricSamples(ctx, id, from, to)
+	return metrics.Downsample(ss, step), err
+}
+
+// fakeMachines hands out counters the test sets.
+type fakeMachines struct {
+	now      func() time.Time
+	counters map[string]compute.Stats
+	fail     map[string]error
+}
+
+func (f *fakeMachines) Stats(_ context.Context, name string) (compute.Stats, error) {
+	if err := f.fail[name]; err != nil {
+		return compute.Stats{}, err
+	}
+	s, ok := f.counters[name]
+	if !ok {
+		return compute.Stats{}, compute.ErrNotFound
+	}
+	s.At = f.now()
+	return s, nil
+}
+
+func TestSampler(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := time.Unix(1_800_000_000, 0)
+	now := func() time.Time { return clock }
+	st := &memStore{samples: map[int64][]metrics.Sample{},
+		targets: []metrics.Target{{1, "server-a"}, {2, "server-b"}, {3, "server-gone"}, {4, "server-err"}}}
+	drv := &fakeMachines{now: now, counters: map[string]compute.Stats{
+		"server-a": {Running: true, VCPUs: 2},
+		"server-b": {Running: true, VCPUs: 1, CPUTimeNS: 5e12, NetRxBytes: 1e9},
+	}, fail: map[string]error{"server-err": errors.New("hypervisor down")}}
+	s := metrics.NewSampler(st, drv, time.Minute, nil)
+	s.Now = now
+	advance := func(d time.Duration, change func()) {
+		clock = clock.Add(d)
+		change()
+	}
+
+	// First round: only baselines, nothing stored; the failing machine is reported.
+	if err := s.SampleOnce(ctx); err == nil {
+		t.Error("a failing machine was not reported")
+	}
+	if n := len(st.samples[1]) + len(st.samples[2]); n != 0 {
+		t.Fatalf("first round stored %d samples, want only baselines", n)
+	}
+
+	// A minute later: a at 50 % of 2 vCPUs, 1 MB/s in; b stopped (counters still).
+	advance(time.Minute, func() {
+		a := drv.counters["server-a"]
+		a.CPUTimeNS += 60e9 // one vCPU-minute of two
+		a.NetRxBytes += 60e6
+		a.NetTxBytes += 6e6
+		a.DiskReadBytes += 600
+		a.DiskWriteBytes += 1200
+		drv.counters["server-a"] = a
+		b := drv.counters["server-b"]
+		b.Running = false
+		drv.counters["server-b"] = b
+	})
+	_ = s.SampleOnce(ctx)
+	want := metrics.Sample{ServerID: 1, At: clock, CPU: 50, NetIn: 1e6, NetOut: 1e5, DiskRead: 10, DiskWrite: 20}
+	if got := st.samples[1]; len(got) != 1 || got[0] != want {
+		t.Fatalf("a: %+v, want %+v", got, want)
+	}
+	if got := st.samples[2]; len(got) != 1 || got[0].CPU != 0 || got[0].NetIn != 0 {
+		t.Fatalf("stopped b: %+v, want a zero sample", got)
+	}
+
+	// b restarted: its counters began again from zero. What they count since is the rate.
+	advance(30*time.Second, func() {
+		drv.counters["server-b"] = compute.Stats{Running: true, VCPUs: 1, CPUTimeNS: 15e9, NetRxBytes: 3000}
+	})
+	_ = s.SampleOnce(ctx)
+	if got := st.samples[2]; len(got) != 2 || got[1].CPU != 50 || got[1].NetIn != 100 {
+		t.Fatalf("b after a counter reset: %+v, want 50 %% and 100 B/s", got)
+	}
+
+	// CPU is capped at 100 % (counters read slightly apart).
+	advance(time.Minute, func() {
+		a := drv.counters["server-a"]
+		a.CPUTimeNS += 2*60e9 + 1e9
+		drv.counters["server-a"] = a
+	})
+	_ = s.SampleOnce(ctx)
+	if got := st.samples[1]; got[len(got)-1].CPU != 100 {
+		t.Fatalf("a: cpu %v, want 100", got[len(got)-1].CPU)
+	}
+
+	// No time passed: no sample.
+	n := len(st.samples[1])
+	_ = s.SampleOnce(ctx)
+	if len(st.samples[1]) != n {
+		t.Fatal("a sample for zero elapsed time")
+	}
+
+	// A week and a bit later everything so far is pruned; the new sample stays.
+	advance(metrics.Retention+time.Minute, func() {})
+	_ = s.SampleOnce(ctx)
+	if got := st.samples[1]; len(got) != 1 || !got[0].At.Equal(clock) {
+		t.Fatalf("after the retention: %+v, want only the newest", got)
+	}
+	if math.Abs(st.samples[1][0].CPU) > 100 {
+		t.Fatal("cpu out of range")
+	}
+}
+
+// Run samples at its interval until its context ends.
+func TestSamplerRun(t *testing.T) {
+	t.Parallel()
+	st := &memStore{samples: map[int64][]metrics.Sample{}, targets: []metrics.Target{{1, "server-a"}}}
+	var mu sync.Mutex
+	var cpu uint64
+	drv := statsFunc(func(string) (compute.Stats, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		cpu += 5e6
+		return compute.Stats{At: time.Now(), Running: true, VCPUs: 1, CPUTimeNS: cpu}, nil
+	})
+	s := metrics.NewSampler(st, drv, 5*time.Millisecond, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, _ := st.MetricSamples(ctx, 1, time.Time{}, time.Now().Add(time.Hour))
+		if len(got) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d samples after 5 s", len(got))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
+type statsFunc func(name string) (compute.Stats, error)
+
+func (f statsFunc) Stats(_ context.Context, name string) (compute.Stats, error) { return f(name) }

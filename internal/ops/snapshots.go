@@ -1,0 +1,215 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/riverqueue/river"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Snapshots lists a server's snapshots, newest first.
+func (s *Service) Snapshots(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) ([]hosting.Snapshot, error) {
+	srv, err := s.server(ctx, s.store, p, ref)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.store.Snapshots(ctx, srv.ID)
+	return out, internal("snapshots", err)
+}
+
+// snapshot finds a live snapshot of a server, or CodeNotFound.
+func (s *Service) snapshot(ctx context.Context, r store.Reader, srv hosting.Server, id int64) (hosting.Snapshot, error) {
+	snap, err := r.Snapshot(ctx, srv.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return snap, hosting.ErrNotFound()
+	}
+	return snap, internal("snapshot", err)
+}
+
+// CreateSnapshot starts a snapshot of a server, with its memory when includeMemory
+// (the server must then be running). The server is busy until the snapshot is
+// available.
+func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id int64, name *string, includeMemory bool) (hosting.Snapshot, error) {
+	var snap hosting.Snapshot
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		srv, err := s.writable(ctx, tx, p, id)
+		if err != nil {
+			return err
+		}
+		var v hosting.Validation
+		if name == nil {
+			v.Add("name", "validation.required")
+		} else {
+			hosting.CheckSnapshotName(&v, "name", *name)
+		}
+		if !v.Has("name") {
+			live, err := tx.Snapshots(ctx, srv.ID)
+			if err != nil {
+				return internal("snapshots", err)
+			}
+			for _, o := range live {
+				if strings.EqualFold(o.Name, *name) {
+					v.Add("name", "validation.snapshot_name_taken")
+				}
+			}
+		}
+		if err := v.Err("name", "include_memory"); err != nil {
+			return err
+		}
+		if srv.Operation != nil {
+			return busy(srv.Operation)
+		}
+		if includeMemory && srv.Status != hosting.StatusRunning {
+			return hosting.Invalid("include_memory", "validation.memory_needs_running", "status", string(srv.Status))
+		}
+		if srv.Status != hosting.StatusRunning && srv.Status != hosting.StatusStopped {
+			return hosting.Invalid("server", "validation.server_state", "status", string(srv.Status))
+		}
+		snap = hosting.Snapshot{AccountID: srv.AccountID, ServerID: srv.ID, Name: *name, IncludeMemory: includeMemory,
+			Status: hosting.SnapshotCreating, CreatedAt: s.Now()}
+		if snap.ID, err = tx.CreateSnapshot(ctx, snap); errors.Is(err, store.ErrConflict) {
+			return hosting.Invalid("name", "validation.snapshot_name_taken")
+		} else if err != nil {
+			return internal("create snapshot", err)
+		}
+		_, err = s.startOp(ctx, tx, srv, hosting.Operation{Type: hosting.OpSnapshot, SnapshotID: &snap.ID})
+		return err
+	})
+	return snap, err
+}
+
+// RestoreSnapshot rebuilds a server from one of its snapshots. The server answers in
+// status restoring; from a memory snapshot it ends running, from a disk-only one in
+// the power state it had when the restore was asked for (API-DECISIONS §6).
+func (s *Service) RestoreSnapshot(ctx context.Context, p hosting.Principal, id, snapshotID int64) (hosting.Server, error) {
+	var srv hosting.Server
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		if srv, err = s.server(ctx, tx, p, hosting.ServerRef{ID: id}); err != nil {
+			return err
+		}
+		snap, err := s.snapshot(ctx, tx, srv, snapshotID)
+		if err != nil {
+			return err
+		}
+		if srv.Suspended {
+			return hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
+		}
+		if srv.Operation != nil {
+			return busy(srv.Operation)
+		}
+		if snap.Status != hosting.SnapshotAvailable {
+			return hosting.Invalid("snapshot", "validation.snapshot_unavailable", "status", string(snap.Status))
+		}
+		after := hosting.StatusStopped
+		switch srv.Status {
+		case hosting.StatusRunning:
+			after = hosting.StatusRunning
+		case hosting.StatusStopped, hosting.StatusError:
+		default:
+			return hosting.Invalid("server", "validation.server_state", "status", string(srv.Status))
+		}
+		op, err := s.startOp(ctx, tx, srv, hosting.Operation{Type: hosting.OpRestore, SnapshotID: &snap.ID, AfterStatus: after})
+		if err != nil {
+			return err
+		}
+		srv.Operation, srv.Status = &op, hosting.StatusRestoring
+		return internal("set status", tx.SetServerStatus(ctx, srv.ID, srv.Status))
+	})
+	return srv, err
+}
+
+// DeleteSnapshot deletes a snapshot at once (true), or, while its server is busy,
+// schedules the deletion for when the current operation ends (false).
+func (s *Service) DeleteSnapshot(ctx context.Context, p hosting.Principal, id, snapshotID int64) (deleted bool, err error) {
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		srv, err := s.server(ctx, tx, p, hosting.ServerRef{ID: id})
+		if err != nil {
+			return err
+		}
+		snap, err := s.snapshot(ctx, tx, srv, snapshotID)
+		if err != nil {
+			return err
+		}
+		if srv.Suspended {
+			return hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
+		}
+		if srv.Operation != nil || snap.Status == hosting.SnapshotCreating {
+			return internal("schedule snapshot deletion", tx.ScheduleSnapshotDeletion(ctx, snap.ID))
+		}
+		deleted = true
+		return s.deleteSnapshot(ctx, tx, snap)
+	})
+	return deleted, err
+}
+
+// deleteSnapshot removes a snapshot from its owner's view and enqueues the removal
+// of its data from the machine, in tx.
+func (s *Service) deleteSnapshot(ctx context.Context, tx store.Tx, snap hosting.Snapshot) error {
+	if err := tx.DeleteSnapshot(ctx, snap.ID, s.Now()); err != nil {
+		return internal("delete snapshot", err)
+	}
+	if _, err := s.jobs.InsertTx(ctx, tx.SQL(), SnapshotDeleteArgs{SnapshotID: snap.ID}, nil); err != nil {
+		return internal("enqueue", err)
+	}
+	return nil
+}
+
+// runScheduledDeletions deletes, in tx, the server's snapshots whose deletion waited
+// for the operation that is ending.
+func (s *Service) runScheduledDeletions(ctx context.Context, tx store.Tx, serverID int64) error {
+	due, err := tx.ScheduledSnapshotDeletions(ctx, serverID)
+	if err != nil {
+		return err
+	}
+	for _, snap := range due {
+		if err := s.deleteSnapshot(ctx, tx, snap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SnapshotDeleteArgs is the job that removes a deleted snapshot's data from its
+// machine. It holds no operation: the server stays free meanwhile.
+type SnapshotDeleteArgs struct {
+	SnapshotID int64 `json:"snapshot_id"`
+}
+
+// Kind implements river.JobArgs.
+func (SnapshotDeleteArgs) Kind() string { return "berth.snapshot_delete" }
+
+// SnapshotDeleteWorker carries out SnapshotDeleteArgs.
+type SnapshotDeleteWorker struct {
+	river.WorkerDefaults[SnapshotDeleteArgs]
+	w *Worker
+}
+
+// NewSnapshotDeleteWorker returns the worker for snapshot deletions.
+func NewSnapshotDeleteWorker(w *Worker) *SnapshotDeleteWorker { return &SnapshotDeleteWorker{w: w} }
+
+// Work implements river.Worker. The driver call is keyed by the snapshot, so a
+// repeated job removes the data once.
+func (sw *SnapshotDeleteWorker) Work(ctx context.Context, job *river.Job[SnapshotDeleteArgs]) error {
+	st := sw.w.svc.store
+	snap, err := st.SnapshotAny(ctx, job.Args.SnapshotID)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	srv, err := st.ServerAny(ctx, snap.ServerID)
+	if err != nil {
+		return err
+	}
+	err = sw.w.driver.DeleteSnapshot(ctx, "snapshot-delete-"+snap.DriverName(), srv.Name, snap.DriverName())
+	if err == nil {
+		sw.w.svc.log.Info("snapshot deleted", "snapshot", snap.ID, "server", srv.Name)
+	}
+	return err
+}
