@@ -30,6 +30,23 @@ func (s *Service) snapshot(ctx context.Context, r store.Reader, srv hosting.Serv
 	return snap, internal("snapshot", err)
 }
 
+// writableSnapshot finds a server and one of its snapshots that the principal may
+// change: 404 for either, then 403 when the server is suspended (API-DECISIONS §2).
+func (s *Service) writableSnapshot(ctx context.Context, tx store.Tx, p hosting.Principal, id, snapshotID int64) (hosting.Server, hosting.Snapshot, error) {
+	srv, err := s.server(ctx, tx, p, hosting.ServerRef{ID: id})
+	if err != nil {
+		return srv, hosting.Snapshot{}, err
+	}
+	snap, err := s.snapshot(ctx, tx, srv, snapshotID)
+	if err != nil {
+		return srv, snap, err
+	}
+	if srv.Suspended {
+		return srv, snap, hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
+	}
+	return srv, snap, nil
+}
+
 // CreateSnapshot starts a snapshot of a server, with its memory when includeMemory
 // (the server must then be running). The server is busy until the snapshot is
 // available.
@@ -88,16 +105,10 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 func (s *Service) RestoreSnapshot(ctx context.Context, p hosting.Principal, id, snapshotID int64) (hosting.Server, error) {
 	var srv hosting.Server
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var snap hosting.Snapshot
 		var err error
-		if srv, err = s.server(ctx, tx, p, hosting.ServerRef{ID: id}); err != nil {
+		if srv, snap, err = s.writableSnapshot(ctx, tx, p, id, snapshotID); err != nil {
 			return err
-		}
-		snap, err := s.snapshot(ctx, tx, srv, snapshotID)
-		if err != nil {
-			return err
-		}
-		if srv.Suspended {
-			return hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
 		}
 		if srv.Operation != nil {
 			return busy(srv.Operation)
@@ -127,16 +138,9 @@ func (s *Service) RestoreSnapshot(ctx context.Context, p hosting.Principal, id, 
 // schedules the deletion for when the current operation ends (false).
 func (s *Service) DeleteSnapshot(ctx context.Context, p hosting.Principal, id, snapshotID int64) (deleted bool, err error) {
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
-		srv, err := s.server(ctx, tx, p, hosting.ServerRef{ID: id})
+		srv, snap, err := s.writableSnapshot(ctx, tx, p, id, snapshotID)
 		if err != nil {
 			return err
-		}
-		snap, err := s.snapshot(ctx, tx, srv, snapshotID)
-		if err != nil {
-			return err
-		}
-		if srv.Suspended {
-			return hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
 		}
 		if srv.Operation != nil || snap.Status == hosting.SnapshotCreating {
 			return internal("schedule snapshot deletion", tx.ScheduleSnapshotDeletion(ctx, snap.ID))

@@ -11,7 +11,6 @@ import (
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
 // The token and server reads are answered from memory; these tests prove they are
@@ -21,18 +20,7 @@ func TestCachedReadsFollowWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	open := func() *sqlstore.DB {
-		db, err := sqlstore.OpenSQLite(ctx, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	serve, admin := open(), open()
+	serve, admin := openMigrated(t, dir), openMigrated(t, dir)
 	in := func(s store.Store, fn func(tx store.Tx) error) {
 		t.Helper()
 		if err := s.InTx(ctx, fn); err != nil {
@@ -136,16 +124,9 @@ func TestCachedReadsFollowWrites(t *testing.T) {
 func TestCachedReadsAreCopies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := openMigrated(t, t.TempDir())
 	hash := sha256.Sum256([]byte("copy"))
-	err = db.InTx(ctx, func(tx store.Tx) error {
+	err := db.InTx(ctx, func(tx store.Tx) error {
 		acct, err := tx.CreateAccount(ctx, hosting.Account{Email: "d@example.com", Language: "en", Currency: "EUR", ServerQuota: 1, CreatedAt: time.Now()})
 		if err != nil {
 			return err

@@ -10,20 +10,12 @@ import (
 	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/ops"
-	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
 func TestMetricSamples(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := openMigrated(t, t.TempDir())
 	if err := ops.New(db, nil, nil).EnsureCatalog(ctx, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}

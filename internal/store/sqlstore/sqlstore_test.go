@@ -9,19 +9,23 @@ import (
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
+// openMigrated opens the store in dir, migrated, closed when the test ends.
+func openMigrated(t *testing.T, dir string) *sqlstore.DB {
+	t.Helper()
+	db, err := sqlstore.OpenSQLite(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func TestSQLite(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) store.Store {
-		db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	})
+	storetest.Exercise(t, func(t *testing.T) store.Store { return openMigrated(t, t.TempDir()) })
 }
 
 // Migrating twice (every start does) changes nothing.
