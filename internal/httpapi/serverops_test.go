@@ -546,11 +546,11 @@ func TestServerOpsSnapshots(t *testing.T) {
 	})
 }
 
-// TestServerOpsBusy runs slowly enough (a snapshot with memory takes 1.5 s) to see
+// TestServerOpsBusy runs slowly enough (a snapshot with memory takes 3 s) to see
 // each operation while it runs.
 func TestServerOpsBusy(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.1})
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.2})
 	a := env.NewAccount("en", "100", "")
 	ordered := order(t, a, baseOrder())
 	name := ordered["name"].(string)
