@@ -247,3 +247,59 @@ type RescaleOption struct {
 	Plan
 	DiskOK bool `json:"disk_ok"`
 }
+
+// Billing is GET /billing (API-DECISIONS §8).
+type Billing struct {
+	Credit      string  `json:"credit"`
+	Currency    string  `json:"currency"`
+	HourlyBurn  string  `json:"hourly_burn"`
+	MonthlyBurn string  `json:"monthly_burn"`
+	DaysLeft    *int64  `json:"days_left"`
+	MonthToDate string  `json:"month_to_date"`
+	Budget      *string `json:"budget"`
+}
+
+// Transaction is an entry of the ledger.
+type Transaction struct {
+	ID           int64        `json:"id"`
+	Type         string       `json:"type"`
+	Amount       string       `json:"amount"`
+	BalanceAfter string       `json:"balance_after"`
+	Description  string       `json:"description"`
+	Resource     *ResourceRef `json:"resource"`
+	PeriodStart  *time.Time   `json:"period_start"`
+	CreatedAt    time.Time    `json:"created_at"`
+}
+
+// ResourceRef names what a ledger entry is about.
+type ResourceRef struct {
+	Type string `json:"type"`
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// Page is a paginated list (Laravel style).
+type Page[T any] struct {
+	Data  []T       `json:"data"`
+	Links PageLinks `json:"links"`
+	Meta  PageMeta  `json:"meta"`
+}
+
+// PageLinks are absolute URLs, or null where there is no such page.
+type PageLinks struct {
+	First string  `json:"first"`
+	Last  string  `json:"last"`
+	Prev  *string `json:"prev"`
+	Next  *string `json:"next"`
+}
+
+// PageMeta describes a page; From and To are null on an empty page.
+type PageMeta struct {
+	CurrentPage int    `json:"current_page"`
+	From        *int   `json:"from"`
+	LastPage    int    `json:"last_page"`
+	Path        string `json:"path"`
+	PerPage     int    `json:"per_page"`
+	To          *int   `json:"to"`
+	Total       int    `json:"total"`
+}

@@ -45,7 +45,7 @@ func idArg(args []string) (int64, error) {
 
 func adminCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
-	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), serverCmd(g), catalogCmd(g))
+	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g))
 	return cmd
 }
 
@@ -185,6 +185,66 @@ func creditCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+func billingCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "billing", Short: "Budgets and metering"}
+	var account int64
+	var amount string
+	var none bool
+	budget := &cobra.Command{
+		Use:   "budget",
+		Short: "Set an account's monthly budget (--amount 50.00) or clear it (--none)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				var b *hosting.Money
+				switch {
+				case none && amount != "":
+					return nil, fail("give --amount or --none, not both")
+				case amount != "":
+					m, err := hosting.ParseMoney(amount)
+					if err != nil {
+						return nil, fail("--amount: %v", err)
+					}
+					b = &m
+				case !none:
+					return nil, fail("give --amount or --none")
+				}
+				a, err := s.SetBudget(ctx, account, b)
+				if err != nil {
+					return nil, err
+				}
+				var shown any
+				if a.Budget != nil {
+					shown = a.Budget.String()
+				}
+				return map[string]any{"account_id": a.ID, "budget": shown, "currency": a.Currency}, nil
+			})
+		},
+	}
+	budget.Flags().Int64Var(&account, "account", 0, "account id (required)")
+	budget.Flags().StringVar(&amount, "amount", "", "monthly budget, e.g. 50.00")
+	budget.Flags().BoolVar(&none, "none", false, "clear the budget")
+	_ = budget.MarkFlagRequired("account")
+	meter := &cobra.Command{
+		Use:   "meter",
+		Short: "Run a metering pass now (berthd serve runs one every minute)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				start := time.Now()
+				res, err := s.Meter(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"hours": res.Hours, "charged": res.Total.String(), "overdrawn_accounts": res.Overdrawn,
+					"took_ms": time.Since(start).Milliseconds()}, nil
+			})
+		},
+	}
+	cmd.AddCommand(budget, meter)
+	return cmd
+}
+
 func serverCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "server", Short: "Suspend and unsuspend servers"}
 	suspend := func(use string, on bool) *cobra.Command {
@@ -203,7 +263,8 @@ func serverCmd(g *globals) *cobra.Command {
 						return nil, err
 					}
 					return map[string]any{"id": srv.ID, "name": srv.Name, "account_id": srv.AccountID,
-						"status": srv.ShownStatus(), "suspended": srv.Suspended}, nil
+						"status": srv.ShownStatus(), "suspended": srv.Suspended, "suspended_by_operator": srv.SuspendedByOperator,
+						"suspended_for_credit": srv.SuspendedForCredit}, nil
 				})
 			},
 		}

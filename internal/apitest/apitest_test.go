@@ -356,6 +356,8 @@ func TestOperations(t *testing.T) {
 	want := map[string]op{
 		"GET /openapi.json":                               {"", []string{"200"}},
 		"GET /me":                                         {"read", []string{"200", "401", "429"}},
+		"GET /billing":                                    {"read", []string{"200", "401", "403", "429"}},
+		"GET /billing/transactions":                       {"read", []string{"200", "401", "403", "422", "429"}},
 		"GET /locations":                                  {"read", []string{"200", "401", "403", "429"}},
 		"GET /apps":                                       {"read", []string{"200", "401", "403", "429"}},
 		"GET /servers":                                    {"read", []string{"200", "401", "403", "422", "429"}},

@@ -39,6 +39,14 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// FetchPoll is how often the job queue looks for new work (default 100 ms).
 	FetchPoll time.Duration
+	// Clock is what billing and every record read the time from (default: the
+	// system clock); tests run a month in milliseconds with a fake one.
+	Clock func() time.Time
+	// MeterEvery is how often a metering pass runs (default 1 min). A pass charges
+	// every hour started since the last, so the interval only bounds the delay.
+	MeterEvery time.Duration
+	// WrapDriver, when set, wraps the compute driver (tests inject faults with it).
+	WrapDriver func(compute.Driver) compute.Driver
 }
 
 // App is a wired Berth.
@@ -80,6 +88,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, DB: db, log: cfg.Logger}
 	a.Service = ops.New(db, nil, cfg.Logger)
+	if cfg.Clock != nil {
+		a.Service.Now = func() time.Time { return cfg.Clock().UTC().Truncate(time.Millisecond) }
+	}
 	jobs, err := river.NewClient(riversqlite.New(db.WriteDB()), &river.Config{Logger: quiet(cfg.Logger)})
 	if err != nil {
 		db.Close()
@@ -121,6 +132,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	default:
 		return fmt.Errorf("unknown driver %q (this build knows: sim)", a.cfg.Driver)
 	}
+	if a.cfg.WrapDriver != nil {
+		a.driver = a.cfg.WrapDriver(a.driver)
+	}
 	w := ops.NewWorker(a.Service, a.driver, func(ctx context.Context, tx *sql.Tx, job *river.Job[ops.OperationArgs]) error {
 		_, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx, job)
 		return err
@@ -135,6 +149,13 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, ops.NewSnapshotDeleteWorker(w)); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, ops.NewMeterWorker(a.Service)); err != nil {
+		return err
+	}
+	meterEvery := a.cfg.MeterEvery
+	if meterEvery <= 0 {
+		meterEvery = time.Minute
+	}
 	if err := a.requeueOrphans(ctx); err != nil {
 		return fmt.Errorf("requeue jobs of a previous run: %w", err)
 	}
@@ -148,6 +169,10 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		// Operations are bounded by the driver's own timeouts; a job still running
 		// after a day is stuck beyond doubt.
 		RescueStuckJobsAfter: 24 * time.Hour,
+		// Metering runs on the elected leader: once, however many processes serve.
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(meterEvery),
+			func() (river.JobArgs, *river.InsertOpts) { return ops.MeterArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true})},
 	})
 	if err != nil {
 		return err

@@ -51,6 +51,9 @@ var (
 	ErrNotFound = errors.New("compute: machine not found")
 	// ErrShutdownTimeout: the guest ignored a graceful shutdown until the timeout.
 	ErrShutdownTimeout = errors.New("compute: guest did not shut down in time")
+	// ErrFailed: the change cannot be made, and trying again will not help (no room,
+	// a broken image): the operation fails at once rather than retrying.
+	ErrFailed = errors.New("compute: failed")
 	// ErrUnavailable: the driver cannot reach its hypervisor now; retry later.
 	ErrUnavailable = errors.New("compute: unavailable")
 )

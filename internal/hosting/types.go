@@ -17,9 +17,11 @@ type Account struct {
 	Language     string
 	Currency     string
 	Credit       Money
-	Blocked      bool
-	ServerQuota  int
-	CreatedAt    time.Time
+	// Budget is the monthly budget the holder set (nil: none).
+	Budget      *Money
+	Blocked     bool
+	ServerQuota int
+	CreatedAt   time.Time
 }
 
 // Token is an API token. Its secret is never stored, only its SHA-256 hash.
@@ -144,20 +146,24 @@ type Server struct {
 	DisplayName string
 	ProjectID   *int64
 	// Status is the machine's life-cycle status; Suspended overrides what is shown.
-	Status       Status
-	Suspended    bool
-	Operation    *Operation
-	LocationID   int64
-	PlanID       int64
-	ImageID      int64
-	AppID        *int64
-	RecipeID     *int64
-	VCPUs        int
-	MemoryMB     int
-	DiskGB       int
-	IPv4         *string
-	IPv6         *string
-	RootPassHash string
+	Status    Status
+	Suspended bool
+	// Why it is suspended: an operator's decision, exhausted credit, or both. Each
+	// is lifted on its own (admin unsuspend; a top-up).
+	SuspendedByOperator bool
+	SuspendedForCredit  bool
+	Operation           *Operation
+	LocationID          int64
+	PlanID              int64
+	ImageID             int64
+	AppID               *int64
+	RecipeID            *int64
+	VCPUs               int
+	MemoryMB            int
+	DiskGB              int
+	IPv4                *string
+	IPv6                *string
+	RootPassHash        string
 	// SSHKeyIDs are the ids of the stored keys the server was ordered with; Keys are
 	// the copies it was built with (read only when building).
 	SSHKeyIDs []int64
@@ -267,7 +273,11 @@ type Transaction struct {
 	Description  string
 	ResourceType string
 	ResourceID   *int64
-	CreatedAt    time.Time
+	// ResourceName is the name of the resource when the entry was written.
+	ResourceName string
+	// PeriodStart is the hour a charge pays for (nil for other entries).
+	PeriodStart *time.Time
+	CreatedAt   time.Time
 }
 
 // SnapshotStatus is where a snapshot stands.

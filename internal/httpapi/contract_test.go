@@ -1060,8 +1060,11 @@ func TestContractOrderValidation(t *testing.T) {
 			t.Errorf("code %q", e.Code)
 		}
 
-		// Plan 1 costs 0.0070: the credit covers one hour.
+		// Plan 1 costs 0.0070: the credit covers one hour, which the order charges.
 		order(t, q, map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1})
+		if _, err := env.App.Service.AddCredit(context.Background(), acct.ID, money(t, "0.0100"), ""); err != nil {
+			t.Fatal(err)
+		}
 		r = q.Do("POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1})
 		e = wantError(t, r, 422, "validation_failed")
 		quota := false

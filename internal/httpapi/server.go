@@ -87,6 +87,8 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
+		{"GET", "/billing", R, s.getBilling},
+		{"GET", "/billing/transactions", R, s.listTransactions},
 		{"GET", "/locations", R, s.locations},
 		{"GET", "/apps", R, s.apps},
 		{"GET", "/servers", R, s.listServers},

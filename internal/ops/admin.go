@@ -73,7 +73,7 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Acco
 		a.ID = id
 		if n.Credit > 0 {
 			t, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxTopup, Amount: n.Credit,
-				Description: "Opening credit", CreatedAt: s.Now()})
+				CreatedAt: s.Now()})
 			if err != nil {
 				return err
 			}
@@ -157,13 +157,12 @@ func (s *Service) RevokeToken(ctx context.Context, id int64) (hosting.Token, err
 	return t, err
 }
 
-// AddCredit tops an account up.
+// AddCredit tops an account up; description is shown in the transaction history
+// (empty: "Top-up" in the account's language). A top-up that brings the credit above
+// zero lifts a suspension for exhausted credit.
 func (s *Service) AddCredit(ctx context.Context, accountID int64, amount hosting.Money, description string) (hosting.Transaction, error) {
 	if amount <= 0 {
 		return hosting.Transaction{}, errors.New("the amount must be positive")
-	}
-	if description == "" {
-		description = "Top-up"
 	}
 	var t hosting.Transaction
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
@@ -173,7 +172,10 @@ func (s *Service) AddCredit(ctx context.Context, accountID int64, amount hosting
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no account %d", accountID)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return s.afterCredit(ctx, tx, t)
 	})
 	return t, err
 }

@@ -280,6 +280,9 @@ func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order)
 		if err != nil {
 			return internal("create server", err)
 		}
+		if err := s.openServerMeter(ctx, tx, acct, srv, plan); err != nil {
+			return err
+		}
 		op, err := s.startOperation(ctx, tx, srv, hosting.OpProvision, "")
 		if err != nil {
 			return err
@@ -373,6 +376,9 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 			if err := tx.DeleteSnapshot(ctx, snap.ID, s.Now()); err != nil {
 				return internal("delete snapshot", err)
 			}
+		}
+		if err := s.stopServerMeters(ctx, tx, srv, snaps); err != nil {
+			return err
 		}
 		return internal("delete server", tx.DeleteServer(ctx, srv.ID, s.Now()))
 	})

@@ -157,6 +157,9 @@ func (s *Service) deleteSnapshot(ctx context.Context, tx store.Tx, snap hosting.
 	if err := tx.DeleteSnapshot(ctx, snap.ID, s.Now()); err != nil {
 		return internal("delete snapshot", err)
 	}
+	if err := tx.StopMeter(ctx, hosting.ResourceSnapshot, snap.ID, s.Now()); err != nil {
+		return internal("stop meter", err)
+	}
 	if _, err := s.jobs.InsertTx(ctx, tx.SQL(), SnapshotDeleteArgs{SnapshotID: snap.ID}, nil); err != nil {
 		return internal("enqueue", err)
 	}

@@ -66,7 +66,8 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[OperationArgs]) error 
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() != nil || (job.Attempt < w.Tries && !errors.Is(err, errPermanent)) {
+	permanent := errors.Is(err, errPermanent) || errors.Is(err, compute.ErrFailed)
+	if ctx.Err() != nil || (job.Attempt < w.Tries && !permanent) {
 		w.svc.log.Warn("operation step failed; will retry", "op", describe(op), "server", srv.Name, "err", err)
 		return err
 	}
@@ -117,6 +118,9 @@ func (w *Worker) run(ctx context.Context, job *river.Job[OperationArgs], op host
 			if err := tx.SetServerImage(ctx, srv.ID, srv.ImageID); err != nil {
 				return err
 			}
+			if err := w.svc.resumeServerMeter(ctx, tx, srv); err != nil {
+				return err
+			}
 			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusRunning)
 		})
 	case hosting.OpRescale:
@@ -138,6 +142,9 @@ func (w *Worker) run(ctx context.Context, job *river.Job[OperationArgs], op host
 			if err := tx.SetServerPlan(ctx, srv.ID, plan.ID, plan.VCPUs, plan.MemoryMB, disk); err != nil {
 				return err
 			}
+			if err := w.svc.repriceServer(ctx, tx, srv.ID, plan); err != nil {
+				return err
+			}
 			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusStopped)
 		})
 	case hosting.OpSnapshot, hosting.OpRestore:
@@ -153,7 +160,12 @@ func (w *Worker) run(ctx context.Context, job *river.Job[OperationArgs], op host
 			if err != nil {
 				return err
 			}
-			return w.finish(ctx, job, op, func(tx store.Tx) error { return tx.SnapshotReady(ctx, snap.ID, size) })
+			return w.finish(ctx, job, op, func(tx store.Tx) error {
+				if err := tx.SnapshotReady(ctx, snap.ID, size); err != nil {
+					return err
+				}
+				return w.svc.openSnapshotMeter(ctx, tx, snap, size)
+			})
 		}
 		after := op.AfterStatus
 		if snap.IncludeMemory {
@@ -263,6 +275,9 @@ func (w *Worker) fail(ctx context.Context, job *river.Job[OperationArgs], op hos
 		case hosting.OpDelete:
 			return nil // the server is gone for its owner; the operator sees the error
 		case hosting.OpProvision:
+			if err := w.svc.refundProvisioning(ctx, tx, srv); err != nil {
+				return err
+			}
 			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusError)
 		case hosting.OpSnapshot:
 			// A snapshot that could not be made is gone; what the driver may have

@@ -70,8 +70,42 @@ type Reader interface {
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
 	// RunningOperations lists every operation still running, oldest first.
 	RunningOperations(ctx context.Context) ([]hosting.Operation, error)
-	Transactions(ctx context.Context, accountID int64) ([]hosting.Transaction, error)
+	// Transactions lists an account's ledger, newest first: limit entries from offset
+	// (limit 0: all), and how many entries there are in all.
+	Transactions(ctx context.Context, accountID int64, limit, offset int) ([]hosting.Transaction, int, error)
+	// Spent is what an account's charges net of refunds came to for hours starting at
+	// or after from.
+	Spent(ctx context.Context, accountID int64, from time.Time) (hosting.Money, error)
+	// Charged is what a resource's charges came to, all hours.
+	Charged(ctx context.Context, resourceType string, resourceID int64) (hosting.Money, error)
+
+	// Meter finds the meter of a resource.
+	Meter(ctx context.Context, resourceType string, resourceID int64) (hosting.Meter, error)
+	// Meters lists an account's meters that are not finished.
+	Meters(ctx context.Context, accountID int64) ([]hosting.Meter, error)
+	// EarliestDue is the start of the earliest hour due to be charged at upto (nil: none).
+	EarliestDue(ctx context.Context, upto time.Time) (*time.Time, error)
 }
+
+// ChargeStep is one step of a metering pass: it charges, for every meter with an
+// hour due in the calendar month starting at MonthStart and starting at or before
+// Upto, that one hour (its earliest uncharged), written at Now.
+type ChargeStep struct {
+	MonthStart, Upto, Now time.Time
+}
+
+// ChargeResult is what a ChargeStep did.
+type ChargeResult struct {
+	// Hours is how many meter hours it settled (an hour past the cap is settled at 0).
+	Hours int
+	// Total is what it charged in all.
+	Total hosting.Money
+	// Overdrawn lists the accounts it took below zero credit.
+	Overdrawn []int64
+}
+
+// ErrInsufficientCredit is returned by a debit the account's credit does not cover.
+var ErrInsufficientCredit = errors.New("store: insufficient credit")
 
 // Writer changes state. Only a Tx writes.
 type Writer interface {
@@ -80,6 +114,31 @@ type Writer interface {
 	// AddTransaction appends to the ledger and moves the account's credit by t.Amount;
 	// it returns the entry as written (id and balance after).
 	AddTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error)
+	// AddCoveredTransaction is AddTransaction for a debit (t.Amount < 0) that must not
+	// take the credit below zero: ErrInsufficientCredit, writing nothing, when it would.
+	// It holds under concurrency: the check and the write are one statement.
+	AddCoveredTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error)
+	// SetBudget sets an account's monthly budget (nil: none).
+	SetBudget(ctx context.Context, accountID int64, budget *hosting.Money) error
+
+	// OpenMeter starts a meter (ErrConflict when the resource has one).
+	OpenMeter(ctx context.Context, m hosting.Meter) (int64, error)
+	// RestartMeter charges a resource again from at (its first hour due then).
+	RestartMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error
+	// StopMeter stops charging hours that start at or after at; a meter with nothing
+	// left to charge is finished. Stopping twice keeps the first time.
+	StopMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error
+	// SetMeterRate changes the price of a resource's hours to come.
+	SetMeterRate(ctx context.Context, resourceType string, resourceID int64, rate hosting.Money, cap *hosting.Money) error
+	// ChargeDue runs one step of a metering pass as set-based SQL.
+	ChargeDue(ctx context.Context, step ChargeStep) (ChargeResult, error)
+
+	// SuspendForCredit suspends an account's live servers for exhausted credit and
+	// returns those it newly suspended.
+	SuspendForCredit(ctx context.Context, accountID int64) ([]int64, error)
+	// LiftCreditSuspension lifts that suspension from an account's servers and
+	// returns how many it touched.
+	LiftCreditSuspension(ctx context.Context, accountID int64) (int, error)
 
 	CreateToken(ctx context.Context, t hosting.Token) (int64, error)
 	RevokeToken(ctx context.Context, id int64, at time.Time) error

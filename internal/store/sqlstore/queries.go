@@ -103,18 +103,34 @@ func (q queries) execOne(ctx context.Context, query string, args ...any) error {
 
 // ---- accounts and tokens ----
 
-const accountCols = `a.id, a.email, a.name, a.password_hash, a.language, a.currency, a.credit, a.blocked, a.server_quota, a.created_at`
+const accountCols = `a.id, a.email, a.name, a.password_hash, a.language, a.currency, a.credit, a.budget, a.blocked, a.server_quota, a.created_at`
 
 func scanAccount(sc func(...any) error, extra ...any) (hosting.Account, error) {
 	var a hosting.Account
 	var created int64
 	var credit int64
-	dest := append([]any{&a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &a.Blocked, &a.ServerQuota, &created}, extra...)
+	var budget sql.NullInt64
+	dest := append([]any{&a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &budget, &a.Blocked, &a.ServerQuota, &created}, extra...)
 	if err := sc(dest...); err != nil {
 		return a, notFound(err)
 	}
-	a.Credit, a.CreatedAt = hosting.Money(credit), fromMS(created)
+	a.Credit, a.Budget, a.CreatedAt = hosting.Money(credit), nullMoney(budget), fromMS(created)
 	return a, nil
+}
+
+func nullMoney(v sql.NullInt64) *hosting.Money {
+	if !v.Valid {
+		return nil
+	}
+	m := hosting.Money(v.Int64)
+	return &m
+}
+
+func moneyPtr(m *hosting.Money) any {
+	if m == nil {
+		return nil
+	}
+	return int64(*m)
 }
 
 func (q queries) Account(ctx context.Context, id int64) (hosting.Account, error) {
@@ -132,39 +148,6 @@ func (q queries) CreateAccount(ctx context.Context, a hosting.Account) (int64, e
 
 func (q queries) SetAccountBlocked(ctx context.Context, id int64, blocked bool) error {
 	return q.execOne(ctx, `UPDATE accounts SET blocked = ? WHERE id = ?`, b2i(blocked), id)
-}
-
-func (q queries) AddTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error) {
-	var balance int64
-	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ? WHERE id = ? RETURNING credit`, int64(t.Amount), t.AccountID).Scan(&balance)
-	if err != nil {
-		return t, notFound(err)
-	}
-	t.BalanceAfter = hosting.Money(balance)
-	t.ID, err = q.insert(ctx, `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, t.AccountID, string(t.Type), int64(t.Amount), balance, t.Description, t.ResourceType, t.ResourceID, ms(t.CreatedAt))
-	return t, err
-}
-
-func (q queries) Transactions(ctx context.Context, accountID int64) ([]hosting.Transaction, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, type, amount, balance_after, description, resource_type, resource_id, created_at
-		FROM transactions WHERE account_id = ? ORDER BY id DESC`, accountID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hosting.Transaction
-	for rows.Next() {
-		var t hosting.Transaction
-		var amount, balance, created int64
-		var rid sql.NullInt64
-		if err := rows.Scan(&t.ID, &t.AccountID, &t.Type, &amount, &balance, &t.Description, &t.ResourceType, &rid, &created); err != nil {
-			return nil, err
-		}
-		t.Amount, t.BalanceAfter, t.ResourceID, t.CreatedAt = hosting.Money(amount), hosting.Money(balance), nullInt(rid), fromMS(created)
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 const tokenCols = `t.id, t.account_id, t.name, t.hash, t.scopes, t.expires_at, t.last_used_at, t.revoked_at, t.created_at`
@@ -192,8 +175,9 @@ func (q queries) TokenByHash(ctx context.Context, hash []byte) (hosting.Token, h
 func scanTokenAccount(scan func(...any) error) (hosting.Token, hosting.Account, error) {
 	var a hosting.Account
 	var acreated, credit int64
-	t, err := scanToken(scan, &a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &a.Blocked, &a.ServerQuota, &acreated)
-	a.Credit, a.CreatedAt = hosting.Money(credit), fromMS(acreated)
+	var budget sql.NullInt64
+	t, err := scanToken(scan, &a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &budget, &a.Blocked, &a.ServerQuota, &acreated)
+	a.Credit, a.Budget, a.CreatedAt = hosting.Money(credit), nullMoney(budget), fromMS(acreated)
 	return t, a, err
 }
 

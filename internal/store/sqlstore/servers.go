@@ -23,13 +23,16 @@ func scanServer(sc func(...any) error) (hosting.Server, error) {
 	var ipv4, ipv6, opType, opAction sql.NullString
 	var keyIDs string
 	var created int64
-	err := sc(&s.ID, &s.AccountID, &s.Name, &s.DisplayName, &project, &s.Status, &s.Suspended, &s.LocationID, &s.PlanID,
+	var suspended int
+	err := sc(&s.ID, &s.AccountID, &s.Name, &s.DisplayName, &project, &s.Status, &suspended, &s.LocationID, &s.PlanID,
 		&s.ImageID, &app, &recipe, &s.VCPUs, &s.MemoryMB, &s.DiskGB, &ipv4, &ipv6, &s.RootPassHash, &keyIDs,
 		&created, &deleted, &opID, &opType, &opAction, &opStarted)
 	if err != nil {
 		return s, notFound(err)
 	}
 	s.ProjectID, s.AppID, s.RecipeID = nullInt(project), nullInt(app), nullInt(recipe)
+	s.SuspendedByOperator, s.SuspendedForCredit = suspended&suspendedByOperator != 0, suspended&suspendedForCredit != 0
+	s.Suspended = suspended != 0
 	s.IPv4, s.IPv6 = nullStr(ipv4), nullStr(ipv6)
 	s.CreatedAt, s.DeletedAt = fromMS(created), fromNullMS(deleted)
 	s.SSHKeyIDs = parseIDs(keyIDs)
@@ -67,7 +70,7 @@ func (q queries) Servers(ctx context.Context, accountID int64, f store.ServerFil
 	}
 	if f.Status != nil {
 		if *f.Status == hosting.StatusSuspended {
-			query += ` AND s.suspended = 1`
+			query += ` AND s.suspended <> 0`
 		} else {
 			query += ` AND s.suspended = 0 AND s.status = ?`
 			args = append(args, string(*f.Status))
@@ -168,8 +171,15 @@ func (q queries) SetServerAddresses(ctx context.Context, id int64, ipv4, ipv6 st
 	return q.execOne(ctx, `UPDATE servers SET ipv4 = ?, ipv6 = ? WHERE id = ?`, ipv4, ipv6, id)
 }
 
+// servers.suspended is a set of reasons, one bit each.
+const (
+	suspendedByOperator = 1
+	suspendedForCredit  = 2
+)
+
+// SetServerSuspended sets or lifts an operator's suspension; one for credit stays.
 func (q queries) SetServerSuspended(ctx context.Context, id int64, suspended bool) error {
-	return q.execOne(ctx, `UPDATE servers SET suspended = ? WHERE id = ? AND deleted_at IS NULL`, b2i(suspended), id)
+	return q.execOne(ctx, `UPDATE servers SET suspended = (suspended & 2) + ? WHERE id = ? AND deleted_at IS NULL`, b2i(suspended)*suspendedByOperator, id)
 }
 
 func (q queries) DeleteServer(ctx context.Context, id int64, at time.Time) error {

@@ -77,7 +77,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		if err != nil || a.Credit != sum {
 			t.Fatalf("credit %s, %v; want %s (the sum of the ledger)", a.Credit, err, sum)
 		}
-		txs, err := s.Transactions(ctx, id)
+		txs, _, err := s.Transactions(ctx, id, 0, 0)
 		if err != nil || len(txs) != 4 || txs[0].Amount != 5 {
 			t.Fatalf("transactions newest first: %+v, %v", txs, err)
 		}

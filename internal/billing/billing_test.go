@@ -1,0 +1,165 @@
+package billing
+
+import (
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+func m(s string) hosting.Money {
+	v, err := hosting.ParseMoney(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func mp(s string) *hosting.Money { v := m(s); return &v }
+
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func tp(s string) *time.Time { t := at(s); return &t }
+
+func TestMonth(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, start, end string }{
+		{"2026-12-15T10:30:00Z", "2026-12-01T00:00:00Z", "2027-01-01T00:00:00Z"},
+		{"2026-12-01T00:00:00Z", "2026-12-01T00:00:00Z", "2027-01-01T00:00:00Z"},
+		{"2026-11-30T23:59:59.999Z", "2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z"},
+		{"2028-02-29T12:00:00Z", "2028-02-01T00:00:00Z", "2028-03-01T00:00:00Z"},
+		// Another zone: the month is UTC's.
+		{"2026-12-01T00:30:00+01:00", "2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z"},
+	} {
+		if got := MonthStart(at(tc.in)); !got.Equal(at(tc.start)) {
+			t.Errorf("MonthStart(%s) = %s, want %s", tc.in, got, tc.start)
+		}
+		if got := MonthEnd(at(tc.in)); !got.Equal(at(tc.end)) {
+			t.Errorf("MonthEnd(%s) = %s, want %s", tc.in, got, tc.end)
+		}
+	}
+}
+
+func TestHourCharge(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		rate         string
+		cap          *hosting.Money
+		charged, out string
+	}{
+		{"no cap", "0.0070", nil, "100.0000", "0.0070"},
+		{"far below the cap", "0.0070", mp("4.5100"), "0", "0.0070"},
+		{"exactly one hour left", "0.0070", mp("4.5100"), "4.5030", "0.0070"},
+		{"less than an hour left", "0.0070", mp("4.5100"), "4.5050", "0.0050"},
+		{"cap reached", "0.0070", mp("4.5100"), "4.5100", "0"},
+		{"past the cap (a rescale down)", "0.0070", mp("4.5100"), "7.0000", "0"},
+		{"cap below one hour", "0.0070", mp("0.0030"), "0", "0.0030"},
+	} {
+		if got := HourCharge(m(tc.rate), tc.cap, m(tc.charged)); got != m(tc.out) {
+			t.Errorf("%s: HourCharge = %s, want %s", tc.name, got, tc.out)
+		}
+	}
+}
+
+func TestSnapshotRate(t *testing.T) {
+	t.Parallel()
+	if got := SnapshotRate(20, m("0.0001")); got != m("0.0020") {
+		t.Errorf("20 GB at 0.0001: %s", got)
+	}
+	if got := SnapshotRate(0, m("0.0001")); got != 0 {
+		t.Errorf("0 GB: %s", got)
+	}
+}
+
+// TestFullMonthMatchesCap: charging hour by hour with HourCharge adds up to
+// min(hours × rate, cap) — the rule the metering SQL implements.
+func TestFullMonthMatchesCap(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rate, cap string
+		hours     int
+	}{
+		{"0.0070", "4.5100", 744}, {"0.0100", "10.0000", 744}, {"0.1550", "99.9000", 672}, {"0.0333", "1.0000", 30},
+	} {
+		var total hosting.Money
+		cap := m(tc.cap)
+		for range tc.hours {
+			total += HourCharge(m(tc.rate), &cap, total)
+		}
+		want := min(hosting.Money(tc.hours)*m(tc.rate), cap)
+		if total != want {
+			t.Errorf("%d hours at %s capped at %s: %s, want %s", tc.hours, tc.rate, tc.cap, total, want)
+		}
+	}
+}
+
+func TestRestOfMonth(t *testing.T) {
+	t.Parallel()
+	now := at("2026-12-31T20:30:00Z") // hours left start at 21:00, 22:00, 23:00 (next_at 21:00)
+	server := hosting.Meter{Rate: m("0.0100"), MonthlyCap: mp("10.0000"), NextAt: tp("2026-12-31T21:00:00Z"),
+		MonthStart: at("2026-12-01T00:00:00Z"), MonthCharged: m("5.0000")}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*hosting.Meter)
+		want  string
+		nowAt string
+	}{
+		{"three hours left", nil, "0.0300", ""},
+		{"near the cap", func(x *hosting.Meter) { x.MonthCharged = m("9.9850") }, "0.0150", ""},
+		{"at the cap", func(x *hosting.Meter) { x.MonthCharged = m("10.0000") }, "0", ""},
+		{"charged in an earlier month only", func(x *hosting.Meter) { x.MonthStart = at("2026-11-01T00:00:00Z"); x.MonthCharged = m("10.0000") }, "0.0300", ""},
+		{"stopped before the end", func(x *hosting.Meter) { x.StoppedAt = tp("2026-12-31T22:00:00Z") }, "0.0100", ""},
+		{"finished", func(x *hosting.Meter) { x.NextAt = nil }, "0", ""},
+		{"no cap", func(x *hosting.Meter) { x.MonthlyCap = nil }, "0.0300", ""},
+		{"a whole month ahead", func(x *hosting.Meter) {
+			x.NextAt, x.MonthCharged = tp("2027-02-01T00:00:00Z"), 0
+		}, "0.0000", ""},
+		{"month start", func(x *hosting.Meter) { x.NextAt, x.MonthCharged = tp("2027-02-01T00:00:00Z"), 0 }, "6.7200", "2027-02-01T00:00:00Z"},
+	} {
+		x := server
+		if tc.edit != nil {
+			tc.edit(&x)
+		}
+		n := now
+		if tc.nowAt != "" {
+			n = at(tc.nowAt)
+		}
+		if got := RestOfMonth(x, n); got != m(tc.want) {
+			t.Errorf("%s: RestOfMonth = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	now := at("2026-12-31T20:30:00Z")
+	acct := hosting.Account{Credit: m("1.2000"), Currency: "EUR", Budget: mp("20.0000")}
+	meters := []hosting.Meter{
+		{Rate: m("0.0100"), MonthlyCap: mp("10.0000"), NextAt: tp("2026-12-31T21:00:00Z"), MonthStart: at("2026-12-01T00:00:00Z")},
+		{Rate: m("0.0020"), NextAt: tp("2026-12-31T21:00:00Z"), MonthStart: at("2026-12-01T00:00:00Z")},
+		// Deleted at 20:10: no hour to come; not burning.
+		{Rate: m("0.0500"), NextAt: tp("2026-12-31T21:00:00Z"), StoppedAt: tp("2026-12-31T20:10:00Z")},
+	}
+	s := Summarize(acct, meters, m("3.0000"), now)
+	if s.HourlyBurn != m("0.0120") || s.MonthlyBurn != m("3.0360") || s.MonthToDate != m("3.0000") || s.Credit != m("1.2000") ||
+		s.Budget == nil || *s.Budget != m("20.0000") || s.Currency != "EUR" {
+		t.Errorf("summary %+v", s)
+	}
+	// 1.2 / (0.012 × 24) = 4.17 days: 4 whole days.
+	if s.DaysLeft == nil || *s.DaysLeft != 4 {
+		t.Errorf("days left %v, want 4", s.DaysLeft)
+	}
+	if s := Summarize(hosting.Account{Credit: m("-1")}, meters, 0, now); s.DaysLeft == nil || *s.DaysLeft != 0 {
+		t.Errorf("overdrawn: days left %v, want 0", s.DaysLeft)
+	}
+	if s := Summarize(acct, nil, 0, now); s.DaysLeft != nil || s.HourlyBurn != 0 || s.MonthlyBurn != 0 {
+		t.Errorf("nothing billed: %+v", s)
+	}
+}

@@ -1,0 +1,313 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/berthhq/berth/internal/billing"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Billing (API-DECISIONS §8): every billable resource has a meter; its first hour is
+// charged when it comes into being, each later hour by the metering pass as it starts.
+
+// openServerMeter starts billing a server being ordered and charges its first hour,
+// which the credit must cover (CodeInsufficientCredit on plan_id otherwise: the check
+// and the debit are one statement, so parallel orders cannot overdraw).
+func (s *Service) openServerMeter(ctx context.Context, tx store.Tx, acct hosting.Account, srv hosting.Server, plan hosting.Plan) error {
+	now := s.Now()
+	rate, cap := billing.ServerRate(plan)
+	first := billing.HourCharge(rate, cap, 0)
+	if first > 0 {
+		_, err := tx.AddCoveredTransaction(ctx, hosting.Transaction{AccountID: acct.ID, Type: hosting.TxCharge, Amount: -first,
+			ResourceType: hosting.ResourceServer, ResourceID: &srv.ID, ResourceName: srv.Name, PeriodStart: &now, CreatedAt: now})
+		if errors.Is(err, store.ErrInsufficientCredit) {
+			var v hosting.Validation
+			v.Add("plan_id", "validation.credit_too_low", "amount", plan.PriceHourly.String(), "currency", acct.Currency)
+			v.SetCode(hosting.CodeInsufficientCredit)
+			return v.Err("plan_id")
+		}
+		if err != nil {
+			return internal("first hour", err)
+		}
+	}
+	next := now.Add(billing.Hour)
+	_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: acct.ID, ResourceType: hosting.ResourceServer, ResourceID: srv.ID,
+		ResourceName: srv.Name, Rate: rate, MonthlyCap: cap, StartedAt: now, NextAt: &next,
+		MonthStart: billing.MonthStart(now), MonthCharged: first})
+	return internal("open meter", err)
+}
+
+// openSnapshotMeter starts billing a snapshot that has become available and charges
+// its first hour. Its data exists already, so the charge is made even when it takes
+// the credit below zero, which suspends the account's servers.
+func (s *Service) openSnapshotMeter(ctx context.Context, tx store.Tx, snap hosting.Snapshot, sizeGB int) error {
+	srv, err := tx.ServerAny(ctx, snap.ServerID)
+	if err != nil {
+		return err
+	}
+	loc, err := tx.Location(ctx, srv.LocationID)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	rate := billing.SnapshotRate(sizeGB, loc.SnapshotPriceGBHour)
+	if rate > 0 {
+		t, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: snap.AccountID, Type: hosting.TxCharge, Amount: -rate,
+			ResourceType: hosting.ResourceSnapshot, ResourceID: &snap.ID, ResourceName: snap.Name, PeriodStart: &now, CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		if t.BalanceAfter < 0 {
+			if err := s.suspendForCredit(ctx, tx, snap.AccountID); err != nil {
+				return err
+			}
+		}
+	}
+	next := now.Add(billing.Hour)
+	_, err = tx.OpenMeter(ctx, hosting.Meter{AccountID: snap.AccountID, ResourceType: hosting.ResourceSnapshot, ResourceID: snap.ID,
+		ResourceName: snap.Name, Rate: rate, StartedAt: now, NextAt: &next, MonthStart: billing.MonthStart(now), MonthCharged: rate})
+	if errors.Is(err, store.ErrConflict) {
+		return nil // opened by an earlier try of the same step
+	}
+	return err
+}
+
+// refundProvisioning gives back what a server whose provisioning failed was charged,
+// and stops its meter: a server that never ran costs nothing.
+func (s *Service) refundProvisioning(ctx context.Context, tx store.Tx, srv hosting.Server) error {
+	if err := tx.StopMeter(ctx, hosting.ResourceServer, srv.ID, srv.CreatedAt); err != nil {
+		return err
+	}
+	charged, err := tx.Charged(ctx, hosting.ResourceServer, srv.ID)
+	if err != nil || charged <= 0 {
+		return err
+	}
+	now := s.Now()
+	start := srv.CreatedAt
+	t, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: srv.AccountID, Type: hosting.TxRefund, Amount: charged,
+		ResourceType: hosting.ResourceServer, ResourceID: &srv.ID, ResourceName: srv.Name, PeriodStart: &start, CreatedAt: now})
+	if err != nil {
+		return err
+	}
+	return s.afterCredit(ctx, tx, t)
+}
+
+// resumeServerMeter bills a server again whose meter a failed provisioning stopped,
+// once a reinstall has made it a working server.
+func (s *Service) resumeServerMeter(ctx context.Context, tx store.Tx, srv hosting.Server) error {
+	m, err := tx.Meter(ctx, hosting.ResourceServer, srv.ID)
+	if err != nil || m.StoppedAt == nil {
+		return err
+	}
+	return tx.RestartMeter(ctx, hosting.ResourceServer, srv.ID, s.Now())
+}
+
+// stopServerMeters stops billing a deleted server and its snapshots.
+func (s *Service) stopServerMeters(ctx context.Context, tx store.Tx, srv hosting.Server, snaps []hosting.Snapshot) error {
+	now := s.Now()
+	if err := tx.StopMeter(ctx, hosting.ResourceServer, srv.ID, now); err != nil {
+		return internal("stop meter", err)
+	}
+	for _, snap := range snaps {
+		if err := tx.StopMeter(ctx, hosting.ResourceSnapshot, snap.ID, now); err != nil {
+			return internal("stop meter", err)
+		}
+	}
+	return nil
+}
+
+// repriceServer bills a rescaled server at its new plan's price from its next hour.
+func (s *Service) repriceServer(ctx context.Context, tx store.Tx, serverID int64, plan hosting.Plan) error {
+	rate, cap := billing.ServerRate(plan)
+	err := tx.SetMeterRate(ctx, hosting.ResourceServer, serverID, rate, cap)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // never billed (its provisioning failed)
+	}
+	return err
+}
+
+// suspendForCredit suspends an account's servers because its credit is exhausted;
+// each running one is powered off in the background.
+func (s *Service) suspendForCredit(ctx context.Context, tx store.Tx, accountID int64) error {
+	ids, err := tx.SuspendForCredit(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := s.followSuspension(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	if len(ids) > 0 {
+		s.log.Info("servers suspended for exhausted credit", "account", accountID, "servers", len(ids))
+	}
+	return nil
+}
+
+// afterCredit lifts a suspension for credit once the credit is above zero again.
+func (s *Service) afterCredit(ctx context.Context, tx store.Tx, t hosting.Transaction) error {
+	if t.BalanceAfter <= 0 {
+		return nil
+	}
+	n, err := tx.LiftCreditSuspension(ctx, t.AccountID)
+	if n > 0 {
+		s.log.Info("suspension for credit lifted", "account", t.AccountID, "servers", n)
+	}
+	return err
+}
+
+// MeterResult is what a metering pass did.
+type MeterResult struct {
+	Hours     int           // meter hours settled
+	Total     hosting.Money // charged in all
+	Overdrawn int           // accounts it took below zero
+}
+
+// Meter runs a metering pass at the service's clock: every hour of every meter that
+// has started and is not charged yet is charged now, oldest first, so after downtime
+// the missed hours are caught up. Each (resource, hour) is charged once: the meters
+// say which hour is next, and the ledger's unique index refuses a second charge.
+// Passes may run at any time, any number of times, in several processes at once.
+func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
+	var out MeterResult
+	now := s.Now()
+	for {
+		// A transaction takes up to stepsPerTx steps (one hour of each due meter each),
+		// so that catching up many hours does not pay a commit per hour, nor holds the
+		// writer long.
+		const stepsPerTx = 48
+		var got MeterResult
+		done := false
+		err := s.store.InTx(ctx, func(tx store.Tx) error {
+			got = MeterResult{}
+			for range stepsPerTx {
+				due, err := tx.EarliestDue(ctx, now)
+				if err != nil {
+					return err
+				}
+				if due == nil {
+					done = true
+					return nil
+				}
+				step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now}
+				if end := billing.MonthEnd(*due); !end.After(now) {
+					step.Upto = end.Add(-time.Millisecond)
+				}
+				res, err := tx.ChargeDue(ctx, step)
+				if err != nil {
+					return err
+				}
+				if res.Hours == 0 {
+					return fmt.Errorf("an hour at %s is due but none was charged", due.Format(time.RFC3339))
+				}
+				for _, id := range res.Overdrawn {
+					if err := s.suspendForCredit(ctx, tx, id); err != nil {
+						return err
+					}
+				}
+				got.Hours += res.Hours
+				got.Total += res.Total
+				got.Overdrawn += len(res.Overdrawn)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, fmt.Errorf("metering: %w", err)
+		}
+		out.Hours += got.Hours
+		out.Total += got.Total
+		out.Overdrawn += got.Overdrawn
+		if done {
+			return out, nil
+		}
+	}
+}
+
+// MeterArgs is the periodic metering job.
+type MeterArgs struct{}
+
+// Kind implements river.JobArgs.
+func (MeterArgs) Kind() string { return "berth.meter" }
+
+// InsertOpts: a pass that fails is simply left to the next one.
+func (MeterArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+
+// MeterWorker runs metering passes.
+type MeterWorker struct {
+	river.WorkerDefaults[MeterArgs]
+	svc *Service
+}
+
+// NewMeterWorker returns the metering worker.
+func NewMeterWorker(svc *Service) *MeterWorker { return &MeterWorker{svc: svc} }
+
+// Work implements river.Worker.
+func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[MeterArgs]) error {
+	start := time.Now()
+	res, err := w.svc.Meter(ctx)
+	if err != nil {
+		w.svc.log.Error("metering pass failed", "err", err)
+		return err
+	}
+	if res.Hours > 0 {
+		w.svc.log.Info("metering pass", "hours", res.Hours, "charged", res.Total.String(), "overdrawn", res.Overdrawn,
+			"took", time.Since(start).String())
+	}
+	return nil
+}
+
+// ---- what the account holder sees ----
+
+// Billing returns the principal's billing figures.
+func (s *Service) Billing(ctx context.Context, p hosting.Principal) (billing.Summary, error) {
+	now := s.Now()
+	acct, err := s.store.Account(ctx, p.Account.ID)
+	if err != nil {
+		return billing.Summary{}, internal("account", err)
+	}
+	meters, err := s.store.Meters(ctx, acct.ID)
+	if err != nil {
+		return billing.Summary{}, internal("meters", err)
+	}
+	spent, err := s.store.Spent(ctx, acct.ID, billing.MonthStart(now))
+	if err != nil {
+		return billing.Summary{}, internal("spent", err)
+	}
+	return billing.Summarize(acct, meters, spent, now), nil
+}
+
+// TransactionsPageSize is how many ledger entries a page holds (SPEC.md §8).
+const TransactionsPageSize = 50
+
+// Transactions returns page (from 1) of the principal's ledger, newest first, and
+// how many entries there are in all.
+func (s *Service) Transactions(ctx context.Context, p hosting.Principal, page int) ([]hosting.Transaction, int, error) {
+	list, total, err := s.store.Transactions(ctx, p.Account.ID, TransactionsPageSize, (page-1)*TransactionsPageSize)
+	return list, total, internal("transactions", err)
+}
+
+// SetBudget sets an account's monthly budget (nil clears it); an operator's command
+// now, the console's later.
+func (s *Service) SetBudget(ctx context.Context, accountID int64, budget *hosting.Money) (hosting.Account, error) {
+	if budget != nil && *budget <= 0 {
+		return hosting.Account{}, errors.New("the budget must be positive")
+	}
+	var a hosting.Account
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.SetBudget(ctx, accountID, budget); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no account %d", accountID)
+		} else if err != nil {
+			return err
+		}
+		var err error
+		a, err = tx.Account(ctx, accountID)
+		return err
+	})
+	return a, err
+}

@@ -1,0 +1,280 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// ---- the ledger ----
+
+const txCols = `id, account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at`
+
+func (q queries) AddTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error) {
+	var balance int64
+	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ? WHERE id = ? RETURNING credit`, int64(t.Amount), t.AccountID).Scan(&balance)
+	if err != nil {
+		return t, notFound(err)
+	}
+	return q.writeTransaction(ctx, t, balance)
+}
+
+func (q queries) AddCoveredTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error) {
+	var balance int64
+	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ? WHERE id = ? AND credit + ? >= 0 RETURNING credit`,
+		int64(t.Amount), t.AccountID, int64(t.Amount)).Scan(&balance)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := q.Account(ctx, t.AccountID); err != nil {
+			return t, err
+		}
+		return t, store.ErrInsufficientCredit
+	}
+	if err != nil {
+		return t, err
+	}
+	return q.writeTransaction(ctx, t, balance)
+}
+
+func (q queries) writeTransaction(ctx context.Context, t hosting.Transaction, balance int64) (hosting.Transaction, error) {
+	t.BalanceAfter = hosting.Money(balance)
+	var err error
+	t.ID, err = q.insert(ctx, `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id,
+		resource_name, period_start, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.AccountID, string(t.Type), int64(t.Amount), balance,
+		t.Description, t.ResourceType, t.ResourceID, t.ResourceName, msPtr(t.PeriodStart), ms(t.CreatedAt))
+	return t, err
+}
+
+func (q queries) Transactions(ctx context.Context, accountID int64, limit, offset int) ([]hosting.Transaction, int, error) {
+	var total int
+	if err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE account_id = ?`, accountID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := q.q.QueryContext(ctx, `SELECT `+txCols+` FROM transactions WHERE account_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+		accountID, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []hosting.Transaction{}
+	for rows.Next() {
+		var t hosting.Transaction
+		var amount, balance, created int64
+		var rid, period sql.NullInt64
+		if err := rows.Scan(&t.ID, &t.AccountID, &t.Type, &amount, &balance, &t.Description, &t.ResourceType, &rid,
+			&t.ResourceName, &period, &created); err != nil {
+			return nil, 0, err
+		}
+		t.Amount, t.BalanceAfter, t.ResourceID, t.CreatedAt = hosting.Money(amount), hosting.Money(balance), nullInt(rid), fromMS(created)
+		t.PeriodStart = fromNullMS(period)
+		out = append(out, t)
+	}
+	return out, total, rows.Err()
+}
+
+func (q queries) Spent(ctx context.Context, accountID int64, from time.Time) (hosting.Money, error) {
+	var sum int64
+	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM transactions
+		WHERE account_id = ? AND period_start >= ? AND type IN ('charge', 'refund')`, accountID, ms(from)).Scan(&sum)
+	return hosting.Money(-sum), err
+}
+
+func (q queries) Charged(ctx context.Context, resourceType string, resourceID int64) (hosting.Money, error) {
+	var sum int64
+	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM transactions
+		WHERE type = 'charge' AND resource_type = ? AND resource_id = ?`, resourceType, resourceID).Scan(&sum)
+	return hosting.Money(-sum), err
+}
+
+func (q queries) SetBudget(ctx context.Context, accountID int64, budget *hosting.Money) error {
+	return q.execOne(ctx, `UPDATE accounts SET budget = ? WHERE id = ?`, moneyPtr(budget), accountID)
+}
+
+// ---- meters ----
+
+const meterCols = `id, account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, next_at, stopped_at, month_start, month_charged`
+
+func scanMeter(sc func(...any) error) (hosting.Meter, error) {
+	var m hosting.Meter
+	var rate, started, monthStart, charged int64
+	var cap, next, stopped sql.NullInt64
+	if err := sc(&m.ID, &m.AccountID, &m.ResourceType, &m.ResourceID, &m.ResourceName, &rate, &cap, &started, &next, &stopped,
+		&monthStart, &charged); err != nil {
+		return m, notFound(err)
+	}
+	m.Rate, m.MonthlyCap, m.StartedAt = hosting.Money(rate), nullMoney(cap), fromMS(started)
+	m.NextAt, m.StoppedAt = fromNullMS(next), fromNullMS(stopped)
+	m.MonthStart, m.MonthCharged = fromMS(monthStart), hosting.Money(charged)
+	return m, nil
+}
+
+func (q queries) Meter(ctx context.Context, resourceType string, resourceID int64) (hosting.Meter, error) {
+	return scanMeter(q.q.QueryRowContext(ctx, `SELECT `+meterCols+` FROM meters WHERE resource_type = ? AND resource_id = ?`,
+		resourceType, resourceID).Scan)
+}
+
+func (q queries) Meters(ctx context.Context, accountID int64) ([]hosting.Meter, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+meterCols+` FROM meters WHERE account_id = ? AND next_at IS NOT NULL ORDER BY id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hosting.Meter
+	for rows.Next() {
+		m, err := scanMeter(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// dueWhere selects the meters with an hour due at the upto parameter.
+const dueWhere = ` next_at IS NOT NULL AND next_at <= ? AND (stopped_at IS NULL OR next_at < stopped_at) `
+
+func (q queries) EarliestDue(ctx context.Context, upto time.Time) (*time.Time, error) {
+	var next sql.NullInt64
+	if err := q.q.QueryRowContext(ctx, `SELECT MIN(next_at) FROM meters WHERE`+dueWhere, ms(upto)).Scan(&next); err != nil {
+		return nil, err
+	}
+	return fromNullMS(next), nil
+}
+
+func (q queries) OpenMeter(ctx context.Context, m hosting.Meter) (int64, error) {
+	return q.insert(ctx, `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at,
+		next_at, stopped_at, month_start, month_charged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.AccountID, m.ResourceType,
+		m.ResourceID, m.ResourceName, int64(m.Rate), moneyPtr(m.MonthlyCap), ms(m.StartedAt), msPtr(m.NextAt), msPtr(m.StoppedAt),
+		ms(m.MonthStart), int64(m.MonthCharged))
+}
+
+func (q queries) RestartMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error {
+	return q.execOne(ctx, `UPDATE meters SET started_at = ?, next_at = ?, stopped_at = NULL WHERE resource_type = ? AND resource_id = ?`,
+		ms(at), ms(at), resourceType, resourceID)
+}
+
+func (q queries) StopMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE meters SET stopped_at = ?, next_at = CASE WHEN next_at >= ? THEN NULL ELSE next_at END
+		WHERE resource_type = ? AND resource_id = ? AND stopped_at IS NULL`, ms(at), ms(at), resourceType, resourceID)
+	return err
+}
+
+func (q queries) SetMeterRate(ctx context.Context, resourceType string, resourceID int64, rate hosting.Money, cap *hosting.Money) error {
+	return q.execOne(ctx, `UPDATE meters SET rate = ?, monthly_cap = ? WHERE resource_type = ? AND resource_id = ?`,
+		int64(rate), moneyPtr(cap), resourceType, resourceID)
+}
+
+// capLeft is what a meter may still be charged in the month of the :ms parameter.
+const capLeft = `(monthly_cap - CASE WHEN month_start = ? THEN month_charged ELSE 0 END)`
+
+// ChargeDue charges one hour for every meter due in the step's month: staged in
+// charge_batch, then written to the ledger, the accounts and the meters, each one
+// statement over the whole batch. The unique index on (resource, hour) refuses a
+// second charge of an hour, failing the whole step rather than charging twice.
+func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.ChargeResult, error) {
+	var res store.ChargeResult
+	month, upto, now := ms(st.MonthStart), ms(st.Upto), ms(st.Now)
+	stage, err := q.q.ExecContext(ctx, `INSERT INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, amount)
+		SELECT id, account_id, resource_type, resource_id, resource_name, next_at,
+			CASE WHEN monthly_cap IS NULL THEN rate
+				WHEN `+capLeft+` <= 0 THEN 0
+				WHEN `+capLeft+` < rate THEN `+capLeft+`
+				ELSE rate END
+		FROM meters WHERE`+dueWhere+`AND next_at >= ?`, month, month, month, upto, month)
+	if err != nil {
+		return res, err
+	}
+	n, err := stage.RowsAffected()
+	if err != nil || n == 0 {
+		return res, err
+	}
+	res.Hours = int(n)
+	steps := []struct {
+		query string
+		args  []any
+	}{
+		// Each charge shows the balance after it: the account's credit less the
+		// charges before it in this batch (in id order, as they are written).
+		{`INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at)
+			SELECT b.account_id, 'charge', -b.amount,
+				a.credit - SUM(b.amount) OVER (PARTITION BY b.account_id ORDER BY b.meter_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+				'', b.resource_type, b.resource_id, b.resource_name, b.period_start, ?
+			FROM charge_batch b JOIN accounts a ON a.id = b.account_id
+			WHERE b.amount > 0
+			ORDER BY b.account_id, b.meter_id`, []any{now}},
+		{`UPDATE accounts SET credit = credit - t.total
+			FROM (SELECT account_id, SUM(amount) AS total FROM charge_batch WHERE amount > 0 GROUP BY account_id) AS t
+			WHERE accounts.id = t.account_id`, nil},
+		{`UPDATE meters SET
+				month_charged = CASE WHEN meters.month_start = ? THEN meters.month_charged ELSE 0 END + b.amount,
+				month_start = ?,
+				next_at = CASE WHEN meters.stopped_at IS NOT NULL AND meters.next_at + 3600000 >= meters.stopped_at
+					THEN NULL ELSE meters.next_at + 3600000 END
+			FROM charge_batch AS b WHERE b.meter_id = meters.id`, []any{month, month}},
+	}
+	for _, s := range steps {
+		if _, err := q.q.ExecContext(ctx, s.query, s.args...); err != nil {
+			return res, conflict(err)
+		}
+	}
+	var total int64
+	if err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM charge_batch`).Scan(&total); err != nil {
+		return res, err
+	}
+	res.Total = hosting.Money(total)
+	rows, err := q.q.QueryContext(ctx, `SELECT a.id FROM accounts a
+		WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`)
+	if err != nil {
+		return res, err
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return res, err
+		}
+		res.Overdrawn = append(res.Overdrawn, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, err
+	}
+	_, err = q.q.ExecContext(ctx, `DELETE FROM charge_batch`)
+	return res, err
+}
+
+// ---- suspension for credit ----
+
+func (q queries) SuspendForCredit(ctx context.Context, accountID int64) ([]int64, error) {
+	rows, err := q.q.QueryContext(ctx, `UPDATE servers SET suspended = suspended | 2
+		WHERE account_id = ? AND deleted_at IS NULL AND (suspended & 2) = 0 RETURNING id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func (q queries) LiftCreditSuspension(ctx context.Context, accountID int64) (int, error) {
+	res, err := q.q.ExecContext(ctx, `UPDATE servers SET suspended = suspended & 1
+		WHERE account_id = ? AND deleted_at IS NULL AND (suspended & 2) <> 0`, accountID)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
