@@ -44,6 +44,15 @@ func TestAdminCommands(t *testing.T) {
 	if got := run("admin", "credit", "add", "--account", "1", "--amount", "10.5", "--description", "bank transfer"); got["credit"] != "35.5000" || got["amount"] != "10.5000" {
 		t.Fatalf("credit add: %v", got)
 	}
+	if got := run("admin", "billing", "budget", "--account", "1", "--amount", "50"); got["budget"] != "50.0000" || got["currency"] != "EUR" {
+		t.Fatalf("budget: %v", got)
+	}
+	if got := run("admin", "billing", "budget", "--account", "1", "--none"); got["budget"] != nil {
+		t.Fatalf("budget --none: %v", got)
+	}
+	if got := run("admin", "billing", "meter"); got["hours"].(float64) != 0 || got["charged"] != "0.0000" {
+		t.Fatalf("a metering pass with nothing billed: %v", got)
+	}
 	cat := filepath.Join(t.TempDir(), "catalog.yaml")
 	src, err := os.ReadFile("../../internal/catalog/default.yaml")
 	if err != nil {
@@ -66,6 +75,9 @@ func TestAdminCommands(t *testing.T) {
 		{"admin", "credit", "add", "--account", "1", "--amount", "1.23456"},
 		{"admin", "account", "create", "--email", "ada@example.com", "--password", "s3cret-password"},
 		{"admin", "server", "suspend", "5"},
+		{"admin", "billing", "budget", "--account", "1"},
+		{"admin", "billing", "budget", "--account", "1", "--amount", "-5"},
+		{"admin", "billing", "budget", "--account", "99", "--amount", "5"},
 		{"admin", "catalog", "apply", "/nonexistent.yaml"},
 	} {
 		cmd := exec.Command(bin, append(args, "--data", data)...)
