@@ -57,15 +57,19 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if *dir == "" {
+	temp := *dir == ""
+	if temp {
 		d, err := os.MkdirTemp("", "berth-metering-bench.")
 		if err != nil {
 			log.Fatal(err)
 		}
-		defer os.RemoveAll(d)
 		*dir = d
 	}
-	if !run(*dir, *servers, *accounts, *breakdown) {
+	ok := run(*dir, *servers, *accounts, *breakdown)
+	if temp {
+		os.RemoveAll(*dir)
+	}
+	if !ok {
 		os.Exit(1)
 	}
 }
@@ -89,8 +93,8 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 	if err := seed(ctx, db.WriteDB(), servers, accounts); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("seeded %d accounts, %d running servers with meters and first-hour charges (plans 1-%d, location %d) in %v\n",
-		accounts, servers, plans, locationID, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("seeded %d accounts, %d running servers with meters and first-hour charges (plans 1-%d, location %d) in %s\n",
+		accounts, servers, plans, locationID, seconds(time.Since(start)))
 	dbSize(db.WriteDB(), dir)
 
 	type pass struct {
@@ -111,7 +115,8 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 		}
 		fmt.Printf("%s %s\n", word, fmt.Sprintf(format, args...))
 	}
-	fmt.Printf("\n%-46s %10s %12s %10s %10s\n", "pass (clock)", "hours", "charged", "overdrawn", "wall time")
+	fmt.Printf("\nT0 = %s (every server ordered, its first hour charged)\n", t0.Format(time.RFC3339))
+	fmt.Printf("%-52s %8s %12s %9s %12s %8s\n", "pass (clock)", "hours", "charged", "overdrawn", "wall time ms", "hours/s")
 	var results []ops.MeterResult
 	for _, p := range passes {
 		at := p.at
@@ -123,7 +128,12 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 			log.Fatalf("%s: %v", p.name, err)
 		}
 		results = append(results, res)
-		fmt.Printf("%-46s %10d %12s %10d %10s\n", p.name+" ("+at.Format("15:04")+")", res.Hours, res.Total, res.Overdrawn, seconds(took))
+		rate := "-"
+		if res.Hours > 0 {
+			rate = fmt.Sprintf("%.0f", float64(res.Hours)/took.Seconds())
+		}
+		fmt.Printf("%-52s %8d %12s %9d %12.3f %8s\n", p.name+" (T0+"+at.Sub(t0).String()+")", res.Hours, res.Total, res.Overdrawn,
+			float64(took.Microseconds())/1000, rate)
 	}
 	dbSize(db.WriteDB(), dir)
 

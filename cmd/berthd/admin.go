@@ -5,10 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/catalog"
@@ -20,7 +23,8 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// withService runs fn on an opened application, closing it afterwards.
+// withService runs fn on an opened application, closing it afterwards. Every command
+// but those annotated read-only is written to the audit log with its outcome.
 func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s *ops.Service) (any, error)) error {
 	ctx := cmd.Context()
 	a, err := g.open(ctx, app.Config{Logger: quietLogger()})
@@ -29,10 +33,36 @@ func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s
 	}
 	defer a.Close(context.Background())
 	out, err := fn(ctx, a.Service)
+	if cmd.Annotations["readonly"] != "true" {
+		a.Service.Audit(ctx, operatorAudit(cmd, err))
+	}
 	if err != nil {
 		return err
 	}
 	return printJSON(out)
+}
+
+// operatorAudit describes an admin command for the audit log: the command, its
+// arguments and flags (never a password), and its exit status.
+func operatorAudit(cmd *cobra.Command, err error) hosting.AuditEntry {
+	e := hosting.AuditEntry{Actor: "operator", Action: strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), Client: "cli"}
+	parts := slices.Clone(cmd.Flags().Args())
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "password", "data", "database":
+			return
+		case "account":
+			if id, err := strconv.ParseInt(f.Value.String(), 10, 64); err == nil {
+				e.AccountID = &id
+			}
+		}
+		parts = append(parts, f.Name+"="+f.Value.String())
+	})
+	e.Target = strings.Join(parts, " ")
+	if err != nil {
+		e.Status, e.Code = 1, "error: "+err.Error()
+	}
+	return e
 }
 
 func idArg(args []string) (int64, error) {
@@ -45,7 +75,7 @@ func idArg(args []string) (int64, error) {
 
 func adminCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
-	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g))
+	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g))
 	return cmd
 }
 
@@ -298,5 +328,41 @@ func catalogCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(apply)
+	return cmd
+}
+
+func auditCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "audit", Short: "Read the audit log"}
+	var account, before int64
+	var limit int
+	list := &cobra.Command{
+		Use:         "list",
+		Short:       "List audit entries, newest first (--before ID pages back)",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{"readonly": "true"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				if limit < 1 || limit > 10000 {
+					return nil, fail("--limit must be 1 to 10000")
+				}
+				list, err := s.AuditLog(ctx, account, before, limit)
+				if err != nil {
+					return nil, err
+				}
+				entries := make([]map[string]any, len(list))
+				for i, e := range list {
+					entries[i] = map[string]any{"id": e.ID, "at": e.At.Format(time.RFC3339Nano), "actor": e.Actor,
+						"account_id": e.AccountID, "token_id": e.TokenID, "action": e.Action, "target": e.Target,
+						"status": e.Status, "code": e.Code, "client": e.Client, "idempotency_key": e.IdempotencyKey,
+						"replayed": e.Replayed}
+				}
+				return map[string]any{"entries": entries}, nil
+			})
+		},
+	}
+	list.Flags().Int64Var(&account, "account", 0, "only this account's entries")
+	list.Flags().Int64Var(&before, "before", 0, "only entries with a smaller id (the next page)")
+	list.Flags().IntVar(&limit, "limit", 100, "at most this many entries")
+	cmd.AddCommand(list)
 	return cmd
 }

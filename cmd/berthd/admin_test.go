@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,6 +67,27 @@ func TestAdminCommands(t *testing.T) {
 	}
 	if got := run("migrate"); got["migrated"] != true {
 		t.Fatalf("migrate: %v", got)
+	}
+
+	// Every state-changing command is in the audit log, without secrets; reading it is not.
+	audit := run("admin", "audit", "list", "--limit", "50")
+	entries := audit["entries"].([]any)
+	var actions []string
+	for _, e := range entries {
+		m := e.(map[string]any)
+		actions = append(actions, m["action"].(string)+" "+m["target"].(string))
+		if m["actor"] != "operator" || strings.Contains(m["target"].(string), "s3cret") {
+			t.Errorf("audit entry %v", m)
+		}
+	}
+	for _, want := range []string{"admin credit add account=1 amount=10.5 description=bank transfer", "admin account block 1",
+		"admin account create credit=25.00 email=ada@example.com language=de name=Ada"} {
+		if !slices.Contains(actions, want) {
+			t.Errorf("audit log lacks %q: %q", want, actions)
+		}
+	}
+	if got := run("admin", "audit", "list", "--account", "1", "--limit", "1")["entries"].([]any); len(got) != 1 {
+		t.Errorf("one entry of account 1: %v", got)
 	}
 
 	// Failures: exit 1 and one JSON object with "error" on stdout.

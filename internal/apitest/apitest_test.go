@@ -257,8 +257,11 @@ func TestCheckServerAnswers(t *testing.T) {
 		busy := api.Error{Message: "The server is busy.", Code: "busy", Operation: srv.Operation}
 		c.Check(tb, power, 409, jsonHeader(), mustJSON(tb, busy))
 	})
-	mustFail(t, "operation", func(tb testing.TB) {
-		c.Check(tb, power, 409, jsonHeader("Retry-After", "5"), mustJSON(tb, api.Error{Message: "Busy.", Code: "busy"}))
+	// A 409 without `operation` is allowed (an Idempotency-Key still in use); one with
+	// another code is not.
+	c.Check(t, power, 409, jsonHeader("Retry-After", "1"), mustJSON(t, api.Error{Message: "Busy.", Code: "busy"}))
+	mustFail(t, "code", func(tb testing.TB) {
+		c.Check(tb, power, 409, jsonHeader("Retry-After", "5"), mustJSON(tb, api.Error{Message: "Busy.", Code: "not_found"}))
 	})
 	mustFail(t, "errors", func(tb testing.TB) {
 		c.Check(tb, power, 422, jsonHeader(), mustJSON(tb, api.Error{Message: "Bad.", Code: "validation_failed"}))
@@ -361,7 +364,7 @@ func TestOperations(t *testing.T) {
 		"GET /locations":                                  {"read", []string{"200", "401", "403", "429"}},
 		"GET /apps":                                       {"read", []string{"200", "401", "403", "429"}},
 		"GET /servers":                                    {"read", []string{"200", "401", "403", "422", "429"}},
-		"POST /servers":                                   {"servers", []string{"201", "401", "403", "422", "429"}},
+		"POST /servers":                                   {"servers", []string{"201", "401", "403", "409", "422", "429"}},
 		"GET /servers/{id}":                               {"read", []string{"200", "401", "403", "404", "429"}},
 		"PATCH /servers/{id}":                             {"servers", []string{"200", "401", "403", "404", "422", "429"}},
 		"DELETE /servers/{id}":                            {"servers", []string{"204", "401", "403", "404", "409", "429"}},
@@ -375,14 +378,14 @@ func TestOperations(t *testing.T) {
 		"POST /servers/{id}/snapshots/{snapshot}/restore": {"snapshots", []string{"200", "401", "403", "404", "409", "422", "429"}},
 		"DELETE /servers/{id}/snapshots/{snapshot}":       {"snapshots", []string{"202", "401", "403", "404", "429"}},
 		"GET /ssh-keys":                                   {"read", []string{"200", "401", "403", "429"}},
-		"POST /ssh-keys":                                  {"ssh-keys", []string{"201", "401", "403", "422", "429"}},
+		"POST /ssh-keys":                                  {"ssh-keys", []string{"201", "401", "403", "409", "422", "429"}},
 		"DELETE /ssh-keys/{id}":                           {"ssh-keys", []string{"204", "401", "403", "404", "429"}},
 		"GET /projects":                                   {"read", []string{"200", "401", "403", "429"}},
-		"POST /projects":                                  {"servers", []string{"201", "401", "403", "422", "429"}},
+		"POST /projects":                                  {"servers", []string{"201", "401", "403", "409", "422", "429"}},
 		"PATCH /projects/{id}":                            {"servers", []string{"200", "401", "403", "404", "422", "429"}},
 		"DELETE /projects/{id}":                           {"servers", []string{"204", "401", "403", "404", "429"}},
 		"GET /recipes":                                    {"read", []string{"200", "401", "403", "429"}},
-		"POST /recipes":                                   {"recipes", []string{"201", "401", "403", "422", "429"}},
+		"POST /recipes":                                   {"recipes", []string{"201", "401", "403", "409", "422", "429"}},
 		"GET /recipes/{id}":                               {"read", []string{"200", "401", "403", "404", "429"}},
 		"PATCH /recipes/{id}":                             {"recipes", []string{"200", "401", "403", "404", "422", "429"}},
 		"DELETE /recipes/{id}":                            {"recipes", []string{"204", "401", "403", "404", "429"}},

@@ -152,6 +152,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, ops.NewMeterWorker(a.Service)); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, ops.NewHousekeepingWorker(a.Service)); err != nil {
+		return err
+	}
 	meterEvery := a.cfg.MeterEvery
 	if meterEvery <= 0 {
 		meterEvery = time.Minute
@@ -170,9 +173,14 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		// after a day is stuck beyond doubt.
 		RescueStuckJobsAfter: 24 * time.Hour,
 		// Metering runs on the elected leader: once, however many processes serve.
-		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(meterEvery),
-			func() (river.JobArgs, *river.InsertOpts) { return ops.MeterArgs{}, nil },
-			&river.PeriodicJobOpts{RunOnStart: true})},
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(meterEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return ops.MeterArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return ops.HousekeepingArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+		},
 	})
 	if err != nil {
 		return err

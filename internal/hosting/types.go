@@ -308,3 +308,41 @@ type Snapshot struct {
 // DriverName is the name the compute driver knows the snapshot by: stable, and
 // independent of the name its owner chose.
 func (s *Snapshot) DriverName() string { return fmt.Sprintf("snap-%d", s.ID) }
+
+// IdempotencyState is where a request with an Idempotency-Key stands.
+type IdempotencyState string
+
+const (
+	IdempotencyPending IdempotencyState = "pending" // running
+	IdempotencyApplied IdempotencyState = "applied" // its change committed; response not stored yet
+	IdempotencyDone    IdempotencyState = "done"    // response stored for replays
+)
+
+// IdempotencyRecord is what Berth keeps of a request sent with an Idempotency-Key.
+type IdempotencyRecord struct {
+	ID          int64
+	AccountID   int64
+	Key         string
+	RequestHash []byte
+	State       IdempotencyState
+	Status      int
+	ContentType string
+	Body        []byte
+	CreatedAt   time.Time
+}
+
+// AuditEntry is one state-changing request, through the API or by an operator.
+type AuditEntry struct {
+	ID             int64
+	At             time.Time
+	Actor          string // "api" or "operator"
+	AccountID      *int64
+	TokenID        *int64
+	Action         string
+	Target         string
+	Status         int
+	Code           string
+	Client         string
+	IdempotencyKey string
+	Replayed       bool
+}

@@ -4,7 +4,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -168,42 +172,184 @@ func setLimitHeaders(h http.Header, res ratelimit.Result) {
 }
 
 // dispatch applies, in order (API-DECISIONS §2): 401, 429, 403 (scope, blocked), then
-// the handler's own 404 → 403 → 422 → 409 → 422 → 503.
+// the handler's own 404 → 403 → 422 → 409 → 422 → 503. A POST with an Idempotency-Key
+// runs at most once per key (API-DECISIONS §9); every state-changing request goes to
+// the audit log with its outcome.
 func (s *Server) dispatch(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
 		req := &request{Request: r, ctx: r.Context()}
-		if rt.scope != "" {
-			var ok bool
-			if req.p, lang, ok = s.authenticate(w, r, lang); !ok {
-				return
-			}
-			if !req.p.Token.Scopes.Has(rt.scope) {
-				s.fail(w, r, lang, hosting.Errorf(hosting.CodeMissingScope, "error.missing_scope", "scope", string(rt.scope)))
-				return
-			}
-			if req.p.Account.Blocked && !(rt.method == "GET" && rt.path == "/me") {
-				s.fail(w, r, lang, hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked"))
-				return
-			}
-		}
-		status, body, err := rt.h(req)
-		if err != nil {
-			s.fail(w, r, lang, err)
+		if rt.method == http.MethodGet {
+			s.serve(w, req, rt)
 			return
 		}
-		if body == nil {
-			w.WriteHeader(status)
-			return
+		rec := &recorder{header: http.Header{}}
+		idemKey, replayed := s.serveChange(rec, req, rt)
+		for k, v := range rec.header {
+			w.Header()[k] = v
 		}
-		if raw, ok := body.([]byte); ok {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			_, _ = w.Write(raw)
-			return
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
 		}
-		writeJSON(w, status, body)
+		w.WriteHeader(status)
+		_, _ = w.Write(rec.body.Bytes())
+		s.svc.Audit(r.Context(), auditEntry(req, rt, status, rec.body.Bytes(), idemKey, replayed))
 	})
+}
+
+// serve authenticates and authorizes a request, then runs its handler; lang is the
+// language of its errors.
+func (s *Server) serve(w http.ResponseWriter, req *request, rt route) {
+	lang, ok := s.admit(w, req, rt)
+	if ok {
+		s.run(w, req, rt, lang)
+	}
+}
+
+// admit answers 401, 429 and 403 itself and then reports false.
+func (s *Server) admit(w http.ResponseWriter, req *request, rt route) (lang string, ok bool) {
+	r := req.Request
+	lang = i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
+	if rt.scope == "" {
+		return lang, true
+	}
+	if req.p, lang, ok = s.authenticate(w, r, lang); !ok {
+		return lang, false
+	}
+	if !req.p.Token.Scopes.Has(rt.scope) {
+		s.fail(w, r, lang, hosting.Errorf(hosting.CodeMissingScope, "error.missing_scope", "scope", string(rt.scope)))
+		return lang, false
+	}
+	if req.p.Account.Blocked && !(rt.method == "GET" && rt.path == "/me") {
+		s.fail(w, r, lang, hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked"))
+		return lang, false
+	}
+	return lang, true
+}
+
+// run calls the route's handler and renders what it returns.
+func (s *Server) run(w http.ResponseWriter, req *request, rt route, lang string) {
+	status, body, err := rt.h(req)
+	if err != nil {
+		s.fail(w, req.Request, lang, err)
+		return
+	}
+	if body == nil {
+		w.WriteHeader(status)
+		return
+	}
+	if raw, ok := body.([]byte); ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(raw)
+		return
+	}
+	writeJSON(w, status, body)
+}
+
+// serveChange serves a state-changing request, through the idempotency layer when it
+// is a POST with an Idempotency-Key. It returns the key and whether the answer was a
+// replay.
+func (s *Server) serveChange(w http.ResponseWriter, req *request, rt route) (key string, replayed bool) {
+	lang, ok := s.admit(w, req, rt)
+	if !ok {
+		return "", false
+	}
+	r := req.Request
+	key = r.Header.Get("Idempotency-Key")
+	if rt.method != http.MethodPost || len(r.Header.Values("Idempotency-Key")) == 0 {
+		s.run(w, req, rt, lang)
+		return "", false
+	}
+	// The fingerprint covers the body up to the largest any route accepts; a longer
+	// one is refused by the route itself.
+	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxRecipeBody+1))
+	if err != nil {
+		s.fail(w, r, lang, hosting.Invalid("body", "validation.invalid_json"))
+		return key, false
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(raw), r.Body))
+	if len(r.Header.Values("Idempotency-Key")) > 1 {
+		s.fail(w, r, lang, hosting.Invalid(ops.IdempotencyKeyField, "validation.idempotency_key"))
+		return key, false
+	}
+	hash := ops.RequestHash(r.Method, r.URL.RequestURI(), raw)
+	var first http.Header
+	resp, replayed, err := s.svc.Idempotent(req.ctx, req.p, key, hash, func(ctx context.Context) ops.Response {
+		rec := &recorder{header: http.Header{}}
+		req.ctx = ctx
+		s.run(rec, req, rt, lang)
+		first = rec.header
+		return ops.Response{Status: rec.status, ContentType: rec.header.Get("Content-Type"), Body: rec.body.Bytes()}
+	})
+	if err != nil {
+		s.fail(w, r, lang, err)
+		return key, false
+	}
+	for k, v := range first {
+		w.Header()[k] = v
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	if resp.ContentType != "" {
+		w.Header().Set("Content-Type", resp.ContentType)
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+	return key, replayed
+}
+
+// recorder keeps an answer in memory.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(p)
+}
+
+// auditEntry describes a state-changing request for the audit log: who, what, on
+// what, and how it ended.
+func auditEntry(req *request, rt route, status int, body []byte, key string, replayed bool) hosting.AuditEntry {
+	e := hosting.AuditEntry{Actor: "api", Action: rt.method + " /v1" + rt.path, Status: status,
+		Client: clientAddr(req.Request), IdempotencyKey: key, Replayed: replayed}
+	if req.p.Account.ID != 0 {
+		e.AccountID, e.TokenID = &req.p.Account.ID, &req.p.Token.ID
+	}
+	var targets []string
+	for _, name := range []string{"id", "snapshot"} {
+		if v := req.PathValue(name); v != "" {
+			targets = append(targets, name+"="+v)
+		}
+	}
+	var parsed struct {
+		Code string `json:"code"`
+		Data struct {
+			ID any `json:"id"`
+		} `json:"data"`
+	}
+	if len(body) > 0 && json.Unmarshal(body, &parsed) == nil {
+		e.Code = parsed.Code
+		if status == http.StatusCreated && parsed.Data.ID != nil {
+			targets = append(targets, fmt.Sprintf("created=%v", parsed.Data.ID))
+		}
+	}
+	e.Target = strings.Join(targets, " ")
+	return e
 }
 
 // authenticate resolves the request's token and counts the request against its rate

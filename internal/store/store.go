@@ -85,6 +85,12 @@ type Reader interface {
 	Meters(ctx context.Context, accountID int64) ([]hosting.Meter, error)
 	// EarliestDue is the start of the earliest hour due to be charged at upto (nil: none).
 	EarliestDue(ctx context.Context, upto time.Time) (*time.Time, error)
+
+	// IdempotencyKey finds an account's live record of a key.
+	IdempotencyKey(ctx context.Context, accountID int64, key string) (hosting.IdempotencyRecord, error)
+	// AuditLog lists audit entries, newest first: of one account (0: all), at most
+	// limit, with ids below before (0: from the newest).
+	AuditLog(ctx context.Context, accountID int64, before int64, limit int) ([]hosting.AuditEntry, error)
 }
 
 // ChargeStep is one step of a metering pass: it charges, for every meter with an
@@ -132,6 +138,25 @@ type Writer interface {
 	SetMeterRate(ctx context.Context, resourceType string, resourceID int64, rate hosting.Money, cap *hosting.Money) error
 	// ChargeDue runs one step of a metering pass as set-based SQL.
 	ChargeDue(ctx context.Context, step ChargeStep) (ChargeResult, error)
+
+	// ClaimIdempotencyKey writes a pending record of an account's key unless a live one
+	// exists (records older than expired are replaced); it returns the record and
+	// whether this call wrote it.
+	ClaimIdempotencyKey(ctx context.Context, r hosting.IdempotencyRecord, expired time.Time) (hosting.IdempotencyRecord, bool, error)
+	// TakeOverIdempotencyKey restarts a pending record left by a request that died
+	// (created before stale): it reports whether this call took it.
+	TakeOverIdempotencyKey(ctx context.Context, id int64, stale, now time.Time) (bool, error)
+	// MarkIdempotencyApplied records that the key's request changed state.
+	MarkIdempotencyApplied(ctx context.Context, id int64) error
+	// CompleteIdempotencyKey stores the response to replay.
+	CompleteIdempotencyKey(ctx context.Context, id int64, status int, contentType string, body []byte) error
+	// ReleaseIdempotencyKey removes a record whose request changed nothing and whose
+	// answer is not to be replayed (a 409, a 429), so that a retry runs afresh.
+	ReleaseIdempotencyKey(ctx context.Context, id int64) error
+	// PruneIdempotencyKeys removes the records created before before.
+	PruneIdempotencyKeys(ctx context.Context, before time.Time) (int, error)
+	// AddAuditEntry appends to the audit log.
+	AddAuditEntry(ctx context.Context, e hosting.AuditEntry) error
 
 	// SuspendForCredit suspends an account's live servers for exhausted credit and
 	// returns those it newly suspended.
@@ -186,6 +211,24 @@ type Writer interface {
 	StartOperation(ctx context.Context, op hosting.Operation) (int64, error)
 	// FinishOperation records the end of an operation and frees its server.
 	FinishOperation(ctx context.Context, id int64, status hosting.OpStatus, errText string, at time.Time) error
+}
+
+// TxHook runs inside a transaction just before it commits.
+type TxHook func(ctx context.Context, tx Tx) error
+
+type txHookKey struct{}
+
+// WithTxHook returns a context whose write transactions run hook before committing:
+// what the hook writes commits with them, or not at all.
+func WithTxHook(ctx context.Context, hook TxHook) context.Context {
+	hooks, _ := ctx.Value(txHookKey{}).([]TxHook)
+	return context.WithValue(ctx, txHookKey{}, append(hooks[:len(hooks):len(hooks)], hook))
+}
+
+// TxHooks returns the hooks of ctx, for Store implementations.
+func TxHooks(ctx context.Context) []TxHook {
+	hooks, _ := ctx.Value(txHookKey{}).([]TxHook)
+	return hooks
 }
 
 // Tx is a transaction: reads see its own writes; SQL exposes it so a job can be

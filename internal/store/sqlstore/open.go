@@ -193,8 +193,14 @@ func (db *DB) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 		return err
 	}
 	defer sqlTx.Rollback()
-	if err := fn(&tx{queries: queries{q: sqlTx}, sqlTx: sqlTx}); err != nil {
+	t := &tx{queries: queries{q: sqlTx}, sqlTx: sqlTx}
+	if err := fn(t); err != nil {
 		return err
+	}
+	for _, hook := range store.TxHooks(ctx) {
+		if err := hook(ctx, t); err != nil {
+			return err
+		}
 	}
 	// Counted even when the commit reports an error: it may have landed anyway.
 	defer db.cache.changed()

@@ -1,0 +1,231 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+func withKey(key string) http.Header { return http.Header{"Idempotency-Key": {key}} }
+
+// TestIdempotencyKey: API-DECISIONS §9 — the same key and body within 24 h answer the
+// first response again without doing the work twice; another body is 422.
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	clock := testenv.NewFakeClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	env := testenv.New(t, testenv.Options{Clock: clock.Now})
+	t.Cleanup(func() { env.AssertLedger(t) })
+	a := env.NewAccount("en", "10", "")
+	order := `{"plan_id": 1, "location_id": 1, "image_id": 1}`
+
+	t.Run("replay", func(t *testing.T) {
+		first := env.Do(a.Token, "POST", "/servers", order, withKey("order-1")).Want(t, http.StatusCreated)
+		if first.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("first answer marked as a replay")
+		}
+		again := env.Do(a.Token, "POST", "/servers", order, withKey("order-1")).Want(t, http.StatusCreated)
+		if string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" ||
+			again.Header.Get("Content-Type") != first.Header.Get("Content-Type") {
+			t.Errorf("replay: %s %v, first %s", again.Body, again.Header, first.Body)
+		}
+		if n := len(items(t, a.Do("GET", "/servers", nil).Want(t, 200))); n != 1 {
+			t.Errorf("%d servers after a replayed order, want 1", n)
+		}
+		if c := credit(t, a); c != money(t, "10")-70 {
+			t.Errorf("credit %s: the order was charged more than once", c)
+		}
+		// Another body, or another route, with the same key: refused.
+		e := wantInvalid(t, env.Do(a.Token, "POST", "/servers", `{"plan_id": 2, "location_id": 1, "image_id": 1}`, withKey("order-1")), "Idempotency-Key")
+		if e.Message != msg("en", "validation.idempotency_key_reused") {
+			t.Errorf("reused key: %q", e.Message)
+		}
+		wantInvalid(t, env.Do(a.Token, "POST", "/projects", `{"name": "x"}`, withKey("order-1")), "Idempotency-Key")
+		// Another account has keys of its own.
+		b := env.NewAccount("en", "10", "")
+		env.Do(b.Token, "POST", "/servers", order, withKey("order-1")).Want(t, http.StatusCreated)
+		if n := len(items(t, b.Do("GET", "/servers", nil).Want(t, 200))); n != 1 {
+			t.Errorf("the other account's order with the same key: %d servers", n)
+		}
+	})
+
+	t.Run("concurrent", func(t *testing.T) {
+		rs := concurrently(12, func() *testenv.Response {
+			return env.Do(a.Token, "POST", "/projects", `{"name": "same-key"}`, withKey("project-1"))
+		})
+		for _, r := range rs {
+			if r.Status != http.StatusCreated || string(r.Body) != string(rs[0].Body) {
+				t.Errorf("concurrent request with one key: %d %s (first %s)", r.Status, r.Body, rs[0].Body)
+			}
+		}
+		n := 0
+		for _, p := range items(t, a.Do("GET", "/projects", nil).Want(t, 200)) {
+			if p["name"] == "same-key" {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d projects made by 12 requests with one key, want 1", n)
+		}
+	})
+
+	t.Run("final answers only", func(t *testing.T) {
+		// A validation failure is the request's answer: replayed.
+		first := env.Do(a.Token, "POST", "/projects", `{"name": ""}`, withKey("bad-project"))
+		wantInvalid(t, first, "name")
+		again := env.Do(a.Token, "POST", "/projects", `{"name": ""}`, withKey("bad-project"))
+		if again.Status != 422 || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("422 not replayed: %d %v", again.Status, again.Header)
+		}
+		// A 409 is not: once the server is free, the same key runs afresh.
+		srv := runningServer(t, a)
+		name := srv["name"].(string)
+		a.Do("POST", "/servers/"+name+"/power", map[string]any{"action": "off"}).Want(t, http.StatusOK)
+		busy := env.Do(a.Token, "POST", "/servers/"+name+"/power", `{"action": "off"}`, withKey("power-1"))
+		if busy.Status != http.StatusConflict {
+			t.Skipf("the power-off ended before the test could see the server busy (%d)", busy.Status)
+		}
+		a.WaitStatus(t, name, "stopped", 10*time.Second)
+		r := env.Do(a.Token, "POST", "/servers/"+name+"/power", `{"action": "on"}`, withKey("power-1"))
+		if r.Status != http.StatusOK || r.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("after a 409, the same key: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("malformed keys", func(t *testing.T) {
+		for _, h := range []http.Header{
+			withKey(""), withKey(strings.Repeat("k", 256)), withKey("with space"), withKey("tab\tkey"), withKey("ключ"),
+			{"Idempotency-Key": {"a", "b"}},
+		} {
+			e := wantInvalid(t, env.Do(a.Token, "POST", "/projects", `{"name": "never"}`, h), "Idempotency-Key")
+			if e.Message != msg("en", "validation.idempotency_key") {
+				t.Errorf("%q: %q", h.Values("Idempotency-Key"), e.Message)
+			}
+		}
+		env.Do(a.Token, "POST", "/projects", `{"name": "max-key"}`, withKey(strings.Repeat("k", 255))).Want(t, http.StatusCreated)
+	})
+
+	t.Run("a request that died", func(t *testing.T) {
+		// A pending key left by a request whose change never committed is run afresh
+		// once stale; one whose change committed but whose answer was lost is never run
+		// again.
+		ctx := context.Background()
+		body := `{"name": "after-crash"}`
+		claim := func(key string, applied bool) {
+			at := clock.Now().Add(-5 * time.Minute)
+			err := env.App.DB.InTx(ctx, func(tx store.Tx) error {
+				rec, _, err := tx.ClaimIdempotencyKey(ctx, hosting.IdempotencyRecord{AccountID: a.ID, Key: key,
+					RequestHash: ops.RequestHash("POST", "/v1/projects", []byte(body)), CreatedAt: at}, at.Add(-24*time.Hour))
+				if err == nil && applied {
+					err = tx.MarkIdempotencyApplied(ctx, rec.ID)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		claim("crash-pending", false)
+		env.Do(a.Token, "POST", "/projects", body, withKey("crash-pending")).Want(t, http.StatusCreated)
+		if r := env.Do(a.Token, "POST", "/projects", body, withKey("crash-pending")); r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("the run that took the key over was not remembered: %d %s", r.Status, r.Body)
+		}
+		claim("crash-applied", true)
+		e := wantInvalid(t, env.Do(a.Token, "POST", "/projects", body, withKey("crash-applied")), "Idempotency-Key")
+		if e.Message != msg("en", "validation.idempotency_key_lost") {
+			t.Errorf("applied, answer lost: %q", e.Message)
+		}
+	})
+
+	t.Run("24 hours", func(t *testing.T) {
+		env.Do(a.Token, "POST", "/projects", `{"name": "day-1"}`, withKey("daily")).Want(t, http.StatusCreated)
+		clock.Advance(23 * time.Hour)
+		if r := env.Do(a.Token, "POST", "/projects", `{"name": "day-1"}`, withKey("daily")); r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("after 23 h: %d %s", r.Status, r.Body)
+		}
+		clock.Advance(2 * time.Hour)
+		// After 24 h the key is free again: the request runs (and fails: the name exists).
+		r := env.Do(a.Token, "POST", "/projects", `{"name": "day-1"}`, withKey("daily"))
+		if r.Header.Get("Idempotent-Replayed") != "" || r.Status != 422 {
+			t.Errorf("after 25 h: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// TestAuditLog: every state-changing request is in the audit log with who, what, on
+// what and how it ended.
+func TestAuditLog(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	a := env.NewAccount("en", "10", "")
+	srv := runningServer(t, a)
+	name := srv["name"].(string)
+	a.Do("POST", "/servers/"+name+"/power", map[string]any{"action": "on"}) // 422: running
+	env.Do(a.Token, "POST", "/projects", `{"name": "audited"}`, withKey("audit-key")).Want(t, http.StatusCreated)
+	env.Do(a.Token, "POST", "/projects", `{"name": "audited"}`, withKey("audit-key")).Want(t, http.StatusCreated)
+	env.Do("berth_not-a-token", "DELETE", "/servers/"+name, nil, nil).Want(t, http.StatusUnauthorized)
+	a.Do("GET", "/servers", nil).Want(t, http.StatusOK) // reads are not audited
+	a.Do("DELETE", "/servers/"+name, nil).Want(t, http.StatusNoContent)
+
+	ctx := context.Background()
+	all, err := env.App.Service.AuditLog(ctx, 0, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		action, target, code string
+		status               int
+		account              bool
+		key                  string
+		replayed             bool
+	}
+	var got []row
+	for i := len(all) - 1; i >= 0; i-- {
+		e := all[i]
+		if e.Actor != "api" || e.Client == "" || e.At.IsZero() {
+			t.Errorf("entry %+v", e)
+		}
+		if e.AccountID != nil && (*e.AccountID != a.ID || e.TokenID == nil) {
+			t.Errorf("entry of another account or without its token: %+v", e)
+		}
+		got = append(got, row{e.Action, e.Target, e.Code, e.Status, e.AccountID != nil, e.IdempotencyKey, e.Replayed})
+	}
+	id := itoa(num(t, srv["id"]))
+	want := []row{
+		{"POST /v1/servers", "created=" + id, "", 201, true, "", false},
+		{"POST /v1/servers/{id}/power", "id=" + name, "validation_failed", 422, true, "", false},
+		{"POST /v1/projects", "", "", 201, true, "audit-key", false},
+		{"POST /v1/projects", "", "", 201, true, "audit-key", true},
+		{"DELETE /v1/servers/{id}", "id=" + name, "unauthenticated", 401, false, "", false},
+		{"DELETE /v1/servers/{id}", "id=" + name, "", 204, true, "", false},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("audit log:\n%+v\nwant\n%+v", got, want)
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.action == "POST /v1/projects" {
+			if !strings.HasPrefix(g.target, "created=") {
+				t.Errorf("entry %d target %q", i, g.target)
+			}
+			g.target = ""
+		}
+		if g != w {
+			t.Errorf("entry %d: %+v, want %+v", i, g, w)
+		}
+	}
+	mine, err := env.App.Service.AuditLog(ctx, a.ID, 0, 2)
+	if err != nil || len(mine) != 2 || mine[0].Action != "DELETE /v1/servers/{id}" || mine[0].Status != 204 {
+		t.Errorf("one account's newest two: %+v, %v", mine, err)
+	}
+	older, err := env.App.Service.AuditLog(ctx, a.ID, mine[1].ID, 100)
+	if err != nil || len(older) != 3 {
+		t.Errorf("the page before: %d entries, %v", len(older), err)
+	}
+}

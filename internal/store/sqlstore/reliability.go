@@ -1,0 +1,117 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+// ---- idempotency keys ----
+
+const idemCols = `id, account_id, key, request_hash, state, status, content_type, body, created_at`
+
+func scanIdem(sc func(...any) error) (hosting.IdempotencyRecord, error) {
+	var r hosting.IdempotencyRecord
+	var created int64
+	if err := sc(&r.ID, &r.AccountID, &r.Key, &r.RequestHash, &r.State, &r.Status, &r.ContentType, &r.Body, &created); err != nil {
+		return r, notFound(err)
+	}
+	r.CreatedAt = fromMS(created)
+	return r, nil
+}
+
+func (q queries) IdempotencyKey(ctx context.Context, accountID int64, key string) (hosting.IdempotencyRecord, error) {
+	return scanIdem(q.q.QueryRowContext(ctx, `SELECT `+idemCols+` FROM idempotency_keys WHERE account_id = ? AND key = ?`, accountID, key).Scan)
+}
+
+func (q queries) ClaimIdempotencyKey(ctx context.Context, r hosting.IdempotencyRecord, expired time.Time) (hosting.IdempotencyRecord, bool, error) {
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at < ?`,
+		r.AccountID, r.Key, ms(expired)); err != nil {
+		return r, false, err
+	}
+	res, err := q.q.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, key) DO NOTHING`, r.AccountID, r.Key, r.RequestHash, string(hosting.IdempotencyPending), ms(r.CreatedAt))
+	if err != nil {
+		return r, false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return r, false, err
+	}
+	got, err := q.IdempotencyKey(ctx, r.AccountID, r.Key)
+	return got, n == 1, err
+}
+
+func (q queries) TakeOverIdempotencyKey(ctx context.Context, id int64, stale, now time.Time) (bool, error) {
+	res, err := q.q.ExecContext(ctx, `UPDATE idempotency_keys SET created_at = ? WHERE id = ? AND state = 'pending' AND created_at < ?`,
+		ms(now), id, ms(stale))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (q queries) MarkIdempotencyApplied(ctx context.Context, id int64) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE idempotency_keys SET state = 'applied' WHERE id = ? AND state = 'pending'`, id)
+	return err
+}
+
+func (q queries) CompleteIdempotencyKey(ctx context.Context, id int64, status int, contentType string, body []byte) error {
+	return q.execOne(ctx, `UPDATE idempotency_keys SET state = 'done', status = ?, content_type = ?, body = ? WHERE id = ?`,
+		status, contentType, body, id)
+}
+
+func (q queries) ReleaseIdempotencyKey(ctx context.Context, id int64) error {
+	_, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE id = ? AND state = 'pending'`, id)
+	return err
+}
+
+func (q queries) PruneIdempotencyKeys(ctx context.Context, before time.Time) (int, error) {
+	res, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, ms(before))
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// ---- the audit log ----
+
+func (q queries) AddAuditEntry(ctx context.Context, e hosting.AuditEntry) error {
+	_, err := q.q.ExecContext(ctx, `INSERT INTO audit_log (at, actor, account_id, token_id, action, target, status, code, client,
+		idempotency_key, replayed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ms(e.At), e.Actor, e.AccountID, e.TokenID, e.Action,
+		e.Target, e.Status, e.Code, e.Client, e.IdempotencyKey, b2i(e.Replayed))
+	return err
+}
+
+func (q queries) AuditLog(ctx context.Context, accountID, before int64, limit int) ([]hosting.AuditEntry, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	if before <= 0 {
+		before = 1 << 62
+	}
+	rows, err := q.q.QueryContext(ctx, `SELECT id, at, actor, account_id, token_id, action, target, status, code, client,
+		idempotency_key, replayed FROM audit_log WHERE (? = 0 OR account_id = ?) AND id < ? ORDER BY id DESC LIMIT ?`,
+		accountID, accountID, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.AuditEntry{}
+	for rows.Next() {
+		var e hosting.AuditEntry
+		var at int64
+		var acct, tok sql.NullInt64
+		if err := rows.Scan(&e.ID, &at, &e.Actor, &acct, &tok, &e.Action, &e.Target, &e.Status, &e.Code, &e.Client,
+			&e.IdempotencyKey, &e.Replayed); err != nil {
+			return nil, err
+		}
+		e.At, e.AccountID, e.TokenID = fromMS(at), nullInt(acct), nullInt(tok)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
