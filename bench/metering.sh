@@ -40,14 +40,17 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	rm -rf "$TMP/data-$r"
 done
 
-# The pass lines end in: hours, charged, overdrawn, wall time ms, hours/s.
+# The pass lines end in: hours, charged, overdrawn, wall time ms, CPU ms, hours/s.
 {
 	echo
 	echo "## medians over $ROUNDS rounds (min … max)"
 	for p in "pass 1" "pass 2" "pass 3"; do
-		grep "^$p:" "$OUT" | awk '{print $(NF - 1)}' >"$TMP/ms"
-		printf '%-7s %10s ms  (%s … %s)  %s\n' "$p" "$(median <"$TMP/ms")" "$(sort -g "$TMP/ms" | head -1)" \
-			"$(sort -g "$TMP/ms" | tail -1)" "$(grep -m1 "^$p:" "$OUT" | awk '{NF -= 5; sub(/^pass [0-9]+: /, ""); print}')"
+		grep "^$p:" "$OUT" | awk '{print $(NF - 2)}' >"$TMP/ms"
+		grep "^$p:" "$OUT" | awk '{print $(NF - 1)}' >"$TMP/cpu"
+		printf '%-7s wall %10s ms (%s … %s), CPU %10s ms (%s … %s)  %s\n' "$p" \
+			"$(median <"$TMP/ms")" "$(sort -g "$TMP/ms" | head -1)" "$(sort -g "$TMP/ms" | tail -1)" \
+			"$(median <"$TMP/cpu")" "$(sort -g "$TMP/cpu" | head -1)" "$(sort -g "$TMP/cpu" | tail -1)" \
+			"$(grep -m1 "^$p:" "$OUT" | awk '{NF -= 6; sub(/^pass [0-9]+: /, ""); print}')"
 	done
 	grep '^seeded' "$OUT" | awk '{sub(/s$/, "", $NF); print $NF}' >"$TMP/seed"
 	echo "seed    $(median <"$TMP/seed") s"

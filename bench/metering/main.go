@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/berthhq/berth/internal/billing"
@@ -116,14 +117,14 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 		fmt.Printf("%s %s\n", word, fmt.Sprintf(format, args...))
 	}
 	fmt.Printf("\nT0 = %s (every server ordered, its first hour charged)\n", t0.Format(time.RFC3339))
-	fmt.Printf("%-52s %8s %12s %9s %12s %8s\n", "pass (clock)", "hours", "charged", "overdrawn", "wall time ms", "hours/s")
+	fmt.Printf("%-52s %8s %12s %9s %12s %10s %8s\n", "pass (clock)", "hours", "charged", "overdrawn", "wall time ms", "CPU ms", "hours/s")
 	var results []ops.MeterResult
 	for _, p := range passes {
 		at := p.at
 		svc.Now = func() time.Time { return at }
-		t := time.Now()
+		t, c := time.Now(), cpuTime()
 		res, err := svc.Meter(ctx)
-		took := time.Since(t)
+		took, cpu := time.Since(t), cpuTime()-c
 		if err != nil {
 			log.Fatalf("%s: %v", p.name, err)
 		}
@@ -132,8 +133,8 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 		if res.Hours > 0 {
 			rate = fmt.Sprintf("%.0f", float64(res.Hours)/took.Seconds())
 		}
-		fmt.Printf("%-52s %8d %12s %9d %12.3f %8s\n", p.name+" (T0+"+at.Sub(t0).String()+")", res.Hours, res.Total, res.Overdrawn,
-			float64(took.Microseconds())/1000, rate)
+		fmt.Printf("%-52s %8d %12s %9d %12.3f %10.3f %8s\n", p.name+" (T0+"+at.Sub(t0).String()+")", res.Hours, res.Total, res.Overdrawn,
+			float64(took.Microseconds())/1000, float64(cpu.Microseconds())/1000, rate)
 	}
 	dbSize(db.WriteDB(), dir)
 
@@ -197,6 +198,17 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 		fmt.Println("\nSOME CHECKS FAILED")
 	}
 	return ok
+}
+
+// cpuTime is the CPU time (user and system) this process has used. SQLite runs in
+// it (pure Go), so on a machine shared with other work this stays comparable when
+// wall time does not.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func ms(t time.Time) int64           { return t.UnixMilli() }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,11 +67,11 @@ func isLoopback(addr string) bool {
 }
 
 func serve(ctx context.Context, g *globals, f *serveFlags) error {
-	tls := f.tlsCert != "" || f.tlsKey != ""
-	if tls && (f.tlsCert == "" || f.tlsKey == "") {
+	useTLS := f.tlsCert != "" || f.tlsKey != ""
+	if useTLS && (f.tlsCert == "" || f.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
-	if !tls && !isLoopback(f.addr) && !f.allowInsecure {
+	if !useTLS && !isLoopback(f.addr) && !f.allowInsecure {
 		return fmt.Errorf("refusing plain HTTP on %s: tokens would cross the network in clear; use --tls-cert/--tls-key, "+
 			"or --allow-insecure-http behind a TLS-terminating proxy", f.addr)
 	}
@@ -98,7 +99,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		return err
 	}
 	scheme := "http"
-	if tls {
+	if useTLS {
 		scheme = "https"
 	}
 	base := scheme + "://" + ln.Addr().String() + "/v1"
@@ -113,12 +114,15 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second, // ?wait holds up to 60 s
 		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving", "api", base, "driver", f.driver, "data", g.data)
 	errc := make(chan error, 1)
 	go func() {
-		if tls {
+		if useTLS {
+			// HTTP/2 is negotiated by ALPN; TLS 1.2 is the oldest spoken.
+			srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 			errc <- srv.ServeTLS(ln, f.tlsCert, f.tlsKey)
 		} else {
 			errc <- srv.Serve(ln)
@@ -130,9 +134,14 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing requests in flight; operations resume at the next start")
+	a.Service.StopWaiting()
 	shCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return srv.Shutdown(shCtx)
+	if err := srv.Shutdown(shCtx); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
 }
 
 const demoEmail = "demo@berth.local"

@@ -134,9 +134,19 @@ func (s *Server) Routes() []struct{ Method, Path, Scope string } {
 	return out
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer carries the security headers of a
+// JSON API: never cached, never sniffed as another type, never framed or allowed to
+// load anything, no referrer; under TLS, HSTS.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	h.Set("Referrer-Policy", "no-referrer")
+	if r.TLS != nil {
+		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

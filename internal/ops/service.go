@@ -41,6 +41,9 @@ type Service struct {
 
 	touchMu sync.Mutex
 	touched map[int64]time.Time
+
+	drainOnce sync.Once
+	draining  chan struct{}
 }
 
 // New returns a Service on a store, enqueuing jobs with jobs.
@@ -49,8 +52,13 @@ func New(st store.Store, jobs Enqueuer, log *slog.Logger) *Service {
 		log = slog.Default()
 	}
 	return &Service{store: st, jobs: jobs, log: log, Now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }, // the store keeps ms
-		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}}
+		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}, draining: make(chan struct{})}
 }
+
+// StopWaiting ends every wait on an operation at once (each answers the operation as
+// it stands) and every later one immediately: a shutting-down server finishes its
+// requests in flight without holding them for their full ?wait.
+func (s *Service) StopWaiting() { s.drainOnce.Do(func() { close(s.draining) }) }
 
 // SetEnqueuer sets the job client once it exists (it needs the workers, which need
 // the service).
@@ -209,6 +217,10 @@ func (s *Service) Operation(ctx context.Context, p hosting.Principal, id int64, 
 		case <-ch:
 		case <-t.C:
 		case <-ctx.Done():
+			t.Stop()
+			s.unsubscribe(id, ch)
+			return op, nil
+		case <-s.draining:
 			t.Stop()
 			s.unsubscribe(id, ch)
 			return op, nil
