@@ -57,6 +57,14 @@ func (d *faultDaemon) base() string { return "http://" + d.addr + "/v1" }
 
 // start runs the daemon and waits until it answers GET /v1/openapi.json.
 func (d *faultDaemon) start() error {
+	if err := d.spawn(); err != nil {
+		return err
+	}
+	return d.waitUp()
+}
+
+// spawn runs the daemon without waiting for it.
+func (d *faultDaemon) spawn() error {
 	f, err := os.OpenFile(d.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -72,13 +80,18 @@ func (d *faultDaemon) start() error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	d.cmd, d.exited, d.logf = cmd, exited, f
+	return nil
+}
+
+// waitUp waits until the daemon answers GET /v1/openapi.json.
+func (d *faultDaemon) waitUp() error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
-		case err := <-exited:
+		case err := <-d.exited:
 			d.cmd = nil
-			f.Close()
+			d.logf.Close()
 			return fmt.Errorf("berthd exited at start: %v", err)
 		default:
 		}
@@ -548,13 +561,28 @@ func TestFaultSIGKILL(t *testing.T) {
 	start := time.Now()
 	var downtime time.Duration
 	r := 0
+	startupKills := 0
 	for r < rounds || (log.accepted() < faultMinOps && r < faultMaxRounds) {
-		time.Sleep(faultMinUptime + time.Duration(rng.Int64N(int64(faultMaxUptime-faultMinUptime))))
+		uptime := faultMinUptime + time.Duration(rng.Int64N(int64(faultMaxUptime-faultMinUptime)))
+		if rng.IntN(4) == 0 {
+			// Soon after the restart: the operations it resumed are in flight again.
+			uptime = time.Duration(rng.Int64N(int64(faultMinUptime)))
+		}
+		time.Sleep(uptime)
 		r++
 		round.Store(int64(r))
 		d.kill() // SIGKILL
 		down := time.Now()
 		time.Sleep(time.Duration(rng.Int64N(int64(faultMaxDown))))
+		if rng.IntN(6) == 0 || r%6 == 3 {
+			// Now and then, kill it again while it starts (migrating, resuming jobs).
+			if err := d.spawn(); err != nil {
+				fatal(r, "restart: %v", err)
+			}
+			time.Sleep(time.Duration(rng.Int64N(int64(100 * time.Millisecond))))
+			d.kill()
+			startupKills++
+		}
 		if err := d.start(); err != nil {
 			stop.Store(true)
 			wg.Wait()
@@ -619,10 +647,10 @@ func TestFaultSIGKILL(t *testing.T) {
 			negative++
 		}
 	}
-	t.Logf("%d kill/restart rounds in %s (%s down), %d accepted operations; requests: %s; rejected: %s; "+
+	t.Logf("%d kill/restart rounds (and %d kills while starting) in %s (%s down), %d accepted operations; requests: %s; rejected: %s; "+
 		"%d operations resumed after a kill; %d orders whose answer was lost landed; %d servers, %d snapshots, "+
 		"%d transactions (%d left the credit below zero)",
-		r, workload.Round(time.Millisecond), downtime.Round(time.Millisecond), log.accepted(), sortedCounts(counts),
+		r, startupKills, workload.Round(time.Millisecond), downtime.Round(time.Millisecond), log.accepted(), sortedCounts(counts),
 		sortedCounts(rejectedByCode), w.resumed, landed, len(w.servers), len(w.snapshots), len(w.txs), negative)
 	if n := log.accepted(); n < faultMinOps {
 		t.Errorf("seed %d: only %d operations were accepted, want at least %d", seed, n, faultMinOps)
