@@ -245,7 +245,7 @@ type ownedServer struct {
 	snaps []int64 // accepted snapshots not yet deleted
 }
 
-// call sends one request. err is nil when an answer came; refusedErr tells a refused
+// call sends one request. err is nil when an answer came; isRefused tells a refused
 // connection (the daemon is down: nothing was sent) from a lost answer.
 func (c *faultClient) call(method, path string, body any) (int, map[string]any, error) {
 	var rd io.Reader
@@ -292,6 +292,9 @@ func (c *faultClient) sendOutcome(r faultReq, method, path string, body any) (ma
 		r.outcome = accepted
 	default:
 		r.outcome, r.code = rejected, code
+		if code >= 500 && code != http.StatusServiceUnavailable {
+			c.broken = append(c.broken, fmt.Sprintf("%s answered %d: %v", r, code, m))
+		}
 	}
 	c.lastCode = code
 	if r.outcome != accepted {
@@ -324,6 +327,9 @@ func (c *faultClient) sendOutcome(r faultReq, method, path string, body any) (ma
 		r.snapshot = int64(id)
 	case "snapshot-delete":
 		r.result, _ = data["result"].(string)
+		if r.result != "deleted" && r.result != "scheduled" {
+			c.broken = append(c.broken, fmt.Sprintf("deletion of snapshot %d answered %d with result %q", r.snapshot, code, r.result))
+		}
 	}
 	c.log.add(r)
 	return data, accepted
@@ -558,6 +564,12 @@ func TestFaultSIGKILL(t *testing.T) {
 	wg.Add(1)
 	go topups(bin, d.data, account, rand.New(rand.NewPCG(uint64(seed), 2)), log, &round, &stop, wg.Done)
 
+	abort := func(round int, format string, args ...any) {
+		t.Helper()
+		stop.Store(true)
+		wg.Wait()
+		fatal(round, format, args...)
+	}
 	start := time.Now()
 	var downtime time.Duration
 	r := 0
@@ -577,16 +589,14 @@ func TestFaultSIGKILL(t *testing.T) {
 		if rng.IntN(6) == 0 || r%6 == 3 {
 			// Now and then, kill it again while it starts (migrating, resuming jobs).
 			if err := d.spawn(); err != nil {
-				fatal(r, "restart: %v", err)
+				abort(r, "restart: %v", err)
 			}
 			time.Sleep(time.Duration(rng.Int64N(int64(100 * time.Millisecond))))
 			d.kill()
 			startupKills++
 		}
 		if err := d.start(); err != nil {
-			stop.Store(true)
-			wg.Wait()
-			fatal(r, "restart: %v", err)
+			abort(r, "restart: %v", err)
 		}
 		downtime += time.Since(down)
 	}
