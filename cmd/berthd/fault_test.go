@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
 )
 
 // The fault test (issue 6): a mixed workload of orders, power actions, snapshots,
@@ -621,6 +623,10 @@ func TestFaultSIGKILL(t *testing.T) {
 	if err := settle(ctx, db, faultSettleTime); err != nil {
 		fatal(r, "%v", err)
 	}
+	view, err := readAPIView(d.base(), token)
+	if err != nil {
+		fatal(r, "reading the settled state through the API: %v", err)
+	}
 	if err := d.stop(); err != nil {
 		fatal(r, "clean stop: %v", err)
 	}
@@ -659,18 +665,117 @@ func TestFaultSIGKILL(t *testing.T) {
 	}
 	t.Logf("%d kill/restart rounds (and %d kills while starting) in %s (%s down), %d accepted operations; requests: %s; rejected: %s; "+
 		"%d operations resumed after a kill; %d orders whose answer was lost landed; %d servers, %d snapshots, "+
-		"%d transactions (%d left the credit below zero)",
+		"%d transactions (%d left the credit below zero); the API lists %d live servers",
 		r, startupKills, workload.Round(time.Millisecond), downtime.Round(time.Millisecond), log.accepted(), sortedCounts(counts),
-		sortedCounts(rejectedByCode), w.resumed, landed, len(w.servers), len(w.snapshots), len(w.txs), negative)
+		sortedCounts(rejectedByCode), w.resumed, landed, len(w.servers), len(w.snapshots), len(w.txs), negative, len(view.servers))
 	if n := log.accepted(); n < faultMinOps {
 		t.Errorf("seed %d: only %d operations were accepted, want at least %d", seed, n, faultMinOps)
 	}
 	for _, p := range checkFault(w, reqs, startCredit) {
 		t.Errorf("seed %d: %s", seed, p)
 	}
+	for _, p := range checkAPIView(w, view) {
+		t.Errorf("seed %d: %s", seed, p)
+	}
 	if t.Failed() {
 		t.Logf("daemon log (%s), last lines:\n%s", d.logPath, tail(d.logPath, 60))
 	}
+}
+
+// apiView is what the API shows once everything has settled.
+type apiView struct {
+	servers   map[int64]map[string]any // GET /servers, by id
+	snapshots map[int64][]int64        // GET /servers/{id}/snapshots: ids
+	credit    string                   // GET /billing
+}
+
+func readAPIView(base, token string) (apiView, error) {
+	v := apiView{servers: map[int64]map[string]any{}, snapshots: map[int64][]int64{}}
+	get := func(path string) (any, error) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+			return nil, fmt.Errorf("GET %s: %d %v %v", path, resp.StatusCode, m, err)
+		}
+		return m["data"], nil
+	}
+	list, err := get("/servers")
+	if err != nil {
+		return v, err
+	}
+	for _, item := range list.([]any) {
+		s := item.(map[string]any)
+		id := int64(s["id"].(float64))
+		v.servers[id] = s
+		snaps, err := get(fmt.Sprintf("/servers/%d/snapshots", id))
+		if err != nil {
+			return v, err
+		}
+		for _, sn := range snaps.([]any) {
+			v.snapshots[id] = append(v.snapshots[id], int64(sn.(map[string]any)["id"].(float64)))
+		}
+	}
+	b, err := get("/billing")
+	if err != nil {
+		return v, err
+	}
+	v.credit, _ = b.(map[string]any)["credit"].(string)
+	return v, nil
+}
+
+// checkAPIView compares what the API shows with the database: a read served from
+// memory must not outlive a restart or a write.
+func checkAPIView(w *faultWorld, v apiView) []string {
+	var out []string
+	for _, s := range w.servers {
+		got, listed := v.servers[s.id]
+		if s.deleted {
+			if listed {
+				out = append(out, fmt.Sprintf("API: deleted server %d (%s) is listed: %v", s.id, s.name, got))
+			}
+			continue
+		}
+		want := s.status
+		if s.suspended != 0 {
+			want = string(hosting.StatusSuspended)
+		}
+		switch {
+		case !listed:
+			out = append(out, fmt.Sprintf("API: server %d (%s) is not listed", s.id, s.name))
+		case got["status"] != want || got["operation"] != nil:
+			out = append(out, fmt.Sprintf("API: server %d (%s) shows status %v, operation %v; the database has %s, none",
+				s.id, s.name, got["status"], got["operation"], want))
+		}
+		var live []int64
+		for _, sn := range w.snapshots {
+			if sn.server == s.id && !sn.deleted {
+				live = append(live, sn.id)
+			}
+		}
+		shown := slices.Clone(v.snapshots[s.id])
+		slices.Sort(live)
+		slices.Sort(shown)
+		if !slices.Equal(live, shown) {
+			out = append(out, fmt.Sprintf("API: server %d (%s) lists snapshots %v; the database has %v", s.id, s.name, shown, live))
+		}
+	}
+	for id := range v.servers {
+		if w.servers[id] == nil {
+			out = append(out, fmt.Sprintf("API: lists server %d, which the database does not hold", id))
+		}
+	}
+	for acct, credit := range w.credit {
+		if hosting.Money(credit).String() != v.credit {
+			out = append(out, fmt.Sprintf("API: account %d shows credit %s; the database has %s", acct, v.credit, hosting.Money(credit)))
+		}
+	}
+	return out
 }
 
 // settle waits until no operation runs and no job of an operation or a snapshot
