@@ -216,7 +216,7 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 				month_start = ?,
 				next_at = CASE WHEN meters.stopped_at IS NOT NULL AND meters.next_at + 3600000 >= meters.stopped_at
 					THEN NULL ELSE meters.next_at + 3600000 END
-			FROM charge_batch AS b WHERE b.meter_id = meters.id`, []any{month, month}},
+			FROM charge_batch AS b WHERE b.meter_id = meters.id AND meters.id IN (SELECT meter_id FROM charge_batch)`, []any{month, month}},
 	}
 	for _, s := range steps {
 		if _, err := q.q.ExecContext(ctx, s.query, s.args...); err != nil {
