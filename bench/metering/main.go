@@ -179,9 +179,9 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 	for _, r := range results {
 		sum += r.Total
 	}
-	first := charged - int64(sum)
-	check(first == count(`SELECT SUM(p.price_hourly) FROM servers s JOIN plans p ON p.id = s.plan_id`),
-		"ledger's charges (%s) == first hours + the passes' totals (%s)", hosting.Money(charged), sum)
+	first := hosting.Money(count(`SELECT SUM(p.price_hourly) FROM servers s JOIN plans p ON p.id = s.plan_id`))
+	check(hosting.Money(charged) == first+sum, "ledger's charges %s == first hours %s + the passes' totals %s",
+		hosting.Money(charged), first, sum)
 	n = count(`SELECT COUNT(*) FROM meters WHERE next_at IS NOT ` + msStr(t0.Add(7*time.Hour)) + ` OR month_charged <> 7 * rate`)
 	check(n == 0, "every meter's next hour is T0+7h and its month_charged 7 × rate (%d are not)", n)
 	n = count(`SELECT COUNT(*) FROM charge_batch`)
@@ -277,14 +277,12 @@ func seed(ctx context.Context, w *sql.DB, servers, accounts int) error {
 		n, _ := res.RowsAffected()
 		fmt.Printf("  seed %-19s %8d rows %9s\n", s.what+":", n, seconds(time.Since(t)))
 	}
+	// No ANALYZE: berthd never runs it, so the planner sees what it sees in production.
 	t := time.Now()
-	if _, err := w.ExecContext(ctx, `ANALYZE`); err != nil {
-		return err
-	}
 	if _, err := w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		return err
 	}
-	fmt.Printf("  seed %-19s %13s %9s\n", "analyze+checkpoint:", "", seconds(time.Since(t)))
+	fmt.Printf("  seed %-19s %13s %9s\n", "checkpoint:", "", seconds(time.Since(t)))
 	return nil
 }
 
@@ -347,7 +345,7 @@ func explainStep(ctx context.Context, w *sql.DB, now time.Time) error {
 				month_start = ?,
 				next_at = CASE WHEN meters.stopped_at IS NOT NULL AND meters.next_at + 3600000 >= meters.stopped_at
 					THEN NULL ELSE meters.next_at + 3600000 END
-			FROM charge_batch AS b WHERE b.meter_id = meters.id`, []any{month, month}},
+			FROM charge_batch AS b WHERE b.meter_id = meters.id AND meters.id IN (SELECT meter_id FROM charge_batch)`, []any{month, month}},
 		{"total: SELECT SUM(amount)", `SELECT COALESCE(SUM(amount), 0) FROM charge_batch`, nil},
 		{"overdrawn: SELECT accounts", `SELECT a.id FROM accounts a
 			WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`, nil},
