@@ -239,6 +239,7 @@ func (w *Worker) spec(ctx context.Context, srv hosting.Server) (compute.Spec, er
 	st := w.svc.store
 	spec := compute.Spec{Name: srv.Name, VCPUs: srv.VCPUs, MemoryMB: srv.MemoryMB, DiskGB: srv.DiskGB,
 		Image: fmt.Sprintf("image-%d", srv.ImageID), RootPassHash: srv.RootPassHash}
+	spec.LocationID = srv.LocationID
 	keys, err := st.ServerKeys(ctx, srv.ID)
 	if err != nil {
 		return spec, err
