@@ -66,6 +66,8 @@ type Driver struct {
 
 	mu    sync.Mutex
 	conns map[int64]*libvirt.Libvirt
+	// down holds the hosts whose last attempt failed to reach them, and when.
+	down map[int64]time.Time
 }
 
 var _ compute.Driver = (*Driver)(nil)
@@ -91,7 +93,7 @@ func New(db, read *sql.DB, rebind func(string) string, opt Options) *Driver {
 	if opt.Log == nil {
 		opt.Log = slog.Default()
 	}
-	return &Driver{db: db, read: read, rebind: rebind, opt: opt, now: time.Now, conns: map[int64]*libvirt.Libvirt{}}
+	return &Driver{db: db, read: read, rebind: rebind, opt: opt, now: time.Now, conns: map[int64]*libvirt.Libvirt{}, down: map[int64]time.Time{}}
 }
 
 // Close disconnects from every host.
@@ -170,9 +172,13 @@ func (d *Driver) conn(ctx context.Context, h host) (*libvirt.Libvirt, error) {
 		return nil, ctx.Err()
 	}
 	if r.err != nil {
+		d.mu.Lock()
+		d.down[h.ID] = time.Now()
+		d.mu.Unlock()
 		return nil, fmt.Errorf("%w: host %d (%s): %v", compute.ErrUnavailable, h.ID, h.URI, r.err)
 	}
 	d.mu.Lock()
+	delete(d.down, h.ID)
 	if old := d.conns[h.ID]; old != nil && old != r.l {
 		_ = old.Disconnect()
 	}
@@ -201,8 +207,23 @@ func (d *Driver) lv(h host, what string, err error) error {
 		_ = l.Disconnect()
 		delete(d.conns, h.ID)
 	}
+	d.down[h.ID] = time.Now()
 	d.mu.Unlock()
 	return fmt.Errorf("%w: host %d (%s): %s: %v", compute.ErrUnavailable, h.ID, h.URI, what, err)
+}
+
+// Unreachable reports whether the host of a machine could not be reached the last
+// time Berth tried (the reconcile loop tries every few seconds). It never dials, so
+// the API can ask it inside a request.
+func (d *Driver) Unreachable(ctx context.Context, name string) bool {
+	var hostID int64
+	if err := d.read.QueryRowContext(ctx, d.rebind(`SELECT host_id FROM libvirt_machines WHERE name = ? AND destroyed_at IS NULL`), name).Scan(&hostID); err != nil {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, down := d.down[hostID]
+	return down
 }
 
 func isCode(err error, code libvirt.ErrorNumber) bool {
