@@ -178,12 +178,14 @@ func (d *Driver) conn(ctx context.Context, h host) (*libvirt.Libvirt, error) {
 		return nil, fmt.Errorf("%w: host %d (%s): %v", compute.ErrUnavailable, h.ID, h.URI, r.err)
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	delete(d.down, h.ID)
-	if old := d.conns[h.ID]; old != nil && old != r.l {
-		_ = old.Disconnect()
+	if old := d.conns[h.ID]; old != nil && old.IsConnected() {
+		// Another call dialed meanwhile and may be using its connection: keep it.
+		_ = r.l.Disconnect()
+		return old, nil
 	}
 	d.conns[h.ID] = r.l
-	d.mu.Unlock()
 	return r.l, nil
 }
 

@@ -29,6 +29,7 @@ func open(t *testing.T) *sqlstore.DB {
 // same suite as the simulated driver, given time for a guest to boot before it shows
 // network use.
 func TestConformance(t *testing.T) {
+	t.Parallel() // the two guests' tests share the host, not their machines
 	e := libvirttest.Require(t)
 	computetest.ExerciseWith(t, computetest.Options{Settle: 60 * time.Second}, func(t *testing.T) compute.Driver {
 		db := open(t)

@@ -212,7 +212,11 @@ func volumeXML(name string, capacity uint64, format, backingPath string) string 
 	var b bytes.Buffer
 	b.WriteString("<volume><name>")
 	_ = xml.EscapeText(&b, []byte(name))
-	fmt.Fprintf(&b, "</name><capacity unit='bytes'>%d</capacity><target><format type='%s'/></target>", capacity, format)
+	compat := ""
+	if format == "qcow2" {
+		compat = "<compat>1.1</compat>" // v3: a v2 image with snapshots cannot grow
+	}
+	fmt.Fprintf(&b, "</name><capacity unit='bytes'>%d</capacity><target><format type='%s'/>%s</target>", capacity, format, compat)
 	if backingPath != "" {
 		b.WriteString("<backingStore><path>")
 		_ = xml.EscapeText(&b, []byte(backingPath))

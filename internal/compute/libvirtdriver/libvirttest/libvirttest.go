@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -95,6 +96,13 @@ func sweep(l *libvirt.Libvirt, poolName string) {
 		if gone(d.Name) {
 			_ = l.DomainDestroy(d)
 			_ = l.DomainUndefineFlags(d, libvirt.DomainUndefineSnapshotsMetadata)
+		}
+	}
+	if logs, err := filepath.Glob("/var/log/libvirt/qemu/berthtest*-console.log"); err == nil {
+		for _, f := range logs {
+			if gone(filepath.Base(f)) {
+				_ = os.Remove(f)
+			}
 		}
 	}
 	if pool, err := l.StoragePoolLookupByName(poolName); err == nil {
