@@ -17,6 +17,9 @@ type Options struct {
 	// Settle is how long a freshly created machine may take before it shows CPU and
 	// network use (a real guest boots first). 0: at once, as simulated machines do.
 	Settle time.Duration
+	// ShutdownTimeout is what the suite's graceful shutdowns allow (default 1 min); a
+	// real guest asked right after its creation must boot before it can obey.
+	ShutdownTimeout time.Duration
 }
 
 // Exercise runs the suite against drivers made by newDriver. Machine names are unique
@@ -27,6 +30,9 @@ func Exercise(t *testing.T, newDriver func(t *testing.T) compute.Driver) {
 
 // ExerciseWith is Exercise with options.
 func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compute.Driver) {
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = time.Minute
+	}
 	ctx := context.Background()
 	n := 0
 	spec := func(t *testing.T) compute.Spec {
@@ -88,7 +94,7 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 			do   func() error
 			want compute.State
 		}{
-			{"shutdown", func() error { return d.Shutdown(ctx, "s1", s.Name, time.Minute) }, compute.StateStopped},
+			{"shutdown", func() error { return d.Shutdown(ctx, "s1", s.Name, opts.ShutdownTimeout) }, compute.StateStopped},
 			{"start", func() error { return d.Start(ctx, "s2", s.Name) }, compute.StateRunning},
 			{"reset", func() error { return d.Reset(ctx, "s3", s.Name) }, compute.StateRunning},
 			{"stop", func() error { return d.Stop(ctx, "s4", s.Name) }, compute.StateStopped},

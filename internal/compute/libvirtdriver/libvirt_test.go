@@ -27,11 +27,11 @@ func open(t *testing.T) *sqlstore.DB {
 
 // TestConformance runs the shared driver suite against real QEMU guests (TCG): the
 // same suite as the simulated driver, given time for a guest to boot before it shows
-// network use.
+// network use or obeys ACPI (on a loaded 2-CPU machine a TCG boot takes up to a minute).
 func TestConformance(t *testing.T) {
 	t.Parallel() // the two guests' tests share the host, not their machines
 	e := libvirttest.Require(t)
-	computetest.ExerciseWith(t, computetest.Options{Settle: 60 * time.Second}, func(t *testing.T) compute.Driver {
+	computetest.ExerciseWith(t, computetest.Options{Settle: 3 * time.Minute, ShutdownTimeout: 3 * time.Minute}, func(t *testing.T) compute.Driver {
 		db := open(t)
 		d := libvirtdriver.New(db.WriteDB(), nil, db.Rebind, libvirtdriver.Options{Prefix: e.Prefix, MaxMemoryMB: 256, Poll: 100 * time.Millisecond})
 		libvirttest.Setup(t, e, d, "10.77.0.100", "10.77.0.149")
