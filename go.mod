@@ -3,7 +3,9 @@ module github.com/berthhq/berth
 go 1.26.8
 
 require (
+	github.com/digitalocean/go-libvirt v0.0.0-20261013170128-efbbdf578ac8
 	github.com/getkin/kin-openapi v0.152.0
+	github.com/kdomanski/iso9660 v0.4.0
 	github.com/nicksnyder/go-i18n/v2 v2.7.0
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/riverqueue/river v0.31.0

@@ -21,7 +21,9 @@ import (
 
 	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/compute/simdriver"
+	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
@@ -47,6 +49,11 @@ type Config struct {
 	MeterEvery time.Duration
 	// WrapDriver, when set, wraps the compute driver (tests inject faults with it).
 	WrapDriver func(compute.Driver) compute.Driver
+	// Libvirt tunes the libvirt driver (--driver libvirt).
+	Libvirt libvirtdriver.Options
+	// ReconcileEvery is how often the libvirt driver's machines are compared with
+	// their servers' statuses (default 5 s).
+	ReconcileEvery time.Duration
 }
 
 // App is a wired Berth.
@@ -61,6 +68,8 @@ type App struct {
 
 	// stopSampler stops the metrics sampler (after StartWorkers).
 	stopSampler func()
+	// stopReconcile stops the power reconcile loop (libvirt).
+	stopReconcile func()
 }
 
 // Open opens the store, migrates it, loads the default catalog on first start and
@@ -129,8 +138,15 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	switch a.cfg.Driver {
 	case "", "sim":
 		a.driver = simdriver.New(a.DB.WriteDB(), a.cfg.SimTimeScale, a.DB.Rebind)
+	case "libvirt":
+		lv := a.LibvirtDriver()
+		a.driver = lv
+		a.Service.Stock = func(ctx context.Context, locationID int64, p hosting.Plan) (bool, error) {
+			return lv.HasRoom(ctx, locationID, p.VCPUs, p.MemoryMB, p.DiskGB)
+		}
+		a.Service.Unreachable = lv.Unreachable
 	default:
-		return fmt.Errorf("unknown driver %q (this build knows: sim)", a.cfg.Driver)
+		return fmt.Errorf("unknown driver %q (this build knows: sim, libvirt)", a.cfg.Driver)
 	}
 	if a.cfg.WrapDriver != nil {
 		a.driver = a.cfg.WrapDriver(a.driver)
@@ -191,6 +207,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		return err
 	}
 	a.startSampler()
+	if a.cfg.Driver == "libvirt" {
+		a.startReconcile()
+	}
 	return nil
 }
 
@@ -249,6 +268,9 @@ func (a *App) Driver() compute.Driver { return a.driver }
 func (a *App) Close(ctx context.Context) error {
 	if a.stopSampler != nil {
 		a.stopSampler()
+	}
+	if a.stopReconcile != nil {
+		a.stopReconcile()
 	}
 	if a.jobs != nil && a.driver != nil {
 		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
