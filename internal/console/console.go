@@ -332,7 +332,7 @@ func takeFlash(w http.ResponseWriter, r *http.Request) *flash {
 func (r *req) done(err error, to, okID string, kv ...any) error {
 	if err != nil {
 		switch hosting.ErrorCode(err) {
-		case hosting.CodeInternal, hosting.CodeUnauthenticated:
+		case hosting.CodeInternal, hosting.CodeUnauthenticated, hosting.CodeNotFound:
 			return err
 		}
 		setFlash(r.w, r.Request, flash{Msgs: r.c.messages(r.lang, err)})
