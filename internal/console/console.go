@@ -109,6 +109,7 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Co
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		files.ServeHTTP(w, r)
 	}))
+	c.mux.Handle("GET /favicon.ico", http.NotFoundHandler())
 	c.mux.Handle("GET /signin", c.public(c.signInPage))
 	c.mux.Handle("POST /signin", c.public(c.signIn))
 	for _, rt := range c.routes() {
@@ -439,7 +440,14 @@ func (c *Console) signInPage(r *req) error {
 }
 
 func (c *Console) showSignIn(r *req, status int, email string, msgs []string) error {
-	pre := randomString()
+	// One pre-session secret per browser: a second sign-in tab, or the browser's own
+	// requests (say, for a favicon) sent here, must not invalidate the first form.
+	pre := ""
+	if ck, err := r.Cookie(preCookie); err == nil && len(ck.Value) >= 32 && len(ck.Value) <= 64 {
+		pre = ck.Value
+	} else {
+		pre = randomString()
+	}
 	setCookie(r.w, r.Request, preCookie, pre, 3600)
 	c.render(r, status, "signin", "console.signin_title", "", map[string]any{
 		"Pre": pre, "Email": email, "Next": safeNext(r.URL.Query().Get("next")), "Errors": msgs})
