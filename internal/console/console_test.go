@@ -381,6 +381,7 @@ func TestPagesShowTheirData(t *testing.T) {
 	}{
 		{"/servers", []string{"web-1", srv["name"].(string)}},
 		{"/servers/new", []string{"Order a server", "an hour"}},
+		{"/servers/new?location_id=2", []string{`<option value="2" selected>`, `name="location_id" value="2"`}},
 		{"/servers/" + id, []string{"web-1", "Snapshots", `data-chart="cpu"`, "Rescale", "in stock"}},
 		{"/servers/" + id + "/delete", []string{"Delete for good"}},
 		{"/projects", []string{"shop"}},
