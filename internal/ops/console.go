@@ -32,6 +32,10 @@ func ConsoleToken(accountID int64) hosting.Token {
 	return hosting.Token{AccountID: accountID, Name: "console", Scopes: hosting.AllScopes}
 }
 
+// PasswordCost is the bcrypt cost account passwords are hashed with. Tests lower it:
+// under the race detector one bcrypt at the default cost takes seconds.
+var PasswordCost = bcrypt.DefaultCost
+
 var (
 	dummyOnce sync.Once
 	dummyHash []byte
@@ -43,7 +47,7 @@ func dummyPasswordHash() []byte {
 	dummyOnce.Do(func() {
 		b := make([]byte, 16)
 		_, _ = rand.Read(b)
-		dummyHash, _ = bcrypt.GenerateFromPassword(b, bcrypt.DefaultCost)
+		dummyHash, _ = bcrypt.GenerateFromPassword(b, PasswordCost)
 	})
 	return dummyHash
 }
