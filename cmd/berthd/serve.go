@@ -97,7 +97,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if err := a.StartWorkers(ctx); err != nil {
 		return err
 	}
-	h, err := a.Handler()
+	h, err := a.WebHandler()
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving", "api", base, "driver", f.driver, "data", g.data)
+	log.Info("serving", "api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver, "data", g.data)
 	errc := make(chan error, 1)
 	go func() {
 		if useTLS {
@@ -152,6 +152,9 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 }
 
 const demoEmail = "demo@berth.local"
+
+// demoPassword signs the demo account in to the console.
+const demoPassword = "berth-demo-password"
 
 // demo creates the demo account once and keeps its token in DATA/demo-token (the
 // database keeps only its hash), so that restarts print the same token.
@@ -186,8 +189,10 @@ func demo(ctx context.Context, a *app.App, dataDir, base string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "\nBerth demo\n  API:     %s\n  account: %s (password berth-demo-password)\n  token:   %s\n  (also in %s)\n\n",
+	consoleURL := strings.TrimSuffix(base, "v1")
+	fmt.Fprintf(os.Stderr, "\nBerth demo\n  API:     %s\n  account: %s (password berth-demo-password)\n  token:   %s\n  (also in %s)\n",
 		base, demoEmail, secret, tokenFile)
+	fmt.Fprintf(os.Stderr, "  console: %s (sign in as %s, password %s)\n\n", consoleURL, demoEmail, demoPassword)
 	return printJSON(map[string]any{"demo": map[string]any{"api": base, "account_id": acct.ID, "email": demoEmail,
-		"token": secret, "token_file": tokenFile}})
+		"token": secret, "token_file": tokenFile, "console": consoleURL, "password": demoPassword}})
 }

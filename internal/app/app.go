@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/compute/simdriver"
+	"github.com/berthhq/berth/internal/console"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
@@ -284,4 +287,28 @@ func (a *App) Close(ctx context.Context) error {
 		a.lock.Close()
 	}
 	return err
+}
+
+// WebHandler is what berthd serves on its one port: the /v1 API, and the console
+// (the account holder's web interface) at every other path.
+func (a *App) WebHandler() (http.Handler, error) {
+	api, err := a.Handler()
+	if err != nil {
+		return nil, err
+	}
+	cat, err := i18n.Load()
+	if err != nil {
+		return nil, err
+	}
+	con, err := console.New(a.Service, cat, a.log, console.Config{Metrics: a.metricsReader()})
+	if err != nil {
+		return nil, err
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/v1" || strings.HasPrefix(p, "/v1/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		con.ServeHTTP(w, r)
+	}), nil
 }

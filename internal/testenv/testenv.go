@@ -46,6 +46,8 @@ type Env struct {
 	App    *app.App
 	Server *httptest.Server
 	URL    string // base URL ending in /v1
+	// Root is the server's root URL, where the console is.
+	Root   string
 	Client *http.Client
 	t      testing.TB
 
@@ -83,12 +85,12 @@ func New(t testing.TB, opts ...Options) *Env {
 	if err := a.StartWorkers(ctx); err != nil {
 		t.Fatalf("start workers: %v", err)
 	}
-	h, err := a.Handler()
+	h, err := a.WebHandler()
 	if err != nil {
 		t.Fatalf("handler: %v", err)
 	}
 	srv := httptest.NewServer(h)
-	e := &Env{App: a, Server: srv, URL: srv.URL + "/v1", t: t}
+	e := &Env{App: a, Server: srv, URL: srv.URL + "/v1", Root: srv.URL, t: t}
 	e.Client = &http.Client{Transport: apitest.New(t).Transport(t, http.DefaultTransport), Timeout: 90 * time.Second}
 	t.Cleanup(e.Close)
 	return e
