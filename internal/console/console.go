@@ -201,11 +201,61 @@ func (r *req) redirect(to string) error {
 // public serves pages for visitors who are not signed in.
 func (c *Console) public(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
-		r := &req{Request: hr, w: w, c: c, lang: i18n.MatchAcceptLanguage(hr.Header.Get("Accept-Language"))}
-		if err := h(r); err != nil {
+		sw := &statusWriter{ResponseWriter: w}
+		r := &req{Request: hr, w: sw, c: c, lang: i18n.MatchAcceptLanguage(hr.Header.Get("Accept-Language"))}
+		err := h(r)
+		if err != nil {
 			c.fail(r, err)
 		}
+		c.audit(r, sw, err)
 	})
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// audit writes a form's outcome to the audit log, as the API does for its changes:
+// every POST of the console changes state (signing in and out included).
+func (c *Console) audit(r *req, w *statusWriter, err error) {
+	if r.Method != http.MethodPost {
+		return
+	}
+	e := hosting.AuditEntry{Actor: "console", Action: "POST " + strings.TrimPrefix(r.Pattern, "POST "), Status: w.status,
+		Client: clientAddr(r.Request)}
+	if r.p.Account.ID != 0 {
+		e.AccountID = &r.p.Account.ID
+	}
+	var targets []string
+	for _, name := range []string{"id", "sid"} {
+		if v := r.PathValue(name); v != "" {
+			targets = append(targets, name+"="+v)
+		}
+	}
+	e.Target = strings.Join(targets, " ")
+	var he *hosting.Error
+	if errors.As(err, &he) {
+		e.Code = string(he.Code)
+	} else if err != nil {
+		e.Code = string(hosting.CodeInternal)
+	}
+	c.svc.Audit(r.ctx(), e)
 }
 
 // private serves pages of a signed-in account holder: without a valid session a GET
@@ -213,54 +263,52 @@ func (c *Console) public(h handler) http.Handler {
 // CSRF token, and a blocked account may look but not change anything.
 func (c *Console) private(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
-		r := &req{Request: hr, w: w, c: c, lang: i18n.MatchAcceptLanguage(hr.Header.Get("Accept-Language"))}
-		secret := ""
-		if ck, err := hr.Cookie(sessionCookie); err == nil {
-			secret = ck.Value
-		}
-		var err error
-		r.p, _, err = c.svc.SessionPrincipal(hr.Context(), secret)
+		sw := &statusWriter{ResponseWriter: w}
+		r := &req{Request: hr, w: sw, c: c, lang: i18n.MatchAcceptLanguage(hr.Header.Get("Accept-Language"))}
+		err := c.servePrivate(r, hr, h)
 		if err != nil {
-			if !hosting.IsCode(err, hosting.CodeUnauthenticated) {
-				c.fail(r, err)
-				return
-			}
-			if hr.Method == http.MethodGet || hr.Method == http.MethodHead {
-				next := "/signin"
-				if hr.URL.Path != "/" {
-					next += "?next=" + urlQueryEscape(hr.URL.RequestURI())
-				}
-				_ = r.redirect(next)
-				return
-			}
-			c.fail(r, err)
-			return
-		}
-		r.secret = secret
-		r.csrf = csrfToken(secret)
-		if i18n.Supported(r.p.Account.Language) {
-			r.lang = r.p.Account.Language
-		}
-		if hr.Method == http.MethodPost {
-			hr.Body = http.MaxBytesReader(w, hr.Body, maxForm)
-			if err := hr.ParseForm(); err != nil {
-				c.fail(r, hosting.Invalid("body", "validation.body_too_large", "max", maxForm))
-				return
-			}
-			if !hmac.Equal([]byte(hr.PostFormValue("csrf")), []byte(r.csrf)) {
-				c.fail(r, errCSRF)
-				return
-			}
-			if r.p.Account.Blocked && hr.URL.Path != "/signout" {
-				c.fail(r, hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked"))
-				return
-			}
-		}
-		r.flash = takeFlash(w, hr)
-		if err := h(r); err != nil {
 			c.fail(r, err)
 		}
+		c.audit(r, sw, err)
 	})
+}
+
+func (c *Console) servePrivate(r *req, hr *http.Request, h handler) error {
+	secret := ""
+	if ck, err := hr.Cookie(sessionCookie); err == nil {
+		secret = ck.Value
+	}
+	var err error
+	r.p, _, err = c.svc.SessionPrincipal(hr.Context(), secret)
+	if err != nil {
+		if hosting.IsCode(err, hosting.CodeUnauthenticated) && (hr.Method == http.MethodGet || hr.Method == http.MethodHead) {
+			next := "/signin"
+			if hr.URL.Path != "/" {
+				next += "?next=" + urlQueryEscape(hr.URL.RequestURI())
+			}
+			return r.redirect(next)
+		}
+		return err
+	}
+	r.secret = secret
+	r.csrf = csrfToken(secret)
+	if i18n.Supported(r.p.Account.Language) {
+		r.lang = r.p.Account.Language
+	}
+	if hr.Method == http.MethodPost {
+		hr.Body = http.MaxBytesReader(r.w, hr.Body, maxForm)
+		if err := hr.ParseForm(); err != nil {
+			return hosting.Invalid("body", "validation.body_too_large", "max", maxForm)
+		}
+		if !hmac.Equal([]byte(hr.PostFormValue("csrf")), []byte(r.csrf)) {
+			return errCSRF
+		}
+		if r.p.Account.Blocked && hr.URL.Path != "/signout" {
+			return hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked")
+		}
+	}
+	r.flash = takeFlash(r.w, hr)
+	return h(r)
 }
 
 // codeCSRF is the code of a form refused for a missing or wrong CSRF token (403).

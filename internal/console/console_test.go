@@ -232,6 +232,32 @@ func TestCSRF(t *testing.T) {
 	wantText(t, p, "Saved.", "web")
 }
 
+// TestConsoleAudit: the console's forms go to the audit log like the API's changes,
+// refused ones with their code.
+func TestConsoleAudit(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	v, a := signedIn(t, env, "en")
+	v.get("/projects")
+	v.post("/projects", url.Values{"name": {"audited"}, "csrf": {"wrong"}})
+	v.follow(v.post("/projects", url.Values{"name": {"audited"}}))
+	log, err := env.App.Service.AuditLog(context.Background(), a.ID, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range log {
+		if e.Actor != "console" || e.Client == "" {
+			t.Errorf("entry %+v", e)
+		}
+		got = append(got, fmt.Sprintf("%s %d %s", e.Action, e.Status, e.Code))
+	}
+	want := []string{"POST /projects 303 ", "POST /projects 403 csrf_failed"}
+	if len(got) < 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("audit log %q, want it to start with %q", got, want)
+	}
+}
+
 func csrfOfAnotherSession(t *testing.T, env *testenv.Env) string {
 	v, _ := signedIn(t, env, "en")
 	v.get("/projects")
