@@ -145,3 +145,29 @@ func TestCheckSnapshotName(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckRootPassword(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pw, msg string // msg "" means valid
+	}{
+		{"1234567", "validation.between_chars"},
+		{"12345678", ""},
+		{strings.Repeat("p", 72), ""},
+		{strings.Repeat("p", 73), "validation.between_chars"},
+		{strings.Repeat("ä", 36), ""},                     // 72 bytes
+		{strings.Repeat("ä", 37), "validation.max_bytes"}, // 37 characters, 74 bytes: more than bcrypt takes
+		{strings.Repeat("ä", 73), "validation.between_chars"},
+	} {
+		var v Validation
+		CheckRootPassword(&v, "root_password", tc.pw)
+		err := v.Err()
+		var e *Error
+		switch {
+		case tc.msg == "" && err != nil:
+			t.Errorf("%q: %v, want valid", tc.pw, err)
+		case tc.msg != "" && (!errors.As(err, &e) || e.Fields["root_password"][0].ID != tc.msg):
+			t.Errorf("%q: %v, want %s", tc.pw, err, tc.msg)
+		}
+	}
+}
