@@ -104,7 +104,7 @@ func decodeMax(r *http.Request, dst any, max int64) error {
 		}
 		return hosting.Invalid("body", "validation.invalid_json")
 	}
-	data = bytes.TrimSpace(data)
+	data = bytes.Trim(data, " \t\r\n") // JSON's whitespace (RFC 8259 §2), not Unicode's
 	if len(data) == 0 {
 		data = []byte("{}")
 	}
