@@ -60,8 +60,12 @@ func ParsePublicKey(s string) (normalized, fingerprint string, msg string) {
 	if strings.ContainsAny(s, "\r\n") {
 		return "", "", "validation.ssh_key_one_line"
 	}
-	pk, comment, _, rest, err := ssh.ParseAuthorizedKey([]byte(s))
-	if err != nil || len(rest) > 0 {
+	// ParseAuthorizedKey reads an authorized_keys line, whose options (from=,
+	// command=, no-pty, or any first word before a key) a public key does not have:
+	// storing the key without them would drop what the user wrote, restrictions
+	// included, without a word.
+	pk, comment, options, rest, err := ssh.ParseAuthorizedKey([]byte(s))
+	if err != nil || len(rest) > 0 || len(options) > 0 {
 		return "", "", "validation.ssh_key_format"
 	}
 	switch pk.Type() {

@@ -56,6 +56,8 @@ func TestParsePublicKey(t *testing.T) {
 		{"ssh-ed25519 notbase64", "validation.ssh_key_format"},
 		{"hello world", "validation.ssh_key_format"},
 		{testEd25519 + "\n" + testEd25519, "validation.ssh_key_one_line"},
+		{`from="10.0.0.0/8",no-pty ` + testEd25519, "validation.ssh_key_format"},
+		{"0 " + testEd25519, "validation.ssh_key_format"},
 		// A 1024-bit RSA key.
 		{"ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDFTkwl5PEbq0dqtUu0JuXvCX5p2ZRRRTZ2ZGmIIbzhZ15PnXcy0UH8M1XZAP2QBHMhafLpzjeVyGNwqH8K5AaGgb3xQ6fXw9lhebkqDDpRQ5hhJKyy2QHZ3FYeT5OiDSfbWbsbH2FuNYf4H+jHvf6lkUPeDbXNlfu8wlYvxg5+Hw==", "validation.ssh_key_rsa_short"},
 	} {
