@@ -76,6 +76,7 @@ func idArg(args []string) (int64, error) {
 func adminCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
 	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g))
+	cmd.AddCommand(hostCmd(g), imageCmd(g), poolCmd(g)) // libvirt driver
 	return cmd
 }
 

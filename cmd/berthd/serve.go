@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/app"
+	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
@@ -32,6 +33,9 @@ type serveFlags struct {
 	demo          bool
 	rateLimit     int
 	allowInsecure bool
+	// libvirt driver
+	libvirtPrefix    string
+	libvirtMaxMemory int
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -44,13 +48,15 @@ func serveCmd(g *globals) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fl.StringVar(&f.driver, "driver", "sim", "compute driver: sim")
+	fl.StringVar(&f.driver, "driver", "sim", "compute driver: sim, libvirt")
 	fl.Float64Var(&f.simTimeScale, "sim-time-scale", 1, "factor on the simulated driver's durations (1 realistic, 0.01 fast)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file (PEM)")
 	fl.BoolVar(&f.demo, "demo", false, "create (once) a demo account with credit and an all-scopes token, and print the token")
 	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")
 	fl.BoolVar(&f.allowInsecure, "allow-insecure-http", false, "serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy)")
+	fl.StringVar(&f.libvirtPrefix, "libvirt-prefix", "berth-", "libvirt: prefix of the domains and volumes Berth creates")
+	fl.IntVar(&f.libvirtMaxMemory, "libvirt-max-memory-mb", 0, "libvirt: cap on the memory a guest really gets, MB (0: the plan's; for small test hosts)")
 	return cmd
 }
 
@@ -82,7 +88,8 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log})
+	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
+		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}})
 	if err != nil {
 		return err
 	}
@@ -90,7 +97,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if err := a.StartWorkers(ctx); err != nil {
 		return err
 	}
-	h, err := a.Handler()
+	h, err := a.WebHandler()
 	if err != nil {
 		return err
 	}
@@ -117,7 +124,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving", "api", base, "driver", f.driver, "data", g.data)
+	log.Info("serving", "api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver, "data", g.data)
 	errc := make(chan error, 1)
 	go func() {
 		if useTLS {
@@ -145,6 +152,9 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 }
 
 const demoEmail = "demo@berth.local"
+
+// demoPassword signs the demo account in to the console.
+const demoPassword = "berth-demo-password"
 
 // demo creates the demo account once and keeps its token in DATA/demo-token (the
 // database keeps only its hash), so that restarts print the same token.
@@ -179,8 +189,10 @@ func demo(ctx context.Context, a *app.App, dataDir, base string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "\nBerth demo\n  API:     %s\n  account: %s (password berth-demo-password)\n  token:   %s\n  (also in %s)\n\n",
+	consoleURL := strings.TrimSuffix(base, "v1")
+	fmt.Fprintf(os.Stderr, "\nBerth demo\n  API:     %s\n  account: %s (password berth-demo-password)\n  token:   %s\n  (also in %s)\n",
 		base, demoEmail, secret, tokenFile)
+	fmt.Fprintf(os.Stderr, "  console: %s (sign in as %s, password %s)\n\n", consoleURL, demoEmail, demoPassword)
 	return printJSON(map[string]any{"demo": map[string]any{"api": base, "account_id": acct.ID, "email": demoEmail,
-		"token": secret, "token_file": tokenFile}})
+		"token": secret, "token_file": tokenFile, "console": consoleURL, "password": demoPassword}})
 }

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,7 +23,10 @@ import (
 
 	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/compute/simdriver"
+	"github.com/berthhq/berth/internal/console"
+	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
@@ -47,6 +52,11 @@ type Config struct {
 	MeterEvery time.Duration
 	// WrapDriver, when set, wraps the compute driver (tests inject faults with it).
 	WrapDriver func(compute.Driver) compute.Driver
+	// Libvirt tunes the libvirt driver (--driver libvirt).
+	Libvirt libvirtdriver.Options
+	// ReconcileEvery is how often the libvirt driver's machines are compared with
+	// their servers' statuses (default 5 s).
+	ReconcileEvery time.Duration
 }
 
 // App is a wired Berth.
@@ -61,6 +71,8 @@ type App struct {
 
 	// stopSampler stops the metrics sampler (after StartWorkers).
 	stopSampler func()
+	// stopReconcile stops the power reconcile loop (libvirt).
+	stopReconcile func()
 }
 
 // Open opens the store, migrates it, loads the default catalog on first start and
@@ -129,8 +141,15 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	switch a.cfg.Driver {
 	case "", "sim":
 		a.driver = simdriver.New(a.DB.WriteDB(), a.cfg.SimTimeScale, a.DB.Rebind)
+	case "libvirt":
+		lv := a.LibvirtDriver()
+		a.driver = lv
+		a.Service.Stock = func(ctx context.Context, locationID int64, p hosting.Plan) (bool, error) {
+			return lv.HasRoom(ctx, locationID, p.VCPUs, p.MemoryMB, p.DiskGB)
+		}
+		a.Service.Unreachable = lv.Unreachable
 	default:
-		return fmt.Errorf("unknown driver %q (this build knows: sim)", a.cfg.Driver)
+		return fmt.Errorf("unknown driver %q (this build knows: sim, libvirt)", a.cfg.Driver)
 	}
 	if a.cfg.WrapDriver != nil {
 		a.driver = a.cfg.WrapDriver(a.driver)
@@ -191,6 +210,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		return err
 	}
 	a.startSampler()
+	if a.cfg.Driver == "libvirt" {
+		a.startReconcile()
+	}
 	return nil
 }
 
@@ -250,6 +272,9 @@ func (a *App) Close(ctx context.Context) error {
 	if a.stopSampler != nil {
 		a.stopSampler()
 	}
+	if a.stopReconcile != nil {
+		a.stopReconcile()
+	}
 	if a.jobs != nil && a.driver != nil {
 		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := a.jobs.Stop(stopCtx); err != nil {
@@ -262,4 +287,28 @@ func (a *App) Close(ctx context.Context) error {
 		a.lock.Close()
 	}
 	return err
+}
+
+// WebHandler is what berthd serves on its one port: the /v1 API, and the console
+// (the account holder's web interface) at every other path.
+func (a *App) WebHandler() (http.Handler, error) {
+	api, err := a.Handler()
+	if err != nil {
+		return nil, err
+	}
+	cat, err := i18n.Load()
+	if err != nil {
+		return nil, err
+	}
+	con, err := console.New(a.Service, cat, a.log, console.Config{Metrics: a.metricsReader()})
+	if err != nil {
+		return nil, err
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/v1" || strings.HasPrefix(p, "/v1/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		con.ServeHTTP(w, r)
+	}), nil
 }

@@ -33,6 +33,9 @@ type Spec struct {
 	RootPassHash string
 	// UserScripts run once at first boot (the app's installer, then the recipe).
 	UserScripts []string
+	// LocationID is where the machine must run (0: anywhere); drivers with several
+	// locations' hosts place by it.
+	LocationID int64
 }
 
 // Machine is what the driver knows of one machine.

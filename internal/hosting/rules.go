@@ -19,6 +19,10 @@ const (
 	DefaultServerQuota = 50
 )
 
+// RootPasswordMaxBytes is bcrypt's limit: the order hashes the root password with it,
+// and 72 characters outside ASCII are longer than that.
+const RootPasswordMaxBytes = 72
+
 // CheckLabel validates a 1–64 character label such as a display name, key, project or
 // recipe name, recording an error on field.
 func CheckLabel(v *Validation, field, s string) {
@@ -33,11 +37,15 @@ func CheckLabel(v *Validation, field, s string) {
 	}
 }
 
-// CheckRootPassword validates the optional root password of an order.
+// CheckRootPassword validates the optional root password of an order: 8 to 72
+// characters, and at most 72 bytes in UTF-8, which is all bcrypt hashes.
 func CheckRootPassword(v *Validation, field, s string) {
 	n := utf8.RuneCountInString(s)
-	if n < RootPasswordMinLen || n > RootPasswordMaxLen {
+	switch {
+	case n < RootPasswordMinLen || n > RootPasswordMaxLen:
 		v.Add(field, "validation.between_chars", "min", RootPasswordMinLen, "max", RootPasswordMaxLen)
+	case len(s) > RootPasswordMaxBytes:
+		v.Add(field, "validation.max_bytes", "max", RootPasswordMaxBytes)
 	}
 }
 
@@ -52,8 +60,12 @@ func ParsePublicKey(s string) (normalized, fingerprint string, msg string) {
 	if strings.ContainsAny(s, "\r\n") {
 		return "", "", "validation.ssh_key_one_line"
 	}
-	pk, comment, _, rest, err := ssh.ParseAuthorizedKey([]byte(s))
-	if err != nil || len(rest) > 0 {
+	// ParseAuthorizedKey reads an authorized_keys line, whose options (from=,
+	// command=, no-pty, or any first word before a key) a public key does not have:
+	// storing the key without them would drop what the user wrote, restrictions
+	// included, without a word.
+	pk, comment, options, rest, err := ssh.ParseAuthorizedKey([]byte(s))
+	if err != nil || len(rest) > 0 || len(options) > 0 {
 		return "", "", "validation.ssh_key_format"
 	}
 	switch pk.Type() {

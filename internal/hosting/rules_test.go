@@ -56,6 +56,8 @@ func TestParsePublicKey(t *testing.T) {
 		{"ssh-ed25519 notbase64", "validation.ssh_key_format"},
 		{"hello world", "validation.ssh_key_format"},
 		{testEd25519 + "\n" + testEd25519, "validation.ssh_key_one_line"},
+		{`from="10.0.0.0/8",no-pty ` + testEd25519, "validation.ssh_key_format"},
+		{"0 " + testEd25519, "validation.ssh_key_format"},
 		// A 1024-bit RSA key.
 		{"ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDFTkwl5PEbq0dqtUu0JuXvCX5p2ZRRRTZ2ZGmIIbzhZ15PnXcy0UH8M1XZAP2QBHMhafLpzjeVyGNwqH8K5AaGgb3xQ6fXw9lhebkqDDpRQ5hhJKyy2QHZ3FYeT5OiDSfbWbsbH2FuNYf4H+jHvf6lkUPeDbXNlfu8wlYvxg5+Hw==", "validation.ssh_key_rsa_short"},
 	} {
@@ -142,6 +144,32 @@ func TestCheckSnapshotName(t *testing.T) {
 		var e *Error
 		if !errors.As(err, &e) || len(e.Fields["name"]) != 1 || e.Fields["name"][0].ID != tc.msg {
 			t.Errorf("%q: %v, want %s", tc.name, err, tc.msg)
+		}
+	}
+}
+
+func TestCheckRootPassword(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pw, msg string // msg "" means valid
+	}{
+		{"1234567", "validation.between_chars"},
+		{"12345678", ""},
+		{strings.Repeat("p", 72), ""},
+		{strings.Repeat("p", 73), "validation.between_chars"},
+		{strings.Repeat("ä", 36), ""},                     // 72 bytes
+		{strings.Repeat("ä", 37), "validation.max_bytes"}, // 37 characters, 74 bytes: more than bcrypt takes
+		{strings.Repeat("ä", 73), "validation.between_chars"},
+	} {
+		var v Validation
+		CheckRootPassword(&v, "root_password", tc.pw)
+		err := v.Err()
+		var e *Error
+		switch {
+		case tc.msg == "" && err != nil:
+			t.Errorf("%q: %v, want valid", tc.pw, err)
+		case tc.msg != "" && (!errors.As(err, &e) || e.Fields["root_password"][0].ID != tc.msg):
+			t.Errorf("%q: %v, want %s", tc.pw, err, tc.msg)
 		}
 	}
 }

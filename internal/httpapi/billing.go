@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
 )
@@ -78,21 +79,9 @@ func pageOf(r *http.Request, page, perPage, n, total int) (api.PageLinks, api.Pa
 // describeTransaction is an entry's description in lang: the operator's words for
 // a top-up or adjustment, else what Berth charged or refunded and why.
 func (s *Server) describeTransaction(lang string, t hosting.Transaction) string {
-	if t.Description != "" {
-		return t.Description
+	text, m := billing.Describe(t)
+	if text != "" {
+		return text
 	}
-	args := map[string]any{"name": t.ResourceName, "from": ""}
-	if t.PeriodStart != nil {
-		args["from"] = t.PeriodStart.UTC().Format("2006-01-02 15:04 UTC")
-	}
-	id := "billing." + string(t.Type)
-	switch {
-	case t.Type == hosting.TxCharge && t.ResourceType == hosting.ResourceServer:
-		id = "billing.charge_server"
-	case t.Type == hosting.TxCharge && t.ResourceType == hosting.ResourceSnapshot:
-		id = "billing.charge_snapshot"
-	case t.Type == hosting.TxRefund && t.ResourceType == hosting.ResourceServer:
-		id = "billing.refund_provisioning"
-	}
-	return s.i18n.T(lang, id, args)
+	return s.i18n.T(lang, m.ID, m.Args)
 }

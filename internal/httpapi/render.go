@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,7 +106,7 @@ func decodeMax(r *http.Request, dst any, max int64) error {
 		}
 		return hosting.Invalid("body", "validation.invalid_json")
 	}
-	data = bytes.TrimSpace(data)
+	data = bytes.Trim(data, " \t\r\n") // JSON's whitespace (RFC 8259 §2), not Unicode's
 	if len(data) == 0 {
 		data = []byte("{}")
 	}
@@ -121,7 +123,10 @@ func decodeMax(r *http.Request, dst any, max int64) error {
 		if _, err := dec.Token(); err != io.EOF {
 			return hosting.Invalid("body", "validation.invalid_json")
 		}
-		return nil
+		// encoding/json matches member names case-insensitively, Unicode folding
+		// included ("ſ" for "s"): {"PLAN_ID": 1} has set plan_id. The schema's names
+		// are exact, so such a member is an unknown field.
+		return unknownFields(data, dst, "")
 	}
 	var te *json.UnmarshalTypeError
 	switch {
@@ -141,13 +146,12 @@ func decodeMax(r *http.Request, dst any, max int64) error {
 	return hosting.Invalid("body", "validation.invalid_json")
 }
 
-// unknownFields reports every field of the object that dst does not take, not just the
-// first the decoder met.
+// unknownFields reports every member of the object that dst does not take under
+// exactly that name, first (when not "") leading, not just the first the decoder met.
+// A member named "" is reported on "body".
 func unknownFields(data []byte, dst any, first string) error {
 	var raw map[string]json.RawMessage
-	if json.Unmarshal(data, &raw) != nil {
-		return hosting.Invalid(first, "validation.unknown_field")
-	}
+	_ = json.Unmarshal(data, &raw) // nil when data is not valid JSON: first alone is reported
 	known := map[string]bool{}
 	t := reflect.TypeOf(dst).Elem()
 	for i := range t.NumField() {
@@ -155,9 +159,14 @@ func unknownFields(data []byte, dst any, first string) error {
 		known[name] = true
 	}
 	var v hosting.Validation
-	v.Add(first, "validation.unknown_field")
-	for k := range raw {
-		if !known[k] && k != first {
+	if first != "" {
+		v.Add(first, "validation.unknown_field")
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if k == "" {
+			k = "body"
+		}
+		if !known[k] && !v.Has(k) {
 			v.Add(k, "validation.unknown_field")
 		}
 	}

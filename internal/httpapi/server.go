@@ -13,6 +13,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -136,7 +137,10 @@ func (s *Server) Routes() []struct{ Method, Path, Scope string } {
 
 // ServeHTTP implements http.Handler. Every answer carries the security headers of a
 // JSON API: never cached, never sniffed as another type, never framed or allowed to
-// load anything, no referrer; under TLS, HSTS.
+// load anything, no referrer; under TLS, HSTS. A path that is not in clean form (a "."
+// or ".." segment, an empty one as in "//") is answered 404 like any unknown path:
+// ServeMux would redirect it with 307, keeping the method, to the cleaned path, so that
+// DELETE /v1/servers/1/snapshots/.. followed to DELETE /v1/servers/1.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -147,7 +151,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 	}
+	if !isCleanPath(r.URL.EscapedPath()) {
+		s.unknown(w, r)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// isCleanPath reports whether p is a rooted path that ServeMux would not clean:
+// no ".", ".." or empty segment (a trailing slash is kept by ServeMux too).
+func isCleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	clean := path.Clean(p)
+	if p[len(p)-1] == '/' && clean != "/" {
+		clean += "/"
+	}
+	return clean == p
 }
 
 func clientAddr(r *http.Request) string {
@@ -442,11 +463,13 @@ func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var allow []string
-	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-		probe := r.Clone(r.Context())
-		probe.Method = m
-		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
-			allow = append(allow, m)
+	if isCleanPath(r.URL.EscapedPath()) { // else no route has it, whatever the method
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+				allow = append(allow, m)
+			}
 		}
 	}
 	if len(allow) > 0 {

@@ -52,7 +52,7 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Acco
 	if n.Credit < 0 {
 		return hosting.Account{}, errors.New("the opening credit cannot be negative")
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(n.Password), bcrypt.DefaultCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(n.Password), PasswordCost)
 	if err != nil {
 		return hosting.Account{}, err
 	}

@@ -38,6 +38,11 @@ func (s *Service) startOp(ctx context.Context, tx store.Tx, srv hosting.Server, 
 	if srv.Operation != nil {
 		return hosting.Operation{}, busy(srv.Operation)
 	}
+	if s.Unreachable != nil && op.Type != hosting.OpDelete && !srv.Suspended && s.Unreachable(ctx, srv.Name) {
+		e := hosting.Errorf(hosting.CodeUnavailable, "error.unavailable")
+		e.RetryAfter = 30
+		return hosting.Operation{}, e
+	}
 	op.AccountID, op.ServerID, op.Status, op.StartedAt = srv.AccountID, srv.ID, hosting.OpRunning, s.Now()
 	id, err := tx.StartOperation(ctx, op)
 	if errors.Is(err, store.ErrConflict) {

@@ -44,6 +44,13 @@ type Service struct {
 
 	drainOnce sync.Once
 	draining  chan struct{}
+
+	// Stock, when set, also decides whether a location has room for a plan (the
+	// libvirt driver answers from its hosts' free capacity).
+	Stock func(ctx context.Context, locationID int64, p hosting.Plan) (bool, error)
+	// Unreachable, when set, tells that the hypervisor of a server's machine cannot be
+	// reached now: operations on it then answer 503 (unavailable) instead of queuing.
+	Unreachable func(ctx context.Context, name string) bool
 }
 
 // New returns a Service on a store, enqueuing jobs with jobs.
@@ -172,6 +179,11 @@ func (s *Service) Locations(ctx context.Context) ([]LocationOffer, error) {
 
 // inStock reports whether a location has room for one more server of plan p.
 func (s *Service) inStock(ctx context.Context, r store.Reader, locationID int64, p hosting.Plan) (bool, error) {
+	if s.Stock != nil {
+		if ok, err := s.Stock(ctx, locationID, p); err != nil || !ok {
+			return false, internal("capacity", err)
+		}
+	}
 	if p.Capacity == nil {
 		return true, nil
 	}

@@ -67,7 +67,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[OperationArgs]) error 
 		return nil
 	}
 	permanent := errors.Is(err, errPermanent) || errors.Is(err, compute.ErrFailed)
-	if ctx.Err() != nil || (job.Attempt < w.Tries && !permanent) {
+	// A hypervisor that cannot be reached is waited for (with the queue's backoff)
+	// for as long as the job may live, not just Tries times: nothing is lost when
+	// it answers again.
+	retry := job.Attempt < w.Tries || (errors.Is(err, compute.ErrUnavailable) && job.Attempt < job.MaxAttempts)
+	if ctx.Err() != nil || (retry && !permanent) {
 		w.svc.log.Warn("operation step failed; will retry", "op", describe(op), "server", srv.Name, "err", err)
 		return err
 	}
@@ -239,6 +243,7 @@ func (w *Worker) spec(ctx context.Context, srv hosting.Server) (compute.Spec, er
 	st := w.svc.store
 	spec := compute.Spec{Name: srv.Name, VCPUs: srv.VCPUs, MemoryMB: srv.MemoryMB, DiskGB: srv.DiskGB,
 		Image: fmt.Sprintf("image-%d", srv.ImageID), RootPassHash: srv.RootPassHash}
+	spec.LocationID = srv.LocationID
 	keys, err := st.ServerKeys(ctx, srv.ID)
 	if err != nil {
 		return spec, err

@@ -91,6 +91,13 @@ type Reader interface {
 	// AuditLog lists audit entries, newest first: of one account (0: all), at most
 	// limit, with ids below before (0: from the newest).
 	AuditLog(ctx context.Context, accountID int64, before int64, limit int) ([]hosting.AuditEntry, error)
+	// AccountTokens lists an account's tokens that are not revoked, newest first.
+	AccountTokens(ctx context.Context, accountID int64) ([]hosting.Token, error)
+	// SessionByHash finds a console session with its account.
+	SessionByHash(ctx context.Context, hash []byte) (hosting.Session, hosting.Account, error)
+	// DailySpend is what an account's charges net of refunds came to per UTC day, for
+	// hours starting at or after from, oldest first; days without any are left out.
+	DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error)
 }
 
 // ChargeStep is one step of a metering pass: it charges, for every meter with an
@@ -211,6 +218,15 @@ type Writer interface {
 	StartOperation(ctx context.Context, op hosting.Operation) (int64, error)
 	// FinishOperation records the end of an operation and frees its server.
 	FinishOperation(ctx context.Context, id int64, status hosting.OpStatus, errText string, at time.Time) error
+
+	// SetAccountLanguage sets the language an account reads Berth in.
+	SetAccountLanguage(ctx context.Context, id int64, language string) error
+	// CreateSession writes a console session.
+	CreateSession(ctx context.Context, s hosting.Session) (int64, error)
+	// DeleteSession removes a session (signing out); a missing one is no error.
+	DeleteSession(ctx context.Context, hash []byte) error
+	// DeleteExpiredSessions removes every session expired at at.
+	DeleteExpiredSessions(ctx context.Context, at time.Time) error
 }
 
 // TxHook runs inside a transaction just before it commits.

@@ -22,6 +22,7 @@ import (
 	"github.com/berthhq/berth/internal/apitest"
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
 )
@@ -35,6 +36,9 @@ type Options struct {
 	Clock func() time.Time
 	// WrapDriver wraps the compute driver, to inject faults.
 	WrapDriver func(compute.Driver) compute.Driver
+	// Driver is the compute driver (default sim); Libvirt tunes the libvirt one.
+	Driver  string
+	Libvirt libvirtdriver.Options
 }
 
 // Env is a running Berth.
@@ -42,6 +46,8 @@ type Env struct {
 	App    *app.App
 	Server *httptest.Server
 	URL    string // base URL ending in /v1
+	// Root is the server's root URL, where the console is.
+	Root   string
 	Client *http.Client
 	t      testing.TB
 
@@ -71,19 +77,20 @@ func New(t testing.TB, opts ...Options) *Env {
 	// Metering runs when a test asks for it (Service.Meter) and once at start; a pass
 	// of its own in the middle of a test would be correct too, but harder to reason about.
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
-		Logger: log, FetchPoll: 10 * time.Millisecond, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour})
+		Logger: log, FetchPoll: 10 * time.Millisecond, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
+		Driver: o.Driver, Libvirt: o.Libvirt})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
 	if err := a.StartWorkers(ctx); err != nil {
 		t.Fatalf("start workers: %v", err)
 	}
-	h, err := a.Handler()
+	h, err := a.WebHandler()
 	if err != nil {
 		t.Fatalf("handler: %v", err)
 	}
 	srv := httptest.NewServer(h)
-	e := &Env{App: a, Server: srv, URL: srv.URL + "/v1", t: t}
+	e := &Env{App: a, Server: srv, URL: srv.URL + "/v1", Root: srv.URL, t: t}
 	e.Client = &http.Client{Transport: apitest.New(t).Transport(t, http.DefaultTransport), Timeout: 90 * time.Second}
 	t.Cleanup(e.Close)
 	return e

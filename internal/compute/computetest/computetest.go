@@ -12,9 +12,27 @@ import (
 	"github.com/berthhq/berth/internal/compute"
 )
 
+// Options adapt the suite to drivers whose machines are real.
+type Options struct {
+	// Settle is how long a freshly created machine may take before it shows CPU and
+	// network use (a real guest boots first). 0: at once, as simulated machines do.
+	Settle time.Duration
+	// ShutdownTimeout is what the suite's graceful shutdowns allow (default 1 min); a
+	// real guest asked right after its creation must boot before it can obey.
+	ShutdownTimeout time.Duration
+}
+
 // Exercise runs the suite against drivers made by newDriver. Machine names are unique
 // per call, so drivers may be shared.
 func Exercise(t *testing.T, newDriver func(t *testing.T) compute.Driver) {
+	ExerciseWith(t, Options{}, newDriver)
+}
+
+// ExerciseWith is Exercise with options.
+func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compute.Driver) {
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = time.Minute
+	}
 	ctx := context.Background()
 	n := 0
 	spec := func(t *testing.T) compute.Spec {
@@ -76,7 +94,7 @@ func Exercise(t *testing.T, newDriver func(t *testing.T) compute.Driver) {
 			do   func() error
 			want compute.State
 		}{
-			{"shutdown", func() error { return d.Shutdown(ctx, "s1", s.Name, time.Minute) }, compute.StateStopped},
+			{"shutdown", func() error { return d.Shutdown(ctx, "s1", s.Name, opts.ShutdownTimeout) }, compute.StateStopped},
 			{"start", func() error { return d.Start(ctx, "s2", s.Name) }, compute.StateRunning},
 			{"reset", func() error { return d.Reset(ctx, "s3", s.Name) }, compute.StateRunning},
 			{"stop", func() error { return d.Stop(ctx, "s4", s.Name) }, compute.StateStopped},
@@ -239,8 +257,16 @@ func Exercise(t *testing.T, newDriver func(t *testing.T) compute.Driver) {
 			}
 			prev = cur
 		}
-		if first := prev; first.CPUTimeNS == 0 || first.NetRxBytes == 0 {
-			t.Fatalf("a running machine used no CPU or network: %+v", first)
+		for deadline := time.Now().Add(opts.Settle); prev.CPUTimeNS == 0 || prev.NetRxBytes == 0; {
+			if time.Now().After(deadline) {
+				t.Fatalf("a running machine used no CPU or network: %+v", prev)
+			}
+			time.Sleep(200 * time.Millisecond)
+			cur := read()
+			if !notBelow(prev, cur) {
+				t.Fatalf("counters went back: %+v, then %+v", prev, cur)
+			}
+			prev = cur
 		}
 		if err := d.Stop(ctx, "t2", s.Name); err != nil {
 			t.Fatal(err)

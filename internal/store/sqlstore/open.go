@@ -122,6 +122,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 // WriteDB implements store.Store.
 func (db *DB) WriteDB() *sql.DB { return db.write }
 
+// ReadDB is the pool of read-only connections (they read beside a write transaction).
+func (db *DB) ReadDB() *sql.DB { return db.read }
+
 // Rebind implements store.Store; SQLite takes ? placeholders as they are.
 func (db *DB) Rebind(q string) string { return q }
 

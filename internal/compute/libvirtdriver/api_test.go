@@ -1,0 +1,267 @@
+package libvirtdriver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/digitalocean/go-libvirt"
+
+	"github.com/berthhq/berth/internal/catalog"
+	"github.com/berthhq/berth/internal/compute/libvirtdriver"
+	"github.com/berthhq/berth/internal/compute/libvirtdriver/libvirttest"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// A catalog of plans small enough for TCG guests on a CI machine.
+const testCatalog = `
+plans:
+  - {id: 1, name: tiny-1c-256m, vcpus: 1, memory_mb: 256, disk_gb: 1, price_hourly: "0.0010", price_monthly: "0.5000"}
+  - {id: 2, name: tiny-2c-384m, vcpus: 2, memory_mb: 384, disk_gb: 2, price_hourly: "0.0020", price_monthly: "1.0000"}
+images:
+  - {id: 1, name: ubuntu-24.04, os: ubuntu, version: "24.04"}
+  - {id: 2, name: debian-12,    os: debian, version: "12"}
+apps: []
+locations:
+  - id: 1
+    name: lab1
+    city: Here
+    country: DE
+    snapshot_price_gb_hour: "0.0001"
+    images: [1, 2]
+    plans: [{id: 1}, {id: 2}]
+`
+
+const testKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl berth-test"
+
+// console follows a guest's serial log on this host.
+type console struct {
+	t    *testing.T
+	path string
+}
+
+func (c console) text() string {
+	b, _ := os.ReadFile(c.path)
+	return string(b)
+}
+
+// waitCount waits until line occurs at least n times in the log.
+func (c console) waitCount(line string, n int, timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for strings.Count(c.text(), line) < n {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("console %s: %q seen %d times, want %d; log:\n%s", c.path, line, strings.Count(c.text(), line), n, c.text())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestServerLifeCycleThroughTheAPI drives one real guest through the HTTP API: order,
+// the seed's values on its console, power actions checked against libvirt's own
+// domain state, a memory snapshot and its restore, rescale with upgrade_disk,
+// reinstall, a guest that powers itself off, and delete.
+func TestServerLifeCycleThroughTheAPI(t *testing.T) {
+	t.Parallel() // the two guests' tests share the host, not their machines
+	e := libvirttest.Require(t)
+	ctx := context.Background()
+	prefix := e.Prefix + "api-"
+	env := testenv.New(t, testenv.Options{Driver: "libvirt", RateLimit: 1_000_000,
+		Libvirt: libvirtdriver.Options{Prefix: prefix, Poll: 100 * time.Millisecond}})
+	c, err := catalog.Parse([]byte(testCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.App.Service.ApplyCatalog(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	d := env.App.LibvirtDriver()
+	// in_stock follows the hosts: none yet, so nothing is in stock.
+	if loc := env.NewAccount("en", "", "").Do("GET", "/locations", nil).Want(t, 200).Map(t)["data"].([]any)[0].(map[string]any); loc["plans"].([]any)[0].(map[string]any)["in_stock"] != false {
+		t.Fatalf("in stock without hosts: %v", loc)
+	}
+	libvirttest.Setup(t, e, d, "10.77.0.150", "10.77.0.199")
+	l, err := libvirtdriver.Dial(e.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Disconnect()
+
+	acct := env.NewAccount("en", "100.00", "")
+	key := acct.Do("POST", "/ssh-keys", map[string]any{"name": "laptop", "public_key": testKey}).Want(t, 201).Map(t)["data"].(map[string]any)
+	start := time.Now()
+	srv := acct.Do("POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1,
+		"ssh_key_ids": []any{key["id"]}, "root_password": "correct horse battery"}).Want(t, 201).Map(t)["data"].(map[string]any)
+	name := srv["name"].(string)
+	dom := prefix + name
+	con := console{t, libvirtdriver.ConsoleLog("/var/log/libvirt/qemu", dom)}
+	srv = acct.WaitStatus(t, name, "running", 60*time.Second)
+	running := time.Since(start)
+	con.waitCount("BERTH-SEED ipv4=", 1, 90*time.Second)
+	seeded := time.Since(start)
+	t.Logf("POST /servers → status running %.2fs, → seed read on the console %.2fs", running.Seconds(), seeded.Seconds())
+	for _, want := range []string{"BERTH-SEED hostname=" + name, "BERTH-SEED ssh-key=" + testKey, "BERTH-SEED root-password=set",
+		fmt.Sprintf("BERTH-SEED ipv4=%s/24", srv["ipv4"]), fmt.Sprintf("BERTH-SEED ipv6=%s/64", srv["ipv6"])} {
+		if !strings.Contains(con.text(), want) {
+			t.Fatalf("console lacks %q:\n%s", want, con.text())
+		}
+	}
+	con.waitCount("BERTH-GUEST ready", 1, 60*time.Second)
+
+	domain := func() libvirt.Domain {
+		t.Helper()
+		dd, err := l.DomainLookupByName(dom)
+		if err != nil {
+			t.Fatalf("domain %s: %v", dom, err)
+		}
+		return dd
+	}
+	state := func() libvirt.DomainState {
+		t.Helper()
+		st, _, err := l.DomainGetState(domain(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return libvirt.DomainState(st)
+	}
+	power := func(action, status string, want libvirt.DomainState) {
+		t.Helper()
+		acct.Do("POST", "/servers/"+name+"/power", map[string]any{"action": action}).Want(t, 200)
+		acct.WaitStatus(t, name, status, 150*time.Second)
+		if got := state(); got != want {
+			t.Fatalf("after %s: libvirt says domain state %d, want %d", action, got, want)
+		}
+	}
+	power("off", "stopped", libvirt.DomainShutoff)
+	power("on", "running", libvirt.DomainRunning)
+	con.waitCount("BERTH-GUEST ready", 2, 60*time.Second)
+	// reboot: ACPI shutdown, then a new start (a new QEMU process: a new domain id).
+	before := domain().ID
+	power("reboot", "running", libvirt.DomainRunning)
+	if after := domain().ID; after == before {
+		t.Fatalf("reboot kept domain id %d: the guest was not restarted", after)
+	}
+	con.waitCount("BERTH-GUEST ready", 3, 60*time.Second)
+	before = domain().ID
+	power("reset", "running", libvirt.DomainRunning)
+	if after := domain().ID; after != before {
+		t.Fatalf("reset changed the domain id (%d → %d): a reset keeps the process", before, after)
+	}
+	con.waitCount("BERTH-GUEST booting", 4, 60*time.Second) // the reset guest boots again
+	con.waitCount("BERTH-GUEST ready", 4, 60*time.Second)
+
+	// A memory snapshot, then a forced off; restoring it resumes the guest where it was.
+	acct.Do("POST", "/servers/"+name+"/snapshots", map[string]any{"name": "with-memory", "include_memory": true}).Want(t, 201)
+	acct.WaitStatus(t, name, "running", 60*time.Second)
+	snaps := acct.Do("GET", "/servers/"+name+"/snapshots", nil).Want(t, 200).Map(t)["data"].([]any)
+	snap := snaps[0].(map[string]any)
+	if snap["status"] != "available" || snap["size_gb"].(float64) < 1 {
+		t.Fatalf("snapshot = %v", snap)
+	}
+	if ls, _, err := l.DomainListAllSnapshots(domain(), 1, 0); err != nil || len(ls) != 1 {
+		t.Fatalf("libvirt snapshots of %s: %v, %v; want one", dom, ls, err)
+	}
+	power("off", "stopped", libvirt.DomainShutoff)
+	boots := strings.Count(con.text(), "BERTH-GUEST booting")
+	acct.Do("POST", fmt.Sprintf("/servers/%s/snapshots/%v/restore", name, snap["id"]), nil).Want(t, 200)
+	acct.WaitStatus(t, name, "running", 60*time.Second)
+	if got := state(); got != libvirt.DomainRunning {
+		t.Fatalf("after restoring a memory snapshot: domain state %d, want running", got)
+	}
+	time.Sleep(2 * time.Second)
+	if n := strings.Count(con.text(), "BERTH-GUEST booting"); n != boots {
+		t.Fatalf("the restored guest booted again (%d boots, was %d): a memory snapshot resumes it", n, boots)
+	}
+
+	// Rescale with upgrade_disk: the definition and the volume follow.
+	power("off", "stopped", libvirt.DomainShutoff)
+	acct.Do("POST", "/servers/"+name+"/rescale", map[string]any{"plan_id": 2, "upgrade_disk": true}).Want(t, 200)
+	acct.WaitStatus(t, name, "stopped", 60*time.Second)
+	_, maxMem, _, vcpus, _, err := l.DomainGetInfo(domain())
+	if err != nil || vcpus != 2 || maxMem != 384<<10 {
+		t.Fatalf("after rescale: domain %d vCPUs, %d KiB, %v; want 2 and 384 MiB", vcpus, maxMem, err)
+	}
+	if got := diskCapacity(t, l, e.Pool, dom); got != 2<<30 {
+		t.Fatalf("after rescale: disk %d bytes, want 2 GiB", got)
+	}
+	power("on", "running", libvirt.DomainRunning)
+
+	// Reinstall: a new overlay and seed (a new instance-id), same addresses.
+	ready := strings.Count(con.text(), "BERTH-GUEST ready")
+	acct.Do("POST", "/servers/"+name+"/reinstall", map[string]any{"image_id": 2}).Want(t, 200)
+	acct.WaitStatus(t, name, "running", 60*time.Second)
+	con.waitCount("BERTH-SEED instance-id="+dom+"-2", 1, 90*time.Second)
+	con.waitCount("BERTH-GUEST ready", ready+1, 60*time.Second)
+	time.Sleep(time.Second)
+
+	// A guest that powers itself off (here: ACPI sent behind Berth's back) is noticed.
+	deadline := time.Now().Add(90 * time.Second)
+	for state() != libvirt.DomainShutoff {
+		_ = l.DomainShutdownFlags(domain(), libvirt.DomainShutdownAcpiPowerBtn)
+		if time.Now().After(deadline) {
+			t.Fatal("the guest did not power off")
+		}
+		time.Sleep(time.Second)
+	}
+	acct.WaitStatus(t, name, "stopped", 30*time.Second)
+
+	// Delete: the domain and its volumes are gone.
+	acct.Do("DELETE", "/servers/"+name, nil).Want(t, 204)
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		_, err := l.DomainLookupByName(dom)
+		if libvirt.IsNotFound(err) && len(volumes(t, l, e.Pool, dom)) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after delete: domain lookup %v, volumes %v", err, volumes(t, l, e.Pool, dom))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func volumes(t *testing.T, l *libvirt.Libvirt, poolName, dom string) []string {
+	t.Helper()
+	pool, err := l.StoragePoolLookupByName(poolName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.StoragePoolRefresh(pool, 0)
+	vols, _, err := l.StoragePoolListAllVolumes(pool, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, v := range vols {
+		if strings.HasPrefix(v.Name, dom+"-") {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+func diskCapacity(t *testing.T, l *libvirt.Libvirt, poolName, dom string) uint64 {
+	t.Helper()
+	pool, err := l.StoragePoolLookupByName(poolName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range volumes(t, l, poolName, dom) {
+		if strings.Contains(v, "-disk-") {
+			vol, err := l.StorageVolLookupByName(pool, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, capacity, _, err := l.StorageVolGetInfo(vol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return capacity
+		}
+	}
+	t.Fatalf("no disk volume of %s", dom)
+	return 0
+}

@@ -1,0 +1,258 @@
+package libvirtdriver
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/digitalocean/go-libvirt"
+
+	"github.com/berthhq/berth/internal/compute"
+)
+
+// Reinstall implements compute.Driver: a new generation of the machine — a fresh
+// overlay on spec.Image and a new seed (a new instance-id, so cloud-init runs again) —
+// replaces the old in the domain, which then boots. The old disk is deleted unless a
+// snapshot still holds it (a restore brings it back).
+func (d *Driver) Reinstall(ctx context.Context, key string, spec compute.Spec) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m, err := d.machine(ctx, spec.Name)
+	if err == nil && m.Destroyed {
+		err = compute.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	res, ok, err := d.applied(ctx, m.Name, key)
+	if err != nil || res == "done" {
+		return err
+	}
+	m, h, l, dom, err := d.existing(ctx, spec.Name)
+	if err != nil {
+		return err
+	}
+	// The generation this reinstall writes is chosen once and kept with its key.
+	gen := m.Gen + 1
+	if ok {
+		gen, _ = strconv.Atoi(strings.TrimPrefix(res, "gen:"))
+	} else if err := d.record(ctx, m.Name, key, "reinstall", fmt.Sprintf("gen:%d", gen)); err != nil {
+		return err
+	}
+	if err := d.ensureStopped(ctx, m, h, l, dom); err != nil {
+		return err
+	}
+	m.Gen, m.Image = gen, spec.Image
+	if _, err := d.baseImage(ctx, h, m.Image); err != nil {
+		return err
+	}
+	if dom, err = d.install(ctx, l, h, m, spec, dom.UUID); err != nil {
+		return err
+	}
+	if _, err := d.db.ExecContext(ctx, d.rebind(`UPDATE libvirt_machines SET generation = ?, image = ? WHERE name = ?`), m.Gen, m.Image, m.Name); err != nil {
+		return err
+	}
+	if err := d.ensureRunning(l, h, dom); err != nil {
+		return err
+	}
+	if err := d.collect(l, h, m, dom); err != nil {
+		d.opt.Log.Warn("libvirt: old volumes not collected", "machine", m.Name, "err", err)
+	}
+	return d.record(ctx, m.Name, key, "reinstall", "done")
+}
+
+// Resize implements compute.Driver: vCPUs and memory in the domain's definition; the
+// disk volume grows to diskGB (it never shrinks). The machine must be stopped.
+func (d *Driver) Resize(ctx context.Context, key, name string, vcpus, memoryMB, diskGB int) error {
+	_, err := d.step(ctx, key, name, "resize", func(m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain) (string, error) {
+		on, err := d.active(l, h, dom)
+		if err != nil {
+			return "", err
+		}
+		if on {
+			return "", fmt.Errorf("%w: machine %s runs; it must be stopped to be resized", compute.ErrFailed, name)
+		}
+		m.VCPUs, m.MemoryMB, m.DiskGB = vcpus, memoryMB, max(m.DiskGB, diskGB)
+		return "", d.applySize(ctx, m, h, l, dom, false)
+	})
+	return err
+}
+
+// applySize makes the domain's definition and disk match m's size (the disk only
+// grows; live grows a running domain's disk in place) and records it.
+func (d *Driver) applySize(ctx context.Context, m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain, live bool) error {
+	x, err := d.domainXML(m, h, dom.UUID)
+	if err != nil {
+		return err
+	}
+	if _, err := l.DomainDefineXML(x); err != nil {
+		return d.lv(h, "define domain", err)
+	}
+	pool, err := l.StoragePoolLookupByName(h.Pool)
+	if err != nil {
+		return d.lv(h, "storage pool", err)
+	}
+	vol, err := l.StorageVolLookupByName(pool, m.diskVolume())
+	if err != nil {
+		return d.lv(h, "disk volume", err)
+	}
+	_, capacity, _, err := l.StorageVolGetInfo(vol)
+	if err != nil {
+		return d.lv(h, "disk volume info", err)
+	}
+	if want := uint64(m.DiskGB) * gib; capacity < want {
+		if live {
+			err = l.DomainBlockResize(dom, "vda", want, libvirt.DomainBlockResizeBytes)
+		} else {
+			err = l.StorageVolResize(vol, want, 0)
+		}
+		if err != nil {
+			return d.lv(h, "grow disk", err)
+		}
+	}
+	_, err = d.db.ExecContext(ctx, d.rebind(`UPDATE libvirt_machines SET vcpus = ?, memory_mb = ?, disk_gb = ?, generation = ? WHERE name = ?`),
+		m.VCPUs, m.MemoryMB, m.DiskGB, m.Gen, m.Name)
+	return err
+}
+
+// Snapshot implements compute.Driver with a libvirt internal snapshot: disk and memory
+// of a running machine, disk only of a stopped one. The size is what the disk holds
+// with the snapshot (its memory image included), in whole GB.
+func (d *Driver) Snapshot(ctx context.Context, key, name, snap string, withMemory bool) (int, error) {
+	res, err := d.step(ctx, key, name, "snapshot:"+snap, func(m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain) (string, error) {
+		if _, err := l.DomainSnapshotLookupByName(dom, snap, 0); isCode(err, libvirt.ErrNoDomainSnapshot) {
+			on, err := d.active(l, h, dom)
+			if err != nil {
+				return "", err
+			}
+			if withMemory && !on {
+				return "", fmt.Errorf("%w: a memory snapshot needs a running machine; %s is stopped", compute.ErrFailed, name)
+			}
+			desc := descDisk
+			if withMemory {
+				desc = descMemory
+			}
+			if _, err := l.DomainSnapshotCreateXML(dom, snapshotXML(snap, desc), uint32(libvirt.DomainSnapshotCreateAtomic)); err != nil {
+				return "", d.lv(h, "create snapshot", err)
+			}
+		} else if err != nil {
+			return "", d.lv(h, "lookup snapshot", err)
+		}
+		pool, err := l.StoragePoolLookupByName(h.Pool)
+		if err != nil {
+			return "", d.lv(h, "storage pool", err)
+		}
+		if err := l.StoragePoolRefresh(pool, 0); err != nil {
+			return "", d.lv(h, "refresh pool", err)
+		}
+		vol, err := l.StorageVolLookupByName(pool, m.diskVolume())
+		if err != nil {
+			return "", d.lv(h, "disk volume", err)
+		}
+		_, _, alloc, err := l.StorageVolGetInfo(vol)
+		if err != nil {
+			return "", d.lv(h, "disk volume info", err)
+		}
+		return strconv.FormatUint(max(1, (alloc+gib-1)/gib), 10), nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	size, _ := strconv.Atoi(res)
+	return max(size, 1), nil
+}
+
+var diskGen = regexp.MustCompile(`-disk-(\d+)\.qcow2$`)
+
+// Restore implements compute.Driver. A memory snapshot resumes the guest where it
+// was; a disk-only one ends in state after (one taken of a running machine holds its
+// memory too, which is discarded: the guest is reset). The machine keeps its current
+// vCPUs, memory and disk size, as a resize left them.
+func (d *Driver) Restore(ctx context.Context, key, name, snap string, after compute.State) error {
+	_, err := d.step(ctx, key, name, "restore:"+snap, func(m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain) (string, error) {
+		s, err := l.DomainSnapshotLookupByName(dom, snap, 0)
+		if isCode(err, libvirt.ErrNoDomainSnapshot) {
+			return "", fmt.Errorf("%w: machine %s has no snapshot %s", compute.ErrFailed, name, snap)
+		}
+		if err != nil {
+			return "", d.lv(h, "lookup snapshot", err)
+		}
+		sx, err := l.DomainSnapshotGetXMLDesc(s, 0)
+		if err != nil {
+			return "", d.lv(h, "snapshot definition", err)
+		}
+		ps, err := parseSnapshot(sx)
+		if err != nil {
+			return "", err
+		}
+		withMemory := ps.State == "running" || ps.State == "paused"
+		flags := libvirt.DomainSnapshotRevertForce
+		switch {
+		case withMemory && ps.Description != descDisk:
+			flags |= libvirt.DomainSnapshotRevertRunning
+		case withMemory:
+			flags |= libvirt.DomainSnapshotRevertPaused
+		case after == compute.StateRunning:
+			flags |= libvirt.DomainSnapshotRevertRunning
+		}
+		d.keepCounters(ctx, m, h, l, dom)
+		if err := l.DomainRevertToSnapshot(s, uint32(flags)); err != nil {
+			return "", d.lv(h, "revert to snapshot", err)
+		}
+		if withMemory && ps.Description == descDisk {
+			if after == compute.StateRunning {
+				if err := l.DomainReset(dom, 0); err != nil {
+					return "", d.lv(h, "reset domain", err)
+				}
+				if err := l.DomainResume(dom); err != nil {
+					return "", d.lv(h, "resume domain", err)
+				}
+			} else if err := l.DomainDestroyFlags(dom, libvirt.DomainDestroyDefault); err != nil {
+				return "", d.lv(h, "destroy domain", err)
+			}
+		}
+		// The snapshot may hold an earlier install: the machine follows its disk.
+		for _, v := range ps.Domain.Volumes {
+			if g := diskGen.FindStringSubmatch(v); g != nil && strings.HasPrefix(v, m.Domain+"-disk-") {
+				m.Gen, _ = strconv.Atoi(g[1])
+			}
+		}
+		on, err := d.active(l, h, dom)
+		if err != nil {
+			return "", err
+		}
+		return "", d.applySize(ctx, m, h, l, dom, on)
+	})
+	return err
+}
+
+// DeleteSnapshot implements compute.Driver.
+func (d *Driver) DeleteSnapshot(ctx context.Context, key, name, snap string) error {
+	m, err := d.machine(ctx, name)
+	if err != nil || m.Destroyed {
+		if err == compute.ErrNotFound || m.Destroyed {
+			return nil
+		}
+		return err
+	}
+	_, err = d.step(ctx, key, name, "delete-snapshot:"+snap, func(m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain) (string, error) {
+		s, err := l.DomainSnapshotLookupByName(dom, snap, 0)
+		if isCode(err, libvirt.ErrNoDomainSnapshot) {
+			return "", nil
+		}
+		if err != nil {
+			return "", d.lv(h, "lookup snapshot", err)
+		}
+		if err := l.DomainSnapshotDelete(s, 0); err != nil && !isCode(err, libvirt.ErrNoDomainSnapshot) {
+			return "", d.lv(h, "delete snapshot", err)
+		}
+		if err := d.collect(l, h, m, dom); err != nil {
+			d.opt.Log.Warn("libvirt: old volumes not collected", "machine", m.Name, "err", err)
+		}
+		return "", nil
+	})
+	return err
+}

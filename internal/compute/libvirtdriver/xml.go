@@ -1,0 +1,227 @@
+package libvirtdriver
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/digitalocean/go-libvirt"
+)
+
+// domainXML is the definition of a machine's domain: TCG ('qemu') so it runs where
+// KVM does not, ACPI so shutdown and reboot reach the guest, the disk and the seed
+// from the host's pool, a virtio NIC on the host's bridge, and the serial console
+// logged to a file (append='on': a start must not truncate it).
+var domainTmpl = template.Must(template.New("domain").Parse(`<domain type='qemu'>
+  <name>{{.Domain}}</name>
+{{- if .UUID}}
+  <uuid>{{.UUID}}</uuid>
+{{- end}}
+  <title>Berth {{.Name}}</title>
+  <metadata>
+    <berth:machine xmlns:berth='` + MarkerNS + `' name='{{.Name}}' generation='{{.Gen}}'/>
+  </metadata>
+  <memory unit='MiB'>{{.MemoryMB}}</memory>
+  <currentMemory unit='MiB'>{{.MemoryMB}}</currentMemory>
+  <vcpu placement='static'>{{.VCPUs}}</vcpu>
+  <os>
+    <type arch='x86_64' machine='{{.Machine}}'>hvm</type>
+    <boot dev='hd'/>
+  </os>
+  <features><acpi/><apic/></features>
+  <clock offset='utc'/>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>restart</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <disk type='volume' device='disk'>
+      <driver name='qemu' type='qcow2'/>
+      <source pool='{{.Pool}}' volume='{{.Disk}}'/>
+      <target dev='vda' bus='virtio'/>
+    </disk>
+    <disk type='volume' device='cdrom'>
+      <driver name='qemu' type='raw'/>
+      <source pool='{{.Pool}}' volume='{{.Seed}}'/>
+      <target dev='hdc' bus='ide'/>
+      <readonly/>
+    </disk>
+    <interface type='bridge'>
+      <source bridge='{{.Bridge}}'/>
+      <mac address='{{.MAC}}'/>
+      <model type='virtio'/>
+    </interface>
+    <serial type='pty'>
+{{- if .ConsoleLog}}
+      <log file='{{.ConsoleLog}}' append='on'/>
+{{- end}}
+      <target port='0'/>
+    </serial>
+    <console type='pty'><target type='serial' port='0'/></console>
+  </devices>
+</domain>
+`))
+
+type domainVars struct {
+	Name, Domain, UUID    string
+	Gen, VCPUs, MemoryMB  int
+	Machine, Pool, Bridge string
+	Disk, Seed, MAC       string
+	ConsoleLog            string
+}
+
+// ConsoleLog is where a host writes a machine's serial console (” when the host
+// keeps none).
+func ConsoleLog(consoleDir, domain string) string {
+	if consoleDir == "" {
+		return ""
+	}
+	return path.Join(consoleDir, domain+"-console.log")
+}
+
+func (d *Driver) domainXML(m machine, h host, uuid libvirt.UUID) (string, error) {
+	mem := m.MemoryMB
+	if d.opt.MaxMemoryMB > 0 {
+		mem = min(mem, d.opt.MaxMemoryMB)
+	}
+	v := domainVars{Name: m.Name, Domain: m.Domain, Gen: m.Gen, VCPUs: m.VCPUs, MemoryMB: mem, Machine: d.opt.Machine,
+		Pool: h.Pool, Bridge: h.Bridge, Disk: m.diskVolume(), Seed: m.seedVolume(), MAC: m.MAC,
+		ConsoleLog: ConsoleLog(h.ConsoleDir, m.Domain)}
+	if uuid != (libvirt.UUID{}) {
+		v.UUID = formatUUID(uuid)
+	}
+	for _, s := range []string{v.Name, v.Domain, v.Pool, v.Bridge, v.ConsoleLog} {
+		if strings.ContainsAny(s, `'"<>&`) {
+			return "", fmt.Errorf("libvirtdriver: %q cannot go into a domain definition", s)
+		}
+	}
+	var b bytes.Buffer
+	err := domainTmpl.Execute(&b, v)
+	return b.String(), err
+}
+
+func formatUUID(u libvirt.UUID) string {
+	s := hex.EncodeToString(u[:])
+	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+}
+
+// markerMatches reports whether a domain's Berth metadata element names machine.
+func markerMatches(meta, name string) bool {
+	var el struct {
+		Name string `xml:"name,attr"`
+	}
+	return xml.Unmarshal([]byte(meta), &el) == nil && el.Name == name
+}
+
+// parsedDomain is what Berth reads back from a domain definition.
+type parsedDomain struct {
+	VCPUs    int
+	MemoryMB int
+	Volumes  []string // source volumes of its disks
+}
+
+type xmlDomain struct {
+	VCPU   string `xml:"vcpu"`
+	Memory struct {
+		Unit  string `xml:"unit,attr"`
+		Value uint64 `xml:",chardata"`
+	} `xml:"memory"`
+	Disks []struct {
+		Source struct {
+			Volume string `xml:"volume,attr"`
+		} `xml:"source"`
+	} `xml:"devices>disk"`
+}
+
+func parseDomain(s string) (parsedDomain, error) {
+	var x xmlDomain
+	if err := xml.Unmarshal([]byte(s), &x); err != nil {
+		return parsedDomain{}, err
+	}
+	var p parsedDomain
+	p.VCPUs, _ = strconv.Atoi(strings.TrimSpace(x.VCPU))
+	p.MemoryMB = int(toMiB(x.Memory.Value, x.Memory.Unit))
+	for _, dk := range x.Disks {
+		if dk.Source.Volume != "" {
+			p.Volumes = append(p.Volumes, dk.Source.Volume)
+		}
+	}
+	return p, nil
+}
+
+func toMiB(v uint64, unit string) uint64 {
+	switch strings.ToLower(unit) {
+	case "b", "bytes":
+		return v >> 20
+	case "", "k", "kib":
+		return v >> 10
+	case "m", "mib":
+		return v
+	case "g", "gib":
+		return v << 10
+	}
+	return v >> 10
+}
+
+// parsedSnapshot is what Berth reads back from a snapshot definition.
+type parsedSnapshot struct {
+	State       string // the domain's state when it was taken: running, shutoff, ...
+	Description string
+	Domain      parsedDomain
+}
+
+func parseSnapshot(s string) (parsedSnapshot, error) {
+	var x struct {
+		State       string `xml:"state"`
+		Description string `xml:"description"`
+		Domain      struct {
+			Inner []byte `xml:",innerxml"`
+		} `xml:"domain"`
+	}
+	if err := xml.Unmarshal([]byte(s), &x); err != nil {
+		return parsedSnapshot{}, err
+	}
+	dom, err := parseDomain("<domain>" + string(x.Domain.Inner) + "</domain>")
+	return parsedSnapshot{State: x.State, Description: x.Description, Domain: dom}, err
+}
+
+// Snapshot descriptions say what the snapshot holds.
+const (
+	descMemory = "berth: disk and memory"
+	// descDisk on a snapshot of a running domain: libvirt's internal snapshots of a
+	// running domain hold its memory too, but Berth restores only the disk from it
+	// (the guest is reset), as the snapshot asked for.
+	descDisk = "berth: disk"
+)
+
+func snapshotXML(name, desc string) string {
+	var b bytes.Buffer
+	b.WriteString("<domainsnapshot><name>")
+	_ = xml.EscapeText(&b, []byte(name))
+	b.WriteString("</name><description>")
+	_ = xml.EscapeText(&b, []byte(desc))
+	b.WriteString("</description></domainsnapshot>")
+	return b.String()
+}
+
+func volumeXML(name string, capacity uint64, format, backingPath string) string {
+	var b bytes.Buffer
+	b.WriteString("<volume><name>")
+	_ = xml.EscapeText(&b, []byte(name))
+	compat := ""
+	if format == "qcow2" {
+		compat = "<compat>1.1</compat>" // v3: a v2 image with snapshots cannot grow
+	}
+	fmt.Fprintf(&b, "</name><capacity unit='bytes'>%d</capacity><target><format type='%s'/>%s</target>", capacity, format, compat)
+	if backingPath != "" {
+		b.WriteString("<backingStore><path>")
+		_ = xml.EscapeText(&b, []byte(backingPath))
+		b.WriteString("</path><format type='qcow2'/></backingStore>")
+	}
+	b.WriteString("</volume>")
+	return b.String()
+}

@@ -1,0 +1,82 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+// The console's reads and writes (issue 7): an account's tokens, sessions, the
+// language setting and the spend per day.
+
+func (q queries) AccountTokens(ctx context.Context, accountID int64) ([]hosting.Token, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+tokenCols+` FROM tokens t WHERE t.account_id = ? AND t.revoked_at IS NULL
+		ORDER BY t.id DESC`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.Token{}
+	for rows.Next() {
+		t, err := scanToken(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func (q queries) SetAccountLanguage(ctx context.Context, id int64, language string) error {
+	return q.execOne(ctx, `UPDATE accounts SET language = ? WHERE id = ?`, language, id)
+}
+
+func (q queries) CreateSession(ctx context.Context, s hosting.Session) (int64, error) {
+	return q.insert(ctx, `INSERT INTO sessions (account_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+		s.AccountID, s.Hash, ms(s.CreatedAt), ms(s.ExpiresAt))
+}
+
+func (q queries) SessionByHash(ctx context.Context, hash []byte) (hosting.Session, hosting.Account, error) {
+	var s hosting.Session
+	var created, expires int64
+	a, err := scanAccount(q.q.QueryRowContext(ctx, `SELECT `+accountCols+`, s.id, s.account_id, s.hash, s.created_at, s.expires_at
+		FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.hash = ?`, hash).Scan,
+		&s.ID, &s.AccountID, &s.Hash, &created, &expires)
+	if err != nil {
+		return s, a, err
+	}
+	s.CreatedAt, s.ExpiresAt = fromMS(created), fromMS(expires)
+	return s, a, nil
+}
+
+func (q queries) DeleteSession(ctx context.Context, hash []byte) error {
+	_, err := q.q.ExecContext(ctx, `DELETE FROM sessions WHERE hash = ?`, hash)
+	return err
+}
+
+func (q queries) DeleteExpiredSessions(ctx context.Context, at time.Time) error {
+	_, err := q.q.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, ms(at))
+	return err
+}
+
+const msPerDay = 24 * 60 * 60 * 1000
+
+func (q queries) DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT period_start / ? AS day, SUM(amount) FROM transactions
+		WHERE account_id = ? AND period_start >= ? AND type IN ('charge', 'refund')
+		GROUP BY period_start / ? ORDER BY day`, int64(msPerDay), accountID, ms(from), int64(msPerDay))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.DaySpend{}
+	for rows.Next() {
+		var day, sum int64
+		if err := rows.Scan(&day, &sum); err != nil {
+			return nil, err
+		}
+		out = append(out, hosting.DaySpend{Day: fromMS(day * msPerDay), Spent: hosting.Money(-sum)})
+	}
+	return out, rows.Err()
+}
