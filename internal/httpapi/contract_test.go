@@ -1467,7 +1467,7 @@ func TestContractSuspendedServer(t *testing.T) {
 
 func TestContractBusy(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.05}) // provisioning lasts ~1.5 s
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.3}) // provisioning lasts ~9 s: time for its requests under load
 	a := env.NewAccount("en", "100", "")
 	srv := order(t, a, baseOrder())
 	name := srv["name"].(string)
@@ -1502,9 +1502,9 @@ func TestContractBusy(t *testing.T) {
 	}
 
 	start := time.Now()
-	op = data(t, a.Do("GET", "/operations/"+itoa(provID)+"?wait=5", nil).Want(t, 200))
+	op = data(t, a.Do("GET", "/operations/"+itoa(provID)+"?wait=30", nil).Want(t, 200))
 	if op["status"] != "success" || op["finished_at"] == nil {
-		t.Fatalf("after ?wait=5: %v (%v)", op, time.Since(start))
+		t.Fatalf("after ?wait=30: %v (%v)", op, time.Since(start))
 	}
 	got = data(t, a.Do("GET", "/servers/"+name, nil).Want(t, 200))
 	if got["status"] != "running" || got["operation"] != nil || got["display_name"] != "busy one" {
@@ -1521,7 +1521,7 @@ func TestContractBusy(t *testing.T) {
 	start = time.Now()
 	op = data(t, a.Do("GET", "/operations/"+itoa(opID(t, susp))+"?wait=1", nil).Want(t, 200))
 	if waited := time.Since(start); op["status"] != "running" || op["finished_at"] != nil || waited < 900*time.Millisecond {
-		t.Errorf("after ?wait=1 on a 1.5 s provisioning (%v): %v", waited, op)
+		t.Errorf("after ?wait=1 on a 9 s provisioning (%v): %v", waited, op)
 	}
 	got = data(t, a.Do("GET", "/servers/"+suspName, nil).Want(t, 200))
 	if got["status"] != "suspended" || got["operation"] == nil {
