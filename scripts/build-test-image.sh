@@ -31,7 +31,7 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 mkdir -p "$root/bin" "$root/lib/modules"
 cp /bin/busybox "$root/bin/busybox"
-file "$root/bin/busybox" 2>/dev/null | grep -q dynamic && { echo "build-test-image: /bin/busybox is dynamic; install busybox-static" >&2; exit 1; }
+[[ $(file "$root/bin/busybox" 2>/dev/null) == *dynamic* ]] && { echo "build-test-image: /bin/busybox is dynamic; install busybox-static" >&2; exit 1; }
 install -m 0755 "$here/test-image/init" "$root/init"
 
 # Modules in load order (dependencies first), each once.

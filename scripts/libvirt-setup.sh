@@ -62,6 +62,9 @@ ip link set "$BRIDGE" up
 if ! virsh -q -c qemu:///system pool-info berth >/dev/null 2>&1; then
 	virsh -q -c qemu:///system pool-define-as berth dir --target "$POOL_DIR" >/dev/null
 fi
-virsh -q -c qemu:///system pool-info berth | grep -q 'State: *running' || virsh -q -c qemu:///system pool-start berth >/dev/null
+# (Read into a variable first: with pipefail, `virsh | grep -q` fails when grep stops
+# reading early and virsh gets SIGPIPE, which would start a running pool again.)
+pool_info=$(virsh -q -c qemu:///system pool-info berth)
+[[ $pool_info =~ State:[[:space:]]*running ]] || virsh -q -c qemu:///system pool-start berth >/dev/null
 virsh -q -c qemu:///system pool-autostart berth >/dev/null 2>&1 || true
 echo "libvirt-setup: libvirtd up, bridge $BRIDGE ($BRIDGE_ADDR), pool berth ($POOL_DIR)"
