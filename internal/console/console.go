@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/ops"
@@ -428,25 +429,19 @@ func (c *Console) fieldErrors(lang string, err error) map[string][]string {
 	return out
 }
 
-// statusOf maps the core's error codes to the status of the page that explains them.
-var statusOf = map[hosting.Code]int{
-	hosting.CodeUnauthenticated:    http.StatusUnauthorized,
-	hosting.CodeMissingScope:       http.StatusForbidden,
-	hosting.CodeAccountBlocked:     http.StatusForbidden,
-	hosting.CodeServerSuspended:    http.StatusForbidden,
-	hosting.CodeNotFound:           http.StatusNotFound,
-	hosting.CodeBusy:               http.StatusConflict,
-	hosting.CodeValidationFailed:   http.StatusUnprocessableEntity,
-	hosting.CodeInsufficientCredit: http.StatusUnprocessableEntity,
-	hosting.CodeRateLimited:        http.StatusTooManyRequests,
-	hosting.CodeUnavailable:        http.StatusServiceUnavailable,
-	codeCSRF:                       http.StatusForbidden,
+// statusOf is the status of the page that explains an error: the API's one table,
+// and the console's own refusal of a form without its CSRF token.
+func statusOf(code hosting.Code) (int, bool) {
+	if code == codeCSRF {
+		return http.StatusForbidden, true
+	}
+	return httpapi.StatusOf(code)
 }
 
 // fail renders an error page; internal errors are logged with their detail and shown
 // only as "internal error".
 func (c *Console) fail(r *req, err error) {
-	status, ok := statusOf[hosting.ErrorCode(err)]
+	status, ok := statusOf(hosting.ErrorCode(err))
 	if !ok {
 		status = http.StatusInternalServerError
 		if r.Context().Err() == nil {

@@ -41,6 +41,14 @@ var statusOf = map[hosting.Code]int{
 
 const codeMethodNotAllowed hosting.Code = "method_not_allowed"
 
+// StatusOf is the HTTP status of an error code: the one table for every edge that
+// renders the core's errors (the API, the console). ok is false for a code it does
+// not know, which an edge renders as 500.
+func StatusOf(code hosting.Code) (status int, ok bool) {
+	status, ok = statusOf[code]
+	return status, ok
+}
+
 // errorBody renders err in lang. Errors that are not *hosting.Error are internal:
 // the client sees only "internal error"; the detail goes to the log.
 func (s *Server) errorBody(err error, lang string) (int, api.Error, *hosting.Error) {
