@@ -27,7 +27,10 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
 fi
 
-mkdir -p /var/log/libvirt /var/run/libvirt "$POOL_DIR"
+# /var/log/libvirt/qemu holds the guests' serial logs (the domains' console files):
+# without systemd's tmpfiles nothing else creates it, and a start then fails with
+# "Unable to open file: /var/log/libvirt/qemu/...-console.log".
+mkdir -p /var/log/libvirt/qemu /var/run/libvirt "$POOL_DIR"
 id libvirt-qemu >/dev/null 2>&1 || useradd -r -s /usr/sbin/nologin libvirt-qemu
 
 conf=/etc/libvirt/qemu.conf
