@@ -27,7 +27,9 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
 fi
 
-mkdir -p /var/log/libvirt /var/run/libvirt "$POOL_DIR"
+# libvirtd makes /var/log/libvirt/qemu only as it starts; when it is removed later, every
+# domain start fails ("Unable to open file: /var/log/libvirt/qemu/<domain>.log").
+mkdir -p /var/log/libvirt/qemu /var/run/libvirt "$POOL_DIR"
 id libvirt-qemu >/dev/null 2>&1 || useradd -r -s /usr/sbin/nologin libvirt-qemu
 
 conf=/etc/libvirt/qemu.conf
