@@ -59,10 +59,11 @@ func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (com
 	if err := d.record(ctx, m.Name, key, "create", ""); err != nil {
 		return compute.Machine{}, err
 	}
-	out, err := d.Machine(ctx, m.Name)
 	t.step("record")
 	d.opt.Log.Info("libvirt: machine created", t.log("machine", m.Name, "host", h.ID)...)
-	return out, err
+	// The domain was just started: no need to ask libvirt and the database again.
+	return compute.Machine{Name: m.Name, State: compute.StateRunning, VCPUs: m.VCPUs, MemoryMB: m.MemoryMB, DiskGB: m.DiskGB,
+		IPv4: addrOnly(m.IPv4), IPv6: addrOnly(m.IPv6)}, nil
 }
 
 // install writes generation m.Gen of a machine: its disk (a qcow2 overlay on the
