@@ -28,11 +28,12 @@ trap 'rm -rf "$TMP"' EXIT
 (cd "$ROOT" && go build -o "$TMP/libvirtboot" ./bench/libvirtboot)
 mkdir -p "$ROOT/bench/results"
 OUT="$ROOT/bench/results/libvirt-boot-$(date -u +%F).txt"
+COMMIT="$(commit)" # before the report is written into the tree
 keep=()
 [ "${KEEP:-}" = 1 ] && keep=(-keep)
 "$TMP/libvirtboot" -root "$ROOT" -addr "127.0.0.1:$PORT" -runs "$RUNS" -image "$IMAGE" "${keep[@]}" >"$TMP/report.txt"
 {
-	echo "# bench/libvirt-boot.sh, RUNS=$RUNS, $(date -u +%FT%TZ), commit $(commit)"
+	echo "# bench/libvirt-boot.sh, RUNS=$RUNS, $(date -u +%FT%TZ), commit $COMMIT"
 	echo "# $(machine | sed 's/; wrk.*//'); $(virsh -v | sed 's/^/libvirt /'), $(qemu-system-x86_64 --version | head -1 | awk '{print "QEMU", $4}'); TCG guests, 256 MiB"
 	echo
 	cat "$TMP/report.txt"
