@@ -123,7 +123,7 @@ type bench struct {
 	tmplXML, tmplName string
 	seedISO           string
 	seedSize          int64
-	consoles          []string // console logs written, removed at the end
+	logs              []string // console and QEMU logs written, removed at the end
 }
 
 func run(ctx context.Context, c config) error {
@@ -355,7 +355,7 @@ func (b *bench) cleanup() {
 			virsh(ctx, b.c.uri, "vol-delete", f[0], "--pool", b.c.pool)
 		}
 	}
-	for _, f := range b.consoles {
+	for _, f := range b.logs {
 		os.Remove(f)
 	}
 }
@@ -602,7 +602,7 @@ func (b *bench) handRun(ctx context.Context, round int) (handRun, error) {
 	if err != nil {
 		return r, err
 	}
-	b.consoles = append(b.consoles, console)
+	b.logs = append(b.logs, console, qemuLog(r.domain))
 	cmds := [][]string{
 		{"vol-create-as", c.pool, r.domain + "-disk-1.qcow2", "1G", "--format", "qcow2", "--backing-vol", b.base, "--backing-vol-format", "qcow2"},
 		{"vol-create-as", c.pool, r.domain + "-seed-1.iso", strconv.FormatInt(b.seedSize, 10), "--format", "raw"},
@@ -669,10 +669,13 @@ func (b *bench) consoleLog(ctx context.Context, domain string) (string, error) {
 	}
 	f, err := consoleOf(x)
 	if err == nil {
-		b.consoles = append(b.consoles, f)
+		b.logs = append(b.logs, f, qemuLog(domain))
 	}
 	return f, err
 }
+
+// qemuLog is where libvirtd logs a domain's QEMU process.
+func qemuLog(domain string) string { return filepath.Join("/var/log/libvirt/qemu", domain+".log") }
 
 // waitConsole polls a console log every 10 ms for the seed line; it returns the time
 // since t0 when it saw it.
