@@ -27,9 +27,9 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
 fi
 
-# /var/log/libvirt/qemu holds the guests' serial logs (the domains' console files):
-# without systemd's tmpfiles nothing else creates it, and a start then fails with
-# "Unable to open file: /var/log/libvirt/qemu/...-console.log".
+# /var/log/libvirt/qemu holds the guests' serial and QEMU logs. libvirtd should make it
+# as it starts, but on a fresh machine here it was missing while libvirtd ran, and every
+# domain start then failed ("Unable to open file: /var/log/libvirt/qemu/<domain>.log").
 mkdir -p /var/log/libvirt/qemu /var/run/libvirt "$POOL_DIR"
 id libvirt-qemu >/dev/null 2>&1 || useradd -r -s /usr/sbin/nologin libvirt-qemu
 

@@ -73,6 +73,8 @@ type App struct {
 	stopSampler func()
 	// stopReconcile stops the power reconcile loop (libvirt).
 	stopReconcile func()
+	// stopWaker stops the goroutine that wakes the job queue (after StartWorkers).
+	stopWaker func()
 }
 
 // Open opens the store, migrates it, loads the default catalog on first start and
@@ -174,6 +176,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, ops.NewHousekeepingWorker(a.Service)); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
+		return err
+	}
 	meterEvery := a.cfg.MeterEvery
 	if meterEvery <= 0 {
 		meterEvery = time.Minute
@@ -205,10 +210,12 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		return err
 	}
 	a.jobs = jobs
-	a.Service.SetEnqueuer(jobs)
+	q := newJobQueue(jobs, a.log)
+	a.Service.SetEnqueuer(q)
 	if err := jobs.Start(ctx); err != nil {
 		return err
 	}
+	a.stopWaker = q.start()
 	a.startSampler()
 	if a.cfg.Driver == "libvirt" {
 		a.startReconcile()
@@ -274,6 +281,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.stopReconcile != nil {
 		a.stopReconcile()
+	}
+	if a.stopWaker != nil {
+		a.stopWaker()
 	}
 	if a.jobs != nil && a.driver != nil {
 		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -56,7 +56,7 @@ func (s *Service) startOp(ctx context.Context, tx store.Tx, srv hosting.Server, 
 		return op, internal("start operation", err)
 	}
 	op.ID = id
-	if _, err := s.jobs.InsertTx(ctx, tx.SQL(), OperationArgs{OperationID: id}, nil); err != nil {
+	if err := s.enqueue(ctx, tx, OperationArgs{OperationID: id}); err != nil {
 		return op, internal("enqueue", err)
 	}
 	return op, nil

@@ -28,6 +28,26 @@ type Enqueuer interface {
 	InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
+// Waker is an Enqueuer that wants to know when a transaction that enqueued jobs has
+// committed: its workers can then take them at once instead of at their next poll of
+// the queue (a job queue without notifications, like River's on SQLite, finds a job
+// inserted in a transaction only by polling).
+type Waker interface {
+	Wake()
+}
+
+// enqueue inserts a job in tx and, when the queue is a Waker, wakes it once tx has
+// committed.
+func (s *Service) enqueue(ctx context.Context, tx store.Tx, args river.JobArgs) error {
+	if _, err := s.jobs.InsertTx(ctx, tx.SQL(), args, nil); err != nil {
+		return err
+	}
+	if w, ok := s.jobs.(Waker); ok {
+		tx.AfterCommit(w.Wake)
+	}
+	return nil
+}
+
 // Service is Berth's core.
 type Service struct {
 	store store.Store

@@ -160,7 +160,7 @@ func (s *Service) deleteSnapshot(ctx context.Context, tx store.Tx, snap hosting.
 	if err := tx.StopMeter(ctx, hosting.ResourceSnapshot, snap.ID, s.Now()); err != nil {
 		return internal("stop meter", err)
 	}
-	if _, err := s.jobs.InsertTx(ctx, tx.SQL(), SnapshotDeleteArgs{SnapshotID: snap.ID}, nil); err != nil {
+	if err := s.enqueue(ctx, tx, SnapshotDeleteArgs{SnapshotID: snap.ID}); err != nil {
 		return internal("enqueue", err)
 	}
 	return nil

@@ -61,7 +61,12 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[OperationArgs]) error 
 	if err != nil {
 		return err
 	}
-	w.svc.log.Info("operation started", "op", describe(op), "server", srv.Name, "attempt", job.Attempt)
+	attrs := []any{"op", describe(op), "server", srv.Name, "attempt", job.Attempt}
+	if job.AttemptedAt != nil {
+		// How long the job waited for a worker (both times are the database's).
+		attrs = append(attrs, "queued_ms", job.AttemptedAt.Sub(job.CreatedAt).Milliseconds())
+	}
+	w.svc.log.Info("operation started", attrs...)
 	err = w.run(ctx, job, op, srv)
 	if err == nil {
 		return nil

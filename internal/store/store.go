@@ -253,6 +253,10 @@ type Tx interface {
 	Reader
 	Writer
 	SQL() *sql.Tx
+	// AfterCommit has fn run once the transaction has committed, in the goroutine
+	// that committed it; never when it rolls back or its commit reports an error. It
+	// is for telling others what the transaction wrote (a job queue that has work).
+	AfterCommit(fn func())
 }
 
 // Store is a database.

@@ -39,6 +39,8 @@ type Options struct {
 	// Driver is the compute driver (default sim); Libvirt tunes the libvirt one.
 	Driver  string
 	Libvirt libvirtdriver.Options
+	// FetchPoll is how often the job queue polls for work (default 10 ms).
+	FetchPoll time.Duration
 }
 
 // Env is a running Berth.
@@ -69,6 +71,9 @@ func New(t testing.TB, opts ...Options) *Env {
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
+	if o.FetchPoll == 0 {
+		o.FetchPoll = 10 * time.Millisecond
+	}
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
@@ -77,7 +82,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	// Metering runs when a test asks for it (Service.Meter) and once at start; a pass
 	// of its own in the middle of a test would be correct too, but harder to reason about.
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
-		Logger: log, FetchPoll: 10 * time.Millisecond, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
+		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt})
 	if err != nil {
 		t.Fatalf("open: %v", err)

@@ -49,7 +49,7 @@ func (d *Driver) Reinstall(ctx context.Context, key string, spec compute.Spec) e
 	if _, err := d.baseImage(ctx, h, m.Image); err != nil {
 		return err
 	}
-	if dom, err = d.install(ctx, l, h, m, spec, dom.UUID); err != nil {
+	if dom, err = d.install(ctx, l, h, m, spec, dom.UUID, nil); err != nil {
 		return err
 	}
 	if _, err := d.db.ExecContext(ctx, d.rebind(`UPDATE libvirt_machines SET generation = ?, image = ? WHERE name = ?`), m.Gen, m.Image, m.Name); err != nil {

@@ -22,6 +22,7 @@ func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (com
 	if err := ctx.Err(); err != nil {
 		return compute.Machine{}, err
 	}
+	t := newTiming()
 	m, err := d.machine(ctx, spec.Name)
 	if errors.Is(err, compute.ErrNotFound) {
 		m, err = d.place(ctx, spec)
@@ -46,23 +47,29 @@ func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (com
 	if err != nil {
 		return compute.Machine{}, err
 	}
-	dom, err := d.install(ctx, l, h, m, spec, libvirt.UUID{})
+	t.step("place")
+	dom, err := d.install(ctx, l, h, m, spec, libvirt.UUID{}, t)
 	if err != nil {
 		return compute.Machine{}, err
 	}
 	if err := d.ensureRunning(l, h, dom); err != nil {
 		return compute.Machine{}, err
 	}
+	t.step("start")
 	if err := d.record(ctx, m.Name, key, "create", ""); err != nil {
 		return compute.Machine{}, err
 	}
-	return d.Machine(ctx, m.Name)
+	t.step("record")
+	d.opt.Log.Info("libvirt: machine created", t.log("machine", m.Name, "host", h.ID)...)
+	// The domain was just started: no need to ask libvirt and the database again.
+	return compute.Machine{Name: m.Name, State: compute.StateRunning, VCPUs: m.VCPUs, MemoryMB: m.MemoryMB, DiskGB: m.DiskGB,
+		IPv4: addrOnly(m.IPv4), IPv6: addrOnly(m.IPv6)}, nil
 }
 
 // install writes generation m.Gen of a machine: its disk (a qcow2 overlay on the
 // image's base volume), its seed, and the domain definition pointing at both. Steps
 // already done are kept, so it can be repeated. It returns the (stopped) domain.
-func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m machine, spec compute.Spec, uuid libvirt.UUID) (libvirt.Domain, error) {
+func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m machine, spec compute.Spec, uuid libvirt.UUID, t *timing) (libvirt.Domain, error) {
 	pool, err := l.StoragePoolLookupByName(h.Pool)
 	if err != nil {
 		return libvirt.Domain{}, d.lv(h, "storage pool "+h.Pool, err)
@@ -93,6 +100,7 @@ func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m mach
 	if err != nil {
 		return dom, err
 	}
+	t.step("lookup")
 	if _, err := l.StorageVolLookupByName(pool, m.diskVolume()); isCode(err, libvirt.ErrNoStorageVol) {
 		capacity := max(uint64(m.DiskGB)*gib, base.size)
 		if _, err := l.StorageVolCreateXML(pool, volumeXML(m.diskVolume(), capacity, "qcow2", base.path), 0); err != nil {
@@ -101,14 +109,17 @@ func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m mach
 	} else if err != nil {
 		return dom, d.lv(h, "disk volume", err)
 	}
+	t.step("disk")
 	// The seed is written afresh: one left by an interrupted upload may be partial.
 	seed, err := d.seed(ctx, m, spec)
 	if err != nil {
 		return dom, err
 	}
+	t.step("seed_build")
 	if err := d.upload(l, h, pool, m.seedVolume(), "raw", seed, true); err != nil {
 		return dom, err
 	}
+	t.step("seed_upload")
 	x, err := d.domainXML(m, h, uuid)
 	if err != nil {
 		return dom, err
@@ -117,6 +128,7 @@ func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m mach
 	if err != nil {
 		return dom, d.lv(h, "define domain", err)
 	}
+	t.step("define")
 	return dom, nil
 }
 

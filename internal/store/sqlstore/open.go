@@ -205,16 +205,26 @@ func (db *DB) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 			return err
 		}
 	}
+	err = sqlTx.Commit()
 	// Counted even when the commit reports an error: it may have landed anyway.
-	defer db.cache.changed()
-	return sqlTx.Commit()
+	db.cache.changed()
+	if err != nil {
+		return err
+	}
+	for _, fn := range t.after {
+		fn()
+	}
+	return nil
 }
 
 type tx struct {
 	queries
 	sqlTx *sql.Tx
+	after []func()
 }
 
 func (t *tx) SQL() *sql.Tx { return t.sqlTx }
+
+func (t *tx) AfterCommit(fn func()) { t.after = append(t.after, fn) }
 
 var _ store.Tx = (*tx)(nil)

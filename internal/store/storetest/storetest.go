@@ -366,4 +366,35 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("rolled-back account exists: %v", err)
 		}
 	})
+
+	t.Run("AfterCommitRunsOnlyAfterACommit", func(t *testing.T) {
+		s := open(t)
+		// Committed: fn runs once, after the commit, and sees what the transaction wrote
+		// from outside it.
+		var ran []error
+		in(t, s, func(tx store.Tx) error {
+			if _, err := tx.CreateAccount(ctx, hosting.Account{Email: "c@example.com", ServerQuota: 1, CreatedAt: now}); err != nil {
+				return err
+			}
+			tx.AfterCommit(func() {
+				_, err := s.AccountByEmail(ctx, "c@example.com")
+				ran = append(ran, err)
+			})
+			if len(ran) != 0 {
+				t.Error("AfterCommit ran fn before the commit")
+			}
+			return nil
+		})
+		if len(ran) != 1 || ran[0] != nil {
+			t.Fatalf("after a commit: fn ran %d times (%v), want once seeing the account", len(ran), ran)
+		}
+		// Rolled back: fn never runs.
+		err := s.InTx(ctx, func(tx store.Tx) error {
+			tx.AfterCommit(func() { t.Error("AfterCommit ran fn of a rolled-back transaction") })
+			return errors.New("boom")
+		})
+		if err == nil {
+			t.Fatal("InTx: want the error that rolled it back")
+		}
+	})
 }
