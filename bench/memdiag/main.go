@@ -1,12 +1,21 @@
 // Command memdiag is `berthd serve` run in-process (wired as cmd/berthd/serve.go:
 // app.Open, StartWorkers, the /v1 handler behind the same http.Server settings) that
-// logs where its memory is, every -every, as one JSON line on stderr
-// ("msg":"memdiag"): resident memory from /proc, the Go runtime's memory classes and
-// goroutines (runtime/metrics), and, when built with -tags memory.counters, what
-// modernc.org/libc's allocator (SQLite's C heap: page caches, statements, sorts) has
-// mapped from the OS and how many of its allocations are live (zeros without the
-// tag). SQLite's own sqlite3_memory_used is not available: modernc.org/sqlite is
-// built without memory statistics.
+// logs where its memory is, every -every, as JSON lines on stderr:
+//
+//   - "msg":"memdiag": resident memory from /proc; the Go runtime's memory classes,
+//     goroutines and the most goroutines seen in between (runtime/metrics); what
+//     modernc.org/libc's allocator (SQLite's C heap: page caches, statements, sorts)
+//     has mapped and how many allocations are live (with -tags memory.counters, zeros
+//     without); and that C heap walked region by region (cheap.go): slots in use per
+//     size class, large allocations, the empty regions the allocator keeps for reuse,
+//     each with what of it is resident (mincore).
+//   - "msg":"memdiag_conns", once per pool (write, read): for each connection, what
+//     sqlite3_db_status says its page cache, statements and schema hold, its page
+//     cache's pages against its bound, and the pool's cache hits and misses since
+//     the last line (conns.go). The pool's connections are all held meanwhile.
+//
+// SQLite's own sqlite3_memory_used is not available: modernc.org/sqlite is built
+// without memory statistics.
 //
 // It is a drop-in for bench/soak's -berthd: `serve` runs here; every other command
 // (admin ...) is handed to the real berthd named by $BERTHD. Used to find out which
@@ -17,11 +26,13 @@
 //	BERTHD=/tmp/berthd go run ./bench/soak -berthd /tmp/memdiag -keep
 //	grep '"memdiag"' /tmp/berth-soak.*/berthd.log
 //
-// MEMDIAG_PPROF=127.0.0.1:18302 also serves net/http/pprof there.
+// MEMDIAG_PPROF=127.0.0.1:18302 also serves net/http/pprof there;
+// MEMDIAG_MEMPROFILERATE=16384 makes its heap profiles finer (runtime.MemProfileRate).
 package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,10 +42,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +57,9 @@ import (
 )
 
 func main() {
+	if r, err := strconv.Atoi(os.Getenv("MEMDIAG_MEMPROFILERATE")); err == nil {
+		runtime.MemProfileRate = r // finer heap profiles (net/http/pprof's heap)
+	}
 	args := os.Args[1:]
 	i := slices.Index(args, "serve")
 	if i < 0 {
@@ -106,12 +122,14 @@ func serve(data, addr string, scale float64, rateLimit int, every time.Duration)
 		pm.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		go func() { log.Warn("memdiag: pprof", "err", http.ListenAndServe(pa, pm)) }()
 	}
+	go watchGoroutines(ctx)
 	go func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		start := time.Now()
 		for {
 			logMemory(log, time.Since(start))
+			logConns(ctx, log, a, time.Since(start))
 			select {
 			case <-ctx.Done():
 				return
@@ -152,6 +170,34 @@ var goMetrics = []string{
 	"/memory/classes/os-stacks:bytes",
 	"/sched/goroutines:goroutines",
 	"/gc/heap/goal:bytes",
+	"/memory/classes/metadata/other:bytes",
+	"/memory/classes/metadata/mspan/inuse:bytes",
+	"/memory/classes/other:bytes",
+	"/memory/classes/profiling/buckets:bytes",
+}
+
+// peakGoroutines is the most goroutines seen since the last log line: a burst of
+// them between two lines leaves its goroutine descriptors (never freed) and stacks.
+var peakGoroutines atomic.Int64
+
+// watchGoroutines samples the goroutine count every 20 ms into peakGoroutines.
+func watchGoroutines(ctx context.Context) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n := runtime.NumGoroutine()
+		for {
+			old := peakGoroutines.Load()
+			if int64(n) <= old || peakGoroutines.CompareAndSwap(old, int64(n)) {
+				break
+			}
+		}
+	}
 }
 
 func logMemory(log *slog.Logger, since time.Duration) {
@@ -168,6 +214,7 @@ func logMemory(log *slog.Logger, since time.Duration) {
 	}
 	kb := func(b int64) int64 { return b / 1024 }
 	ms := libc.MemStat()
+	h := readCHeap()
 	status := procStatus()
 	log.Info("memdiag",
 		"t_s", int(since.Seconds()),
@@ -175,8 +222,32 @@ func logMemory(log *slog.Logger, since time.Duration) {
 		// Go: mapped and not returned to the OS, then its parts.
 		"go_resident_kb", kb(v(0)-v(1)), "go_heap_objects_kb", kb(v(2)), "go_heap_free_kb", kb(v(3)),
 		"go_heap_unused_kb", kb(v(4)), "go_stacks_kb", kb(v(5)+v(6)), "go_heap_goal_kb", kb(v(8)),
-		"goroutines", v(7),
-		"libc_mapped_kb", kb(int64(ms.Bytes)), "libc_mmaps", ms.Mmaps, "libc_allocs", ms.Allocs)
+		"goroutines", v(7), "goroutines_max", peakGoroutines.Swap(0), "go_metadata_kb", kb(v(9)+v(10)), "go_other_kb", kb(v(11)+v(12)),
+		"libc_mapped_kb", kb(int64(ms.Bytes)), "libc_mmaps", ms.Mmaps, "libc_allocs", ms.Allocs,
+		// SQLite's C heap by what holds it (KiB; res: resident).
+		"c_shared_pages", h.SharedPages, "c_shared_kb", h.SharedKB, "c_shared_res_kb", h.SharedResKB, "c_slots_kb", h.SharedSlotKB,
+		"c_large", h.LargeRegions, "c_large_kb", h.LargeKB, "c_large_res_kb", h.LargeResKB,
+		"c_empty", h.EmptyRegions, "c_empty_kb", h.EmptyKB, "c_empty_res_kb", h.EmptyResKB,
+		"c_large_by_kb", top(h.LargeBySize, 8), "c_empty_by_kb", top(h.EmptyBySize, 8), "c_slots_by_size", top(h.SlotsBySize, 16))
+}
+
+// logConns logs what SQLite says each connection of the write and read pools holds.
+func logConns(ctx context.Context, log *slog.Logger, a *app.App, since time.Duration) {
+	for _, p := range []struct {
+		name string
+		db   *sql.DB
+	}{{"write", a.DB.WriteDB()}, {"read", a.DB.ReadDB()}} {
+		var cache, stmt, schema []int
+		var pages [][]string
+		var hits, misses int
+		for _, c := range poolMemory(ctx, p.db, p.db.Stats().MaxOpenConnections) {
+			cache, stmt, schema = append(cache, c.CacheKB), append(stmt, c.StmtKB), append(schema, c.SchemaKB)
+			pages = append(pages, c.Pages)
+			hits, misses = hits+c.Hits, misses+c.Misses
+		}
+		log.Info("memdiag_conns", "t_s", int(since.Seconds()), "pool", p.name,
+			"cache_kb", cache, "pages", pages, "stmt_kb", stmt, "schema_kb", schema, "hits", hits, "misses", misses)
+	}
 }
 
 func procStatus() map[string]int64 {

@@ -43,7 +43,13 @@ type cache struct {
 	mapping []byte
 	gen     *atomic.Uint64
 
-	mu      sync.RWMutex
+	mu sync.RWMutex
+	// held is the counter value the maps' entries were read under. An entry can be
+	// answered only while the counter still has its value, so when one read under a
+	// newer value is filed, every older entry is dead and the maps start afresh: they
+	// hold what was read since the last write, not every token and server ever read
+	// (on a busy server, most of them stale, up to maxCached each).
+	held    uint64
 	tokens  map[[32]byte]cachedToken
 	servers map[serverKey]cachedServer
 }
@@ -160,10 +166,12 @@ func (c *cache) token(hash []byte, load func() (hosting.Token, hosting.Account, 
 		return t, a, err
 	}
 	c.mu.Lock()
-	if len(c.tokens) >= maxCached {
-		clear(c.tokens)
+	if c.admit(gen) {
+		if len(c.tokens) >= maxCached {
+			c.tokens = map[[32]byte]cachedToken{}
+		}
+		c.tokens[key] = cachedToken{gen: gen, t: cloneToken(t), a: a}
 	}
-	c.tokens[key] = cachedToken{gen: gen, t: cloneToken(t), a: a}
 	c.mu.Unlock()
 	return t, a, nil
 }
@@ -182,12 +190,34 @@ func (c *cache) server(accountID int64, ref hosting.ServerRef, load func() (host
 		return s, err
 	}
 	c.mu.Lock()
-	if len(c.servers) >= maxCached {
-		clear(c.servers)
+	if c.admit(gen) {
+		if len(c.servers) >= maxCached {
+			c.servers = map[serverKey]cachedServer{}
+		}
+		c.servers[key] = cachedServer{gen: gen, s: cloneServer(s)}
 	}
-	c.servers[key] = cachedServer{gen: gen, s: cloneServer(s)}
 	c.mu.Unlock()
 	return s, nil
+}
+
+// admit reports whether an entry read under counter value gen is worth filing (it is
+// not when entries read under a newer value are already filed: it is dead), and drops
+// the entries it makes dead. New maps rather than clear: a map keeps the room it once
+// grew to. c.mu must be held for writing.
+func (c *cache) admit(gen uint64) bool {
+	switch {
+	case gen < c.held:
+		return false
+	case gen > c.held:
+		c.held = gen
+		if len(c.tokens) > 0 {
+			c.tokens = map[[32]byte]cachedToken{}
+		}
+		if len(c.servers) > 0 {
+			c.servers = map[serverKey]cachedServer{}
+		}
+	}
+	return true
 }
 
 func clonePtr[T any](p *T) *T {

@@ -45,6 +45,33 @@ type DB struct {
 
 var _ store.Store = (*DB)(nil)
 
+// SQLite's page caches, in pages of 4 KiB (cache_size of each connection).
+//
+// modernc.org/sqlite builds SQLite with SQLITE_ENABLE_MEMORY_MANAGEMENT, so the page
+// caches of all connections in the process are one LRU list bounded by the sum of
+// their cache_size: a connection that reads more takes the pages the others used
+// least recently, and no one connection's cache_size bounds it. Each cached page
+// costs 8 KiB of C heap (4 KiB of page and SQLite's header, rounded up to a size
+// class of modernc.org/memory). SQLite's default, 2,000 KiB (483 pages) a
+// connection, made that pool 483 pages per connection (7 on 2 cores, 2 more per
+// core), about 27 MB of C heap here, which berthd filled at the pace its database
+// grew (bench/README.md, soak.sh). With the sizes below it is 522 pages here
+// (256 + 4 x 64 + 10), about 4 MB of C heap.
+//
+// A page missing from the cache is read from the OS's page cache (a pread and a
+// copy), so little is lost by keeping this small. In WAL mode a reader's cache is
+// dropped at its next transaction after anything commits, which in berthd is every
+// few hundred ms while anything happens; what a reader keeps matters only within one
+// query. The writer's cache is the one that lasts: it holds the indexes' upper
+// pages and the pages new rows go into. cache_size also sets the memory a sort uses
+// before spilling to a temp file, but SQLite never goes below 250 pages (1 MiB) for
+// that, so these sizes do not change it.
+const (
+	writeCachePages = 256 // 1 MiB of pages
+	readCachePages  = 64  // what a reader reads between two writes
+	watchCachePages = 10  // reads no pages; SQLite keeps 10 at least
+)
+
 // OpenSQLite opens (creating if needed) the SQLite database berth.db in dir. SQLite
 // allows one writer at a time, so writes go through a pool of one connection while
 // reads use a pool of several (WAL lets readers run beside the writer).
@@ -54,13 +81,14 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	}
 	path := filepath.Join(dir, "berth.db")
 	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
-	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	cache := func(pages int) string { return fmt.Sprintf("&_pragma=cache_size(%d)", pages) }
+	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+cache(writeCachePages)+"&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
 	write.SetMaxOpenConns(1)
 	write.SetConnMaxIdleTime(0)
-	read, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	read, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+cache(readCachePages)+"&_pragma=query_only(1)")
 	if err != nil {
 		write.Close()
 		return nil, err
@@ -77,7 +105,7 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	if db.watchDB, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)"); err != nil {
+	if db.watchDB, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+cache(watchCachePages)+"&_pragma=query_only(1)"); err != nil {
 		db.Close()
 		return nil, err
 	}
