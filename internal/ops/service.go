@@ -59,8 +59,9 @@ type Service struct {
 	waitMu  sync.Mutex
 	waiters map[int64][]chan struct{}
 
-	touchMu sync.Mutex
-	touched map[int64]time.Time
+	touchMu    sync.Mutex
+	touched    map[int64]time.Time // when each token's last use was last recorded
+	touchSweep int                 // touched forgets records over a minute old at this size
 
 	drainOnce sync.Once
 	draining  chan struct{}
@@ -79,7 +80,7 @@ func New(st store.Store, jobs Enqueuer, log *slog.Logger) *Service {
 		log = slog.Default()
 	}
 	return &Service{store: st, jobs: jobs, log: log, Now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }, // the store keeps ms
-		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}, draining: make(chan struct{})}
+		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{})}
 }
 
 // StopWaiting ends every wait on an operation at once (each answers the operation as
@@ -147,19 +148,39 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (hosting.Prin
 	return hosting.Principal{Account: a, Token: t}, nil
 }
 
+// touchDue tells whether a token's use at now is to be recorded (its last was
+// recorded over a minute ago, or never by this process) and notes it. Records over a
+// minute old are forgotten once the map has doubled since the last sweep, so it holds
+// about the tokens used in the last minute, not every token ever used.
+func (s *Service) touchDue(id int64, now time.Time) bool {
+	s.touchMu.Lock()
+	defer s.touchMu.Unlock()
+	if last, ok := s.touched[id]; ok && now.Sub(last) < time.Minute {
+		return false
+	}
+	s.touched[id] = now
+	if len(s.touched) >= s.touchSweep {
+		for id, last := range s.touched {
+			if now.Sub(last) >= time.Minute {
+				delete(s.touched, id)
+			}
+		}
+		s.touchSweep = max(touchSweepMin, 2*len(s.touched))
+	}
+	return true
+}
+
+// touchSweepMin is the smallest size at which touched is swept.
+const touchSweepMin = 1024
+
 // touch records a token's last use, at most once a minute per token, off the request path.
 func (s *Service) touch(t hosting.Token, now time.Time) {
 	if t.LastUsedAt != nil && now.Sub(*t.LastUsedAt) < time.Minute {
 		return
 	}
-	s.touchMu.Lock()
-	last, ok := s.touched[t.ID]
-	if ok && now.Sub(last) < time.Minute {
-		s.touchMu.Unlock()
+	if !s.touchDue(t.ID, now) {
 		return
 	}
-	s.touched[t.ID] = now
-	s.touchMu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
