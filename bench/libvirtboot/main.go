@@ -62,6 +62,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/bench/internal/berthdbin"
 )
 
 type config struct {
@@ -212,22 +213,9 @@ func run(ctx context.Context, c config) error {
 
 func (b *bench) setup(ctx context.Context) error {
 	c := b.c
-	b.bin = c.berthd
-	if b.bin == "" {
-		root := c.root
-		if root == "" {
-			var err error
-			if root, err = findRoot(); err != nil {
-				return err
-			}
-		}
-		b.bin = filepath.Join(b.work, "berthd")
-		logf("building berthd into %s", b.bin)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.bin, "./cmd/berthd")
-		cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build ./cmd/berthd: %w", err)
-		}
+	var err error
+	if b.bin, err = berthdbin.Resolve(ctx, c.berthd, c.root, b.work); err != nil {
+		return err
 	}
 	b.data = filepath.Join(b.work, "data")
 	if err := os.MkdirAll(b.data, 0o700); err != nil {
@@ -316,14 +304,7 @@ locations:
 }
 
 func (b *bench) admin(ctx context.Context, out any, args ...string) error {
-	cmd := exec.CommandContext(ctx, b.bin, append([]string{"--data", b.data, "admin"}, args...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	o, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("berthd admin %s: %w: %s%s", strings.Join(args[:2], " "), err, o, stderr.String())
-	}
-	return json.Unmarshal(o, out)
+	return berthdbin.Admin(ctx, b.bin, b.data, out, args...)
 }
 
 // cleanup stops berthd and removes every domain and volume the benchmark made.
@@ -702,24 +683,6 @@ func loadavg() string {
 		return "?"
 	}
 	return strings.Join(strings.Fields(string(data))[:3], " ")
-}
-
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(data), "module github.com/berthhq/berth\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the berth repository: give -root or -berthd")
-		}
-		dir = parent
-	}
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }

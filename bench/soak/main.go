@@ -33,8 +33,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -50,6 +48,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/berthhq/berth/bench/internal/berthdbin"
 )
 
 // allScopes is every scope a token can have (SPEC.md §5).
@@ -137,22 +137,9 @@ func run(ctx context.Context, c config) (bool, error) {
 			}
 		}()
 	}
-	bin := c.berthd
-	if bin == "" {
-		root := c.root
-		if root == "" {
-			var err error
-			if root, err = findRoot(); err != nil {
-				return false, err
-			}
-		}
-		bin = filepath.Join(work, "berthd")
-		logf("building berthd into %s", bin)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/berthd")
-		cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return false, fmt.Errorf("go build ./cmd/berthd: %w", err)
-		}
+	bin, err := berthdbin.Resolve(ctx, c.berthd, c.root, work)
+	if err != nil {
+		return false, err
 	}
 	data := filepath.Join(work, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
@@ -196,7 +183,7 @@ func setup(ctx context.Context, c config, bin, data string) ([]*client, error) {
 		var acct struct {
 			ID int64 `json:"id"`
 		}
-		if err := admin(ctx, bin, data, &acct, "account", "create", "--email", fmt.Sprintf("soak%d@berth.local", a+1),
+		if err := berthdbin.Admin(ctx, bin, data, &acct, "account", "create", "--email", fmt.Sprintf("soak%d@berth.local", a+1),
 			"--password", "soak-password", "--name", fmt.Sprintf("Soak %d", a+1), "--credit", c.credit,
 			"--server-quota", strconv.Itoa(c.quota)); err != nil {
 			return nil, err
@@ -206,7 +193,7 @@ func setup(ctx context.Context, c config, bin, data string) ([]*client, error) {
 				ID    int64  `json:"id"`
 				Token string `json:"token"`
 			}
-			if err := admin(ctx, bin, data, &tok, "token", "create", "--account", strconv.FormatInt(acct.ID, 10),
+			if err := berthdbin.Admin(ctx, bin, data, &tok, "token", "create", "--account", strconv.FormatInt(acct.ID, 10),
 				"--name", fmt.Sprintf("soak-%d-%d", a+1, t+1), "--scopes", allScopes); err != nil {
 				return nil, err
 			}
@@ -224,18 +211,6 @@ func setup(ctx context.Context, c config, bin, data string) ([]*client, error) {
 		}
 	}
 	return clients, nil
-}
-
-// admin runs `berthd --data DATA admin ARGS...` and decodes its JSON output into out.
-func admin(ctx context.Context, bin, data string, out any, args ...string) error {
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--data", data, "admin"}, args...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("berthd admin %s: %w: %s%s", strings.Join(args[:2], " "), err, b, stderr.String())
-	}
-	return json.Unmarshal(b, out)
 }
 
 // ---- berthd ----
@@ -425,25 +400,6 @@ func loopbackFree(addr string) error {
 		return fmt.Errorf("%s is in use: %w", addr, err)
 	}
 	return ln.Close()
-}
-
-// findRoot walks up from the working directory to the module's go.mod.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(b), "module github.com/berthhq/berth\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the berth repository: give -root or -berthd")
-		}
-		dir = parent
-	}
 }
 
 func dirSize(dir string) int64 {
