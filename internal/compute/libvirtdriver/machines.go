@@ -62,8 +62,7 @@ func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (com
 	t.step("record")
 	d.opt.Log.Info("libvirt: machine created", t.log("machine", m.Name, "host", h.ID)...)
 	// The domain was just started: no need to ask libvirt and the database again.
-	return compute.Machine{Name: m.Name, State: compute.StateRunning, VCPUs: m.VCPUs, MemoryMB: m.MemoryMB, DiskGB: m.DiskGB,
-		IPv4: addrOnly(m.IPv4), IPv6: addrOnly(m.IPv6)}, nil
+	return m.shown(compute.StateRunning), nil
 }
 
 // install writes generation m.Gen of a machine: its disk (a qcow2 overlay on the
@@ -393,8 +392,7 @@ func (d *Driver) Machine(ctx context.Context, name string) (compute.Machine, err
 	if err != nil {
 		return compute.Machine{}, err
 	}
-	out := compute.Machine{Name: m.Name, State: compute.StateStopped, VCPUs: m.VCPUs, MemoryMB: m.MemoryMB, DiskGB: m.DiskGB,
-		IPv4: addrOnly(m.IPv4), IPv6: addrOnly(m.IPv6)}
+	out := m.shown(compute.StateStopped)
 	dom, ok, err := d.domain(l, h, m)
 	if err != nil || !ok {
 		return out, err
@@ -407,6 +405,12 @@ func (d *Driver) Machine(ctx context.Context, name string) (compute.Machine, err
 		out.State = compute.StateRunning
 	}
 	return out, nil
+}
+
+// shown is the machine as the driver's callers see it, in state st.
+func (m machine) shown(st compute.State) compute.Machine {
+	return compute.Machine{Name: m.Name, State: st, VCPUs: m.VCPUs, MemoryMB: m.MemoryMB, DiskGB: m.DiskGB,
+		IPv4: addrOnly(m.IPv4), IPv6: addrOnly(m.IPv6)}
 }
 
 func addrOnly(cidr string) string {
