@@ -58,13 +58,33 @@ type Error struct {
 	Operation *Operation
 	// RetryAfter, in seconds, for busy, rate-limited and unavailable answers.
 	RetryAfter int
+	// Cause is what made the platform answer so (for the log; a client never sees it).
+	Cause error
 }
 
 func (e *Error) Error() string {
+	var s string
 	if len(e.Fields) > 0 {
-		return fmt.Sprintf("%s: %v", e.Code, e.Fields)
+		s = fmt.Sprintf("%s: %v", e.Code, e.Fields)
+	} else {
+		s = fmt.Sprintf("%s: %s", e.Code, e.Message.ID)
 	}
-	return fmt.Sprintf("%s: %s", e.Code, e.Message.ID)
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Unavailable is the answer when the platform cannot complete an action now for a
+// reason that passes (a full disk, a database that cannot be written): nothing was
+// changed, and the client retries after retryAfter seconds. cause goes to the log.
+func Unavailable(cause error, retryAfter int) *Error {
+	e := Errorf(CodeUnavailable, "error.unavailable")
+	e.Cause, e.RetryAfter = cause, retryAfter
+	return e
 }
 
 // Errorf returns an *Error with a code and a message.

@@ -309,13 +309,18 @@ type Snapshot struct {
 // independent of the name its owner chose.
 func (s *Snapshot) DriverName() string { return fmt.Sprintf("snap-%d", s.ID) }
 
-// IdempotencyState is where a request with an Idempotency-Key stands.
+// IdempotencyState is what a record of an Idempotency-Key holds.
 type IdempotencyState string
 
 const (
-	IdempotencyPending IdempotencyState = "pending" // running
-	IdempotencyApplied IdempotencyState = "applied" // its change committed; response not stored yet
-	IdempotencyDone    IdempotencyState = "done"    // response stored for replays
+	// IdempotencyDone: the request's answer, stored for replays (in the same
+	// transaction as the request's change, when it made one).
+	IdempotencyDone IdempotencyState = "done"
+	// IdempotencyApplied is left by Berth before 2026-11-25, which stored a request's
+	// answer after its change: "applied" means the change committed and the answer
+	// was lost in a crash. No new record is written so; such a record expires after
+	// 24 hours like any other.
+	IdempotencyApplied IdempotencyState = "applied"
 )
 
 // IdempotencyRecord is what Berth keeps of a request sent with an Idempotency-Key.

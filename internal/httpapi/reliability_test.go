@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
-	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -111,32 +109,62 @@ func TestIdempotencyKey(t *testing.T) {
 		env.Do(a.Token, "POST", "/projects", `{"name": "max-key"}`, withKey(strings.Repeat("k", 255))).Want(t, http.StatusCreated)
 	})
 
-	t.Run("a request that died", func(t *testing.T) {
-		// A pending key left by a request whose change never committed is run afresh
-		// once stale; one whose change committed but whose answer was lost is never run
-		// again.
+	t.Run("the answer commits with the change", func(t *testing.T) {
+		// The answer of a request is stored in the transaction of its change: when it
+		// cannot be stored (here a trigger refuses it, as a crash or a full disk would),
+		// the change is undone too and the client is not told it happened; a retry
+		// then runs afresh at once. Before, the change committed first and the key was
+		// marked "applied": the client got 201, and every retry 422 "answer lost".
 		ctx := context.Background()
-		body := `{"name": "after-crash"}`
-		claim := func(key string, applied bool) {
-			at := clock.Now().Add(-5 * time.Minute)
-			err := env.App.DB.InTx(ctx, func(tx store.Tx) error {
-				rec, _, err := tx.ClaimIdempotencyKey(ctx, hosting.IdempotencyRecord{AccountID: a.ID, Key: key,
-					RequestHash: ops.RequestHash("POST", "/v1/projects", []byte(body)), CreatedAt: at}, at.Add(-24*time.Hour))
-				if err == nil && applied {
-					err = tx.MarkIdempotencyApplied(ctx, rec.ID)
-				}
-				return err
-			})
-			if err != nil {
+		db := env.App.DB.WriteDB()
+		for _, trig := range []string{
+			`CREATE TRIGGER doomed_insert BEFORE INSERT ON idempotency_keys WHEN NEW.key = 'doomed' AND NEW.state = 'done'
+				BEGIN SELECT RAISE(ABORT, 'injected: the answer cannot be stored'); END`,
+			`CREATE TRIGGER doomed_update BEFORE UPDATE ON idempotency_keys WHEN NEW.key = 'doomed' AND NEW.state = 'done'
+				BEGIN SELECT RAISE(ABORT, 'injected: the answer cannot be stored'); END`,
+		} {
+			if _, err := db.ExecContext(ctx, trig); err != nil {
 				t.Fatal(err)
 			}
 		}
-		claim("crash-pending", false)
-		env.Do(a.Token, "POST", "/projects", body, withKey("crash-pending")).Want(t, http.StatusCreated)
-		if r := env.Do(a.Token, "POST", "/projects", body, withKey("crash-pending")); r.Header.Get("Idempotent-Replayed") != "true" {
-			t.Errorf("the run that took the key over was not remembered: %d %s", r.Status, r.Body)
+		body := `{"plan_id": 1, "location_id": 1, "image_id": 1, "display_name": "doomed"}`
+		before := len(items(t, a.Do("GET", "/servers", nil).Want(t, 200)))
+		creditBefore := credit(t, a)
+		r := env.Do(a.Token, "POST", "/servers", body, withKey("doomed"))
+		if r.Status != http.StatusInternalServerError {
+			t.Fatalf("an order whose answer could not be stored: %d %s, want 500 (and nothing done)", r.Status, r.Body)
 		}
-		claim("crash-applied", true)
+		if n := len(items(t, a.Do("GET", "/servers", nil).Want(t, 200))); n != before || credit(t, a) != creditBefore {
+			t.Fatalf("the order's change committed without its answer: %d servers (had %d), credit %s (had %s)", n, before, credit(t, a), creditBefore)
+		}
+		for _, trig := range []string{"doomed_insert", "doomed_update"} {
+			if _, err := db.ExecContext(ctx, "DROP TRIGGER "+trig); err != nil {
+				t.Fatal(err)
+			}
+		}
+		first := env.Do(a.Token, "POST", "/servers", body, withKey("doomed")).Want(t, http.StatusCreated)
+		if first.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("the retry was answered as a replay: %v", first.Header)
+		}
+		again := env.Do(a.Token, "POST", "/servers", body, withKey("doomed")).Want(t, http.StatusCreated)
+		if string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("replay after the retry: %s, first %s", again.Body, first.Body)
+		}
+		if n := len(items(t, a.Do("GET", "/servers", nil).Want(t, 200))); n != before+1 {
+			t.Errorf("%d servers after the retries, want %d", n, before+1)
+		}
+	})
+
+	t.Run("a record of an older Berth whose answer was lost", func(t *testing.T) {
+		// Berth before 2026-11-25 left "applied" records when it crashed between a
+		// change and its answer: the change happened, so the key never runs again.
+		body := `{"name": "after-crash"}`
+		_, err := env.App.DB.WriteDB().Exec(`INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at)
+			VALUES (?, 'crash-applied', ?, 'applied', ?)`, a.ID, ops.RequestHash("POST", "/v1/projects", []byte(body)),
+			clock.Now().Add(-5*time.Minute).UnixMilli())
+		if err != nil {
+			t.Fatal(err)
+		}
 		e := wantInvalid(t, env.Do(a.Token, "POST", "/projects", body, withKey("crash-applied")), "Idempotency-Key")
 		if e.Message != msg("en", "validation.idempotency_key_lost") {
 			t.Errorf("applied, answer lost: %q", e.Message)

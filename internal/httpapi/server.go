@@ -317,11 +317,14 @@ func (s *Server) serveChange(w http.ResponseWriter, req *request, rt route) (key
 		s.fail(w, r, lang, err)
 		return key, false
 	}
-	for k, v := range first {
-		w.Header()[k] = v
-	}
 	if replayed {
+		// Another run's answer (this request may have run too, and been undone): none
+		// of this run's headers describe it.
 		w.Header().Set("Idempotent-Replayed", "true")
+	} else {
+		for k, v := range first {
+			w.Header()[k] = v
+		}
 	}
 	if resp.ContentType != "" {
 		w.Header().Set("Content-Type", resp.ContentType)

@@ -16,16 +16,17 @@ import (
 // Idempotency-Key (API-DECISIONS §9): the same key and request within 24 h answer the
 // first response again without doing the work twice; the same key with another
 // request is a validation error on Idempotency-Key.
+//
+// A request's answer is stored in the same transaction as the change it made (see
+// store.Hold), so after a crash at any moment either both are in the database — a
+// retry gets the first answer — or neither is, and a retry runs afresh at once. No
+// record marks a request as running: two requests with one key both run, and the one
+// that commits second finds the key taken, rolls its change back and answers the
+// first one's answer.
 
 const (
 	// IdempotencyTTL is how long a key is remembered.
 	IdempotencyTTL = 24 * time.Hour
-	// IdempotencyWait is how long a request waits for another with the same key that
-	// is still running, before answering busy.
-	IdempotencyWait = 20 * time.Second
-	// idempotencyStale: a pending key older than this belongs to a request that died
-	// (the server's write timeout is far shorter), so a retry may run it afresh.
-	idempotencyStale = 3 * time.Minute
 	// IdempotencyKeyField names the header in validation errors.
 	IdempotencyKeyField = "Idempotency-Key"
 )
@@ -37,8 +38,9 @@ type Response struct {
 	Body        []byte
 }
 
-// replayable reports whether an answer is final for its request: a busy or
-// rate-limited request may succeed when retried, so it is not remembered.
+// replayable reports whether an answer that changed nothing is final for its request:
+// a busy, rate-limited or failed request may succeed when retried, so it is not
+// remembered.
 func replayable(status int) bool {
 	return status < 500 && status != 409 && status != 429
 }
@@ -65,86 +67,85 @@ func CheckIdempotencyKey(key string) error {
 }
 
 // Idempotent runs a request sent with an Idempotency-Key at most once per account and
-// key: the first run's answer is stored and replayed (replayed true) to every repeat
-// with the same fingerprint. The request's state change and the key's "applied" mark
-// commit in one transaction, so a crash can never make a retry do the work twice.
+// key: its answer is stored with its change and replayed (replayed true) to every
+// repeat with the same fingerprint. run must make its change in one transaction under
+// the context it is given (later ones join it).
 // Errors: CodeValidationFailed on Idempotency-Key (malformed; reused for another
-// request; or its request's change committed but the answer was lost in a crash, so
-// the client must look the result up), CodeBusy while the first request still runs.
+// request; recorded by an older Berth whose answer was lost); when the change could
+// not be committed, the store's error (CodeUnavailable for a full disk), and nothing
+// was done.
 func (s *Service) Idempotent(ctx context.Context, p hosting.Principal, key string, hash []byte, run func(ctx context.Context) Response) (Response, bool, error) {
 	if err := CheckIdempotencyKey(key); err != nil {
 		return Response{}, false, err
 	}
-	deadline := time.Now().Add(IdempotencyWait)
-	for {
-		now := s.Now()
-		var rec hosting.IdempotencyRecord
-		var mine bool
-		err := s.store.InTx(context.WithoutCancel(ctx), func(tx store.Tx) error {
-			var err error
-			rec, mine, err = tx.ClaimIdempotencyKey(ctx, hosting.IdempotencyRecord{AccountID: p.Account.ID, Key: key, RequestHash: hash,
-				CreatedAt: now}, now.Add(-IdempotencyTTL))
-			if err != nil || mine || !bytes.Equal(rec.RequestHash, hash) || rec.State != hosting.IdempotencyPending {
-				return err
-			}
-			// A pending key of a request that died is run afresh: its change never committed.
-			mine, err = tx.TakeOverIdempotencyKey(ctx, rec.ID, now.Add(-idempotencyStale), now)
-			return err
-		})
-		if err != nil {
-			return Response{}, false, internal("idempotency key", err)
+	now := s.Now()
+	if resp, found, err := s.replay(ctx, p.Account.ID, key, hash, now); found || err != nil {
+		return resp, found, err
+	}
+	held, hold := store.WithHold(ctx)
+	defer hold.Release()
+	resp := run(held)
+	rec := hosting.IdempotencyRecord{AccountID: p.Account.ID, Key: key, RequestHash: hash, State: hosting.IdempotencyDone,
+		Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, CreatedAt: now}
+	bg := context.WithoutCancel(ctx)
+	save := func(tx store.Tx) error { return tx.SaveIdempotencyKey(bg, rec, now.Add(-IdempotencyTTL)) }
+	undone := false
+	switch {
+	case hold.Held():
+		// The request changed state: its answer commits with the change, or neither
+		// does (then the answer is not the client's to see).
+		err := hold.Commit(save)
+		if err == nil {
+			return resp, false, nil
 		}
-		if !bytes.Equal(rec.RequestHash, hash) {
-			return Response{}, false, hosting.Invalid(IdempotencyKeyField, "validation.idempotency_key_reused")
+		if !errors.Is(err, store.ErrConflict) {
+			return Response{}, false, internal("commit", err)
 		}
-		if mine {
-			return s.runIdempotent(ctx, rec, run)
+		undone = true
+	case replayable(resp.Status):
+		// It changed nothing, and its answer is final: remembered on its own.
+		err := s.store.InTx(bg, save)
+		if err == nil {
+			return resp, false, nil
 		}
-		switch rec.State {
-		case hosting.IdempotencyDone:
-			return Response{Status: rec.Status, ContentType: rec.ContentType, Body: rec.Body}, true, nil
-		case hosting.IdempotencyApplied:
-			if now.Sub(rec.CreatedAt) > idempotencyStale {
-				// The change committed but the process died before storing its answer.
-				return Response{}, false, hosting.Invalid(IdempotencyKeyField, "validation.idempotency_key_lost")
-			}
-		}
-		if time.Now().After(deadline) {
-			e := hosting.Errorf(hosting.CodeBusy, "error.idempotency_in_progress")
-			e.RetryAfter = 1
-			return Response{}, false, e
-		}
-		select {
-		case <-ctx.Done():
-			return Response{}, false, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		if !errors.Is(err, store.ErrConflict) {
+			s.log.Error("idempotency key not recorded", "key", key, "account", p.Account.ID, "err", err)
+			return resp, false, nil
 		}
 	}
-}
-
-func (s *Service) runIdempotent(ctx context.Context, rec hosting.IdempotencyRecord, run func(ctx context.Context) Response) (Response, bool, error) {
-	hooked := store.WithTxHook(ctx, func(ctx context.Context, tx store.Tx) error {
-		return tx.MarkIdempotencyApplied(ctx, rec.ID)
-	})
-	resp := run(hooked)
-	// The answer is recorded even if the client has gone: a retry must see it. An
-	// answer that is not final is forgotten, unless the request's change committed
-	// (the record then says applied): whatever it answered is what happened.
-	bg := context.WithoutCancel(ctx)
-	err := s.store.InTx(bg, func(tx store.Tx) error {
-		cur, err := tx.IdempotencyKey(bg, rec.AccountID, rec.Key)
-		if err != nil {
-			return err
-		}
-		if cur.State == hosting.IdempotencyApplied || replayable(resp.Status) {
-			return tx.CompleteIdempotencyKey(bg, rec.ID, resp.Status, resp.ContentType, resp.Body)
-		}
-		return tx.ReleaseIdempotencyKey(bg, rec.ID)
-	})
-	if err != nil {
-		s.log.Error("idempotency key not recorded", "key", rec.Key, "account", rec.AccountID, "err", err)
+	// Another request with this key committed first (a change of ours was undone), or
+	// ours was not final (its 409 may have come from that other request's change):
+	// the key's answer is the one stored, if there is one.
+	if stored, found, err := s.replay(bg, p.Account.ID, key, hash, now); found || err != nil {
+		return stored, found, err
+	}
+	if undone {
+		// The record that took the key is gone again (expired meanwhile): our answer
+		// describes a change that was undone, so the client must ask again.
+		e := hosting.Errorf(hosting.CodeBusy, "error.idempotency_in_progress")
+		e.RetryAfter = 1
+		return Response{}, false, e
 	}
 	return resp, false, nil
+}
+
+// replay finds the live record of an account's key: its answer, or the validation
+// error for a key reused with another request.
+func (s *Service) replay(ctx context.Context, accountID int64, key string, hash []byte, now time.Time) (Response, bool, error) {
+	rec, err := s.store.IdempotencyKey(ctx, accountID, key)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && rec.CreatedAt.Before(now.Add(-IdempotencyTTL))) {
+		return Response{}, false, nil
+	}
+	if err != nil {
+		return Response{}, false, internal("idempotency key", err)
+	}
+	if !bytes.Equal(rec.RequestHash, hash) {
+		return Response{}, false, hosting.Invalid(IdempotencyKeyField, "validation.idempotency_key_reused")
+	}
+	if rec.State == hosting.IdempotencyApplied {
+		return Response{}, false, hosting.Invalid(IdempotencyKeyField, "validation.idempotency_key_lost")
+	}
+	return Response{Status: rec.Status, ContentType: rec.ContentType, Body: rec.Body}, true, nil
 }
 
 // ---- the audit log ----

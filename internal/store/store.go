@@ -70,6 +70,9 @@ type Reader interface {
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
 	// RunningOperations lists every operation still running, oldest first.
 	RunningOperations(ctx context.Context) ([]hosting.Operation, error)
+	// OrphanedOperations lists the operations still running that have no job left to
+	// carry them out (its job was discarded or cancelled), oldest first.
+	OrphanedOperations(ctx context.Context) ([]int64, error)
 	// Transactions lists an account's ledger, newest first: limit entries from offset
 	// (limit 0: all), and how many entries there are in all.
 	Transactions(ctx context.Context, accountID int64, limit, offset int) ([]hosting.Transaction, int, error)
@@ -146,20 +149,10 @@ type Writer interface {
 	// ChargeDue runs one step of a metering pass as set-based SQL.
 	ChargeDue(ctx context.Context, step ChargeStep) (ChargeResult, error)
 
-	// ClaimIdempotencyKey writes a pending record of an account's key unless a live one
-	// exists (records older than expired are replaced); it returns the record and
-	// whether this call wrote it.
-	ClaimIdempotencyKey(ctx context.Context, r hosting.IdempotencyRecord, expired time.Time) (hosting.IdempotencyRecord, bool, error)
-	// TakeOverIdempotencyKey restarts a pending record left by a request that died
-	// (created before stale): it reports whether this call took it.
-	TakeOverIdempotencyKey(ctx context.Context, id int64, stale, now time.Time) (bool, error)
-	// MarkIdempotencyApplied records that the key's request changed state.
-	MarkIdempotencyApplied(ctx context.Context, id int64) error
-	// CompleteIdempotencyKey stores the response to replay.
-	CompleteIdempotencyKey(ctx context.Context, id int64, status int, contentType string, body []byte) error
-	// ReleaseIdempotencyKey removes a record whose request changed nothing and whose
-	// answer is not to be replayed (a 409, a 429), so that a retry runs afresh.
-	ReleaseIdempotencyKey(ctx context.Context, id int64) error
+	// SaveIdempotencyKey stores the answer of a request sent with an Idempotency-Key
+	// (replacing a record of the key created before expired). ErrConflict when a live
+	// record of the key exists: another request with the key got there first.
+	SaveIdempotencyKey(ctx context.Context, r hosting.IdempotencyRecord, expired time.Time) error
 	// PruneIdempotencyKeys removes the records created before before.
 	PruneIdempotencyKeys(ctx context.Context, before time.Time) (int, error)
 	// AddAuditEntry appends to the audit log.
@@ -229,24 +222,6 @@ type Writer interface {
 	DeleteExpiredSessions(ctx context.Context, at time.Time) error
 }
 
-// TxHook runs inside a transaction just before it commits.
-type TxHook func(ctx context.Context, tx Tx) error
-
-type txHookKey struct{}
-
-// WithTxHook returns a context whose write transactions run hook before committing:
-// what the hook writes commits with them, or not at all.
-func WithTxHook(ctx context.Context, hook TxHook) context.Context {
-	hooks, _ := ctx.Value(txHookKey{}).([]TxHook)
-	return context.WithValue(ctx, txHookKey{}, append(hooks[:len(hooks):len(hooks)], hook))
-}
-
-// TxHooks returns the hooks of ctx, for Store implementations.
-func TxHooks(ctx context.Context) []TxHook {
-	hooks, _ := ctx.Value(txHookKey{}).([]TxHook)
-	return hooks
-}
-
 // Tx is a transaction: reads see its own writes; SQL exposes it so a job can be
 // enqueued in the same transaction as the state change it carries out.
 type Tx interface {
@@ -269,4 +244,84 @@ type Store interface {
 	// Rebind turns a ? placeholder query into the database's dialect.
 	Rebind(q string) string
 	Close() error
+}
+
+// A Hold keeps the first write transaction run under its context (WithHold) open past
+// the end of its function: InTx returns nil as if it had committed, and the holder
+// commits it later, adding to it what it learned in between. An idempotent request
+// uses it so that its answer, rendered only after its use case returned, commits
+// together with the change the use case made: after any crash, either both are in the
+// database or neither is. Later write transactions under the same context join the
+// held one (each atomic on its own, as a savepoint) instead of waiting for it.
+//
+// A Hold belongs to one goroutine: the request's.
+type Hold struct {
+	parked Tx
+	finish func(commit bool) error
+	used   bool
+}
+
+type holdKey struct{}
+
+// WithHold returns a context whose first write transaction is held, and its Hold. The
+// holder must end it with Commit or Release (deferred: a held transaction holds the
+// database's writer).
+func WithHold(ctx context.Context) (context.Context, *Hold) {
+	h := &Hold{}
+	return context.WithValue(ctx, holdKey{}, h), h
+}
+
+// HoldOf returns the Hold of ctx, or nil; for Store implementations.
+func HoldOf(ctx context.Context) *Hold {
+	h, _ := ctx.Value(holdKey{}).(*Hold)
+	return h
+}
+
+// Take reports whether a transaction that is about to commit is to be held instead
+// (the first one under the Hold's context); for Store implementations, which then
+// call Park.
+func (h *Hold) Take() bool { return h != nil && !h.used }
+
+// Park holds tx: finish(true) is to commit it, finish(false) to roll it back; for
+// Store implementations.
+func (h *Hold) Park(tx Tx, finish func(commit bool) error) {
+	h.parked, h.finish, h.used = tx, finish, true
+}
+
+// Parked is the transaction held now, or nil; for Store implementations, which run
+// later transactions of the same context inside it.
+func (h *Hold) Parked() Tx {
+	if h == nil {
+		return nil
+	}
+	return h.parked
+}
+
+// Held reports whether a transaction is held, waiting for Commit or Release.
+func (h *Hold) Held() bool { return h.parked != nil }
+
+// Commit runs fn in the held transaction and commits them together; when fn fails,
+// neither commits and its error is returned. Without a held transaction it does
+// nothing.
+func (h *Hold) Commit(fn func(tx Tx) error) error {
+	if h.parked == nil {
+		return nil
+	}
+	tx, finish := h.parked, h.finish
+	h.parked, h.finish = nil, nil
+	if err := fn(tx); err != nil {
+		_ = finish(false)
+		return err
+	}
+	return finish(true)
+}
+
+// Release rolls back a transaction still held; after Commit it does nothing.
+func (h *Hold) Release() {
+	if h.parked == nil {
+		return
+	}
+	finish := h.finish
+	h.parked, h.finish = nil, nil
+	_ = finish(false)
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -217,23 +218,47 @@ func (db *DB) Server(ctx context.Context, accountID int64, ref hosting.ServerRef
 	})
 }
 
-// InTx implements store.Store.
+// InTx implements store.Store. Under a store.Hold the first transaction is held
+// instead of committed, and later ones join it as savepoints. A failure of the
+// database that passes (a full disk) is answered hosting.Unavailable.
 func (db *DB) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
-	sqlTx, err := db.write.BeginTx(ctx, nil)
+	return transient(db.inTx(ctx, fn))
+}
+
+func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
+	hold := store.HoldOf(ctx)
+	if t, ok := hold.Parked().(*tx); ok && t.db == db {
+		return t.savepoint(ctx, fn)
+	}
+	beginCtx := ctx
+	if hold.Take() {
+		// Its end is the holder's to decide, not the request's cancellation.
+		beginCtx = context.WithoutCancel(ctx)
+	}
+	sqlTx, err := db.write.BeginTx(beginCtx, nil)
 	if err != nil {
 		return err
 	}
-	defer sqlTx.Rollback()
-	t := &tx{queries: queries{q: sqlTx}, sqlTx: sqlTx}
+	t := &tx{queries: queries{q: sqlTx}, sqlTx: sqlTx, db: db}
 	if err := fn(t); err != nil {
+		_ = sqlTx.Rollback()
 		return err
 	}
-	for _, hook := range store.TxHooks(ctx) {
-		if err := hook(ctx, t); err != nil {
-			return err
-		}
+	if hold.Take() {
+		hold.Park(t, func(commit bool) error {
+			if !commit {
+				return sqlTx.Rollback()
+			}
+			return transient(db.commit(t))
+		})
+		return nil
 	}
-	err = sqlTx.Commit()
+	return db.commit(t)
+}
+
+// commit commits t and, once it has committed, runs what waited for that.
+func (db *DB) commit(t *tx) error {
+	err := t.sqlTx.Commit()
 	// Counted even when the commit reports an error: it may have landed anyway.
 	db.cache.changed()
 	if err != nil {
@@ -248,7 +273,27 @@ func (db *DB) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 type tx struct {
 	queries
 	sqlTx *sql.Tx
+	db    *DB
 	after []func()
+}
+
+// savepoint runs fn inside t as a savepoint: what fn wrote is undone when it fails,
+// what t held before stays.
+func (t *tx) savepoint(ctx context.Context, fn func(tx store.Tx) error) error {
+	if _, err := t.sqlTx.ExecContext(ctx, "SAVEPOINT berth_join"); err != nil {
+		return err
+	}
+	after := len(t.after)
+	if err := fn(t); err != nil {
+		t.after = t.after[:after]
+		if _, rerr := t.sqlTx.ExecContext(ctx, "ROLLBACK TO berth_join"); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		_, _ = t.sqlTx.ExecContext(ctx, "RELEASE berth_join")
+		return err
+	}
+	_, err := t.sqlTx.ExecContext(ctx, "RELEASE berth_join")
+	return err
 }
 
 func (t *tx) SQL() *sql.Tx { return t.sqlTx }

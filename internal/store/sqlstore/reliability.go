@@ -26,47 +26,15 @@ func (q queries) IdempotencyKey(ctx context.Context, accountID int64, key string
 	return scanIdem(q.q.QueryRowContext(ctx, `SELECT `+idemCols+` FROM idempotency_keys WHERE account_id = ? AND key = ?`, accountID, key).Scan)
 }
 
-func (q queries) ClaimIdempotencyKey(ctx context.Context, r hosting.IdempotencyRecord, expired time.Time) (hosting.IdempotencyRecord, bool, error) {
+func (q queries) SaveIdempotencyKey(ctx context.Context, r hosting.IdempotencyRecord, expired time.Time) error {
 	if _, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at < ?`,
 		r.AccountID, r.Key, ms(expired)); err != nil {
-		return r, false, err
+		return err
 	}
-	res, err := q.q.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, key) DO NOTHING`, r.AccountID, r.Key, r.RequestHash, string(hosting.IdempotencyPending), ms(r.CreatedAt))
-	if err != nil {
-		return r, false, err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return r, false, err
-	}
-	got, err := q.IdempotencyKey(ctx, r.AccountID, r.Key)
-	return got, n == 1, err
-}
-
-func (q queries) TakeOverIdempotencyKey(ctx context.Context, id int64, stale, now time.Time) (bool, error) {
-	res, err := q.q.ExecContext(ctx, `UPDATE idempotency_keys SET created_at = ? WHERE id = ? AND state = 'pending' AND created_at < ?`,
-		ms(now), id, ms(stale))
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
-func (q queries) MarkIdempotencyApplied(ctx context.Context, id int64) error {
-	_, err := q.q.ExecContext(ctx, `UPDATE idempotency_keys SET state = 'applied' WHERE id = ? AND state = 'pending'`, id)
-	return err
-}
-
-func (q queries) CompleteIdempotencyKey(ctx context.Context, id int64, status int, contentType string, body []byte) error {
-	return q.execOne(ctx, `UPDATE idempotency_keys SET state = 'done', status = ?, content_type = ?, body = ? WHERE id = ?`,
-		status, contentType, body, id)
-}
-
-func (q queries) ReleaseIdempotencyKey(ctx context.Context, id int64) error {
-	_, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE id = ? AND state = 'pending'`, id)
-	return err
+	_, err := q.q.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, state, status, content_type, body, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.AccountID, r.Key, r.RequestHash, string(hosting.IdempotencyDone), r.Status, r.ContentType,
+		r.Body, ms(r.CreatedAt))
+	return conflict(err)
 }
 
 func (q queries) PruneIdempotencyKeys(ctx context.Context, before time.Time) (int, error) {

@@ -234,6 +234,28 @@ func (q queries) Operation(ctx context.Context, accountID, id int64) (hosting.Op
 	return scanOp(q.q.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ? AND (? = 0 OR account_id = ?)`, id, accountID, accountID).Scan)
 }
 
+// OrphanedOperations implements store.Reader. It reads River's job table: an
+// operation's job carries {"operation_id": N} (ops.OperationArgs).
+func (q queries) OrphanedOperations(ctx context.Context) ([]int64, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT o.id FROM operations o WHERE o.status = 'running' AND NOT EXISTS (
+		SELECT 1 FROM river_job j WHERE j.kind = 'berth.operation'
+			AND j.state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
+			AND json_extract(j.args, '$.operation_id') = o.id) ORDER BY o.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 func (q queries) RunningOperations(ctx context.Context) ([]hosting.Operation, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+opCols+` FROM operations WHERE status = 'running' ORDER BY id`)
 	if err != nil {

@@ -397,4 +397,96 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatal("InTx: want the error that rolled it back")
 		}
 	})
+
+	t.Run("HoldCommitsTheWorkWithWhatFollows", func(t *testing.T) {
+		s := open(t)
+		acct := newAccount(t, s, "h@example.com")
+		project := func(tx store.Tx, name string) error {
+			_, err := tx.CreateProject(ctx, hosting.Project{AccountID: acct, Name: name, CreatedAt: now})
+			return err
+		}
+		has := func(name string) bool {
+			ps, err := s.Projects(ctx, acct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				if p.Name == name {
+					return true
+				}
+			}
+			return false
+		}
+		record := func(key string) hosting.IdempotencyRecord {
+			return hosting.IdempotencyRecord{AccountID: acct, Key: key, RequestHash: []byte("h"), State: hosting.IdempotencyDone,
+				Status: 201, ContentType: "application/json", Body: []byte(`{"data":{}}`), CreatedAt: now}
+		}
+
+		// Held: InTx returns nil, nothing is visible, AfterCommit waits; a later write
+		// transaction of the same context joins it (a failing one undoes only itself).
+		hctx, hold := store.WithHold(ctx)
+		woken := 0
+		if err := s.InTx(hctx, func(tx store.Tx) error {
+			tx.AfterCommit(func() { woken++ })
+			return project(tx, "held")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !hold.Held() || has("held") || woken != 0 {
+			t.Fatalf("held transaction: held %v, visible %v, after-commit ran %d times", hold.Held(), has("held"), woken)
+		}
+		if err := s.InTx(hctx, func(tx store.Tx) error { return project(tx, "joined") }); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("boom")
+		if err := s.InTx(hctx, func(tx store.Tx) error {
+			if err := project(tx, "undone"); err != nil {
+				return err
+			}
+			return boom
+		}); !errors.Is(err, boom) {
+			t.Fatalf("a failing joined transaction: %v", err)
+		}
+		if err := hold.Commit(func(tx store.Tx) error { return tx.SaveIdempotencyKey(ctx, record("k1"), now.Add(-time.Hour)) }); err != nil {
+			t.Fatal(err)
+		}
+		if !has("held") || !has("joined") || has("undone") || woken != 1 {
+			t.Fatalf("after Commit: held %v, joined %v, undone %v; after-commit ran %d times", has("held"), has("joined"), has("undone"), woken)
+		}
+		if rec, err := s.IdempotencyKey(ctx, acct, "k1"); err != nil || rec.Status != 201 || string(rec.Body) != `{"data":{}}` {
+			t.Fatalf("the record committed with the work: %+v, %v", rec, err)
+		}
+		hold.Release() // after Commit: nothing
+
+		// What follows fails (the key is taken): neither commits.
+		hctx, hold = store.WithHold(ctx)
+		if err := s.InTx(hctx, func(tx store.Tx) error { return project(tx, "conflicting") }); err != nil {
+			t.Fatal(err)
+		}
+		if err := hold.Commit(func(tx store.Tx) error { return tx.SaveIdempotencyKey(ctx, record("k1"), now.Add(-time.Hour)) }); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("saving a live key again: %v, want ErrConflict", err)
+		}
+		if has("conflicting") {
+			t.Fatal("the work of a request whose key was taken committed")
+		}
+		// An expired record of the key is replaced.
+		in(t, s, func(tx store.Tx) error { return tx.SaveIdempotencyKey(ctx, record("k1"), now.Add(time.Second)) })
+
+		// Released: rolled back, and the store's writer is free again.
+		hctx, hold = store.WithHold(ctx)
+		if err := s.InTx(hctx, func(tx store.Tx) error { return project(tx, "released") }); err != nil {
+			t.Fatal(err)
+		}
+		hold.Release()
+		in(t, s, func(tx store.Tx) error { return project(tx, "after") })
+		if has("released") || !has("after") {
+			t.Fatalf("after Release: released %v, after %v", has("released"), has("after"))
+		}
+		// A failing first transaction holds nothing.
+		hctx, hold = store.WithHold(ctx)
+		if err := s.InTx(hctx, func(tx store.Tx) error { return boom }); !errors.Is(err, boom) || hold.Held() {
+			t.Fatalf("failing first transaction: %v, held %v", err, hold.Held())
+		}
+		hold.Release()
+	})
 }
