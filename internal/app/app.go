@@ -57,6 +57,9 @@ type Config struct {
 	// ReconcileEvery is how often the libvirt driver's machines are compared with
 	// their servers' statuses (default 5 s).
 	ReconcileEvery time.Duration
+	// SweepEvery is how often stranded jobs and operations without a job are looked
+	// for (default 5 s; see rescue.go).
+	SweepEvery time.Duration
 }
 
 // App is a wired Berth.
@@ -75,6 +78,10 @@ type App struct {
 	stopReconcile func()
 	// stopWaker stops the goroutine that wakes the job queue (after StartWorkers).
 	stopWaker func()
+	// stopSweep stops the sweep of stranded jobs (after StartWorkers).
+	stopSweep func()
+	// working knows the jobs this process works.
+	working *workingJobs
 }
 
 // Open opens the store, migrates it, loads the default catalog on first start and
@@ -186,16 +193,19 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := a.requeueOrphans(ctx); err != nil {
 		return fmt.Errorf("requeue jobs of a previous run: %w", err)
 	}
+	a.working = newWorkingJobs()
 	jobs, err := river.NewClient(riversqlite.New(a.DB.WriteDB()), &river.Config{
 		Logger:            quiet(a.log),
+		Middleware:        []rivertype.Middleware{a.working},
 		Workers:           workers,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 200}},
 		FetchPollInterval: a.cfg.FetchPoll,
 		FetchCooldown:     min(a.cfg.FetchPoll, 20*time.Millisecond),
 		JobTimeout:        -1,
-		// Operations are bounded by the driver's own timeouts; a job still running
-		// after a day is stuck beyond doubt.
-		RescueStuckJobsAfter: 24 * time.Hour,
+		// An operation's attempt is cut off after w.AttemptTimeout(); a job still
+		// running past that is stuck (its end was never recorded) and retried. The
+		// sweep (rescue.go) finds those of this process sooner.
+		RescueStuckJobsAfter: w.AttemptTimeout() + 2*time.Minute,
 		// Metering runs on the elected leader: once, however many processes serve.
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(meterEvery),
@@ -216,6 +226,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		return err
 	}
 	a.stopWaker = q.start()
+	a.startSweep()
 	a.startSampler()
 	if a.cfg.Driver == "libvirt" {
 		a.startReconcile()
@@ -284,6 +295,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.stopWaker != nil {
 		a.stopWaker()
+	}
+	if a.stopSweep != nil {
+		a.stopSweep()
 	}
 	if a.jobs != nil && a.driver != nil {
 		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)

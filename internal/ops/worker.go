@@ -38,9 +38,17 @@ func NewWorker(svc *Service, driver compute.Driver, complete CompleteTx) *Worker
 	return &Worker{svc: svc, driver: driver, complete: complete, ShutdownTimeout: 120 * time.Second, Tries: 5}
 }
 
-// Timeout implements river.Worker: an operation ends by itself (the driver's own
-// timeouts bound every step), so River imposes none.
-func (w *Worker) Timeout(*river.Job[OperationArgs]) time.Duration { return -1 }
+// Timeout implements river.Worker: AttemptTimeout.
+func (w *Worker) Timeout(*river.Job[OperationArgs]) time.Duration { return w.AttemptTimeout() }
+
+// AttemptTimeout bounds one attempt at an operation. Every step is bounded by the
+// driver's own timeouts; the longest attempt is a reboot of a guest that ignores ACPI
+// (a graceful shutdown given up after ShutdownTimeout, twice at worst when the
+// attempt follows one that was cut off), plus a few minutes for the other steps of a
+// slow hypervisor. An attempt still running past it is stuck: its context is
+// cancelled and the job retried. The job queue rescues a job only after this, so an
+// operation never runs twice at once.
+func (w *Worker) AttemptTimeout() time.Duration { return 2*w.ShutdownTimeout + 3*time.Minute }
 
 func stepKey(op hosting.Operation, step string) string { return fmt.Sprintf("op-%d:%s", op.ID, step) }
 

@@ -41,6 +41,9 @@ type Options struct {
 	Libvirt libvirtdriver.Options
 	// FetchPoll is how often the job queue polls for work (default 10 ms).
 	FetchPoll time.Duration
+	// SweepEvery is how often stranded jobs and operations are looked for (default
+	// berthd's).
+	SweepEvery time.Duration
 }
 
 // Env is a running Berth.
@@ -83,7 +86,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	// of its own in the middle of a test would be correct too, but harder to reason about.
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
-		Driver: o.Driver, Libvirt: o.Libvirt})
+		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -1,0 +1,83 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/testdisk"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// gatedCreate holds the driver's Create until released, so a test can change the
+// world (fill the disk) while an operation is in flight.
+type gatedCreate struct {
+	compute.Driver
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedCreate) Create(ctx context.Context, key string, spec compute.Spec) (compute.Machine, error) {
+	g.once.Do(func() { close(g.entered) })
+	<-g.release
+	return g.Driver.Create(ctx, key, spec)
+}
+
+// TestFullDisk: on a full disk a change answers 503 unavailable with Retry-After
+// (never 500), reads still answer, and an operation whose end could not be written
+// while the disk was full ends by itself once space is back, without a restart: its
+// job, which the queue could not mark as ended, is rescued (issue 12, items 3 and 4).
+func TestFullDisk(t *testing.T) {
+	t.Parallel()
+	disk := testdisk.Mount(t, 48<<20)
+	gate := &gatedCreate{entered: make(chan struct{}), release: make(chan struct{})}
+	env := testenv.New(t, testenv.Options{DataDir: filepath.Join(disk.Dir, "data"), SweepEvery: 250 * time.Millisecond,
+		WrapDriver: func(d compute.Driver) compute.Driver { gate.Driver = d; return gate }})
+	t.Cleanup(func() { env.AssertLedger(t) })
+	a := env.NewAccount("de", "10", "")
+	srv := data(t, a.Do("POST", "/servers", baseOrder()).Want(t, http.StatusCreated))
+	name, op := srv["name"].(string), opID(t, srv)
+	select {
+	case <-gate.entered:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the provisioning never reached the driver")
+	}
+
+	disk.Fill(t)
+	close(gate.release) // the machine is made; recording that fails: the disk is full
+	e := wantError(t, a.Do("POST", "/projects", map[string]any{"name": "on-a-full-disk"}), http.StatusServiceUnavailable, "unavailable")
+	if e.Message != msg("de", "error.unavailable") {
+		t.Errorf("503 message %q, want the account's language", e.Message)
+	}
+	r := a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": newPublicKey(t)})
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Errorf("a key on a full disk: %d (Retry-After %q) %s", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	if got := data(t, a.Do("GET", "/servers/"+name, nil).Want(t, http.StatusOK)); got["status"] != "provisioning" {
+		t.Errorf("on a full disk the server shows %v", got["status"])
+	}
+	// Long enough for the job queue to give up recording the attempt's end (it
+	// retries for ~7 s): the job is left "running" with no worker.
+	time.Sleep(12 * time.Second)
+	disk.Free(t)
+
+	deadline := time.Now().Add(150 * time.Second)
+	for {
+		o := data(t, a.Do("GET", fmt.Sprintf("/operations/%d?wait=10", op), nil).Want(t, http.StatusOK))
+		if o["status"] == "success" {
+			break
+		}
+		if o["status"] != "running" || time.Now().After(deadline) {
+			t.Fatalf("after space came back the provisioning is %v (%v); it must end by itself", o["status"], o["error"])
+		}
+	}
+	a.WaitStatus(t, name, "running", 30*time.Second)
+	a.Do("POST", "/projects", map[string]any{"name": "after"}).Want(t, http.StatusCreated)
+	a.Do("DELETE", "/servers/"+name, nil).Want(t, http.StatusNoContent)
+}
