@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/testdisk"
 )
 
 // The fault test (issue 6): a mixed workload of orders, power actions, snapshots,
@@ -35,6 +36,12 @@ import (
 // BERTH_FAULT_SEED=N replays a run's random choices (the timing still varies);
 // BERTH_FAULT_ROUNDS=N runs another number of kill rounds; BERTH_FAULT_KEEP=1 keeps
 // the data directory and the daemon's log even when the test passes.
+//
+// Issue 12 added two kinds of round: now and then a burst of orders, each under its
+// own Idempotency-Key, is cut by the kill and every key is sent again after the
+// restart (fault_burst_test.go); and twice the data directory's disk fills up for a
+// while with the workload running, and every operation in flight then must end by
+// itself once space is back, without a restart.
 const (
 	faultRounds     = 24     // kill/restart rounds
 	faultMaxRounds  = 60     // more rounds only while fewer than faultMinOps were accepted
@@ -45,7 +52,14 @@ const (
 	faultMaxUptime  = 1800 * time.Millisecond
 	faultMaxDown    = 250 * time.Millisecond
 	faultSettleTime = 90 * time.Second
+	faultBurstEvery = 4                 // every 4th round kills a burst of idempotent orders
+	faultDiskSize   = 256 << 20         // the data directory's own disk
+	faultDiskFull   = 10 * time.Second  // how long it stays full (River gives up recording in ~7 s)
+	faultDiskSettle = 120 * time.Second // for what was in flight to end after space is back
 )
+
+// faultDiskRounds are the rounds whose uptime fills the disk.
+var faultDiskRounds = map[int]bool{5: true, 15: true}
 
 // faultDaemon is `berthd serve` on one data directory, started and killed many times.
 type faultDaemon struct {
@@ -533,7 +547,14 @@ func TestFaultSIGKILL(t *testing.T) {
 		}
 		os.RemoveAll(dir)
 	})
-	d := &faultDaemon{bin: bin, data: filepath.Join(dir, "data"), addr: freeAddr(t), logPath: filepath.Join(dir, "serve.log")}
+	// The data directory sits on a disk of its own, which the disk rounds fill.
+	disk := testdisk.Mount(t, faultDiskSize)
+	d := &faultDaemon{bin: bin, data: filepath.Join(disk.Dir, "data"), addr: freeAddr(t), logPath: filepath.Join(dir, "serve.log")}
+	t.Cleanup(func() {
+		if t.Failed() || os.Getenv("BERTH_FAULT_KEEP") != "" {
+			_ = exec.Command("cp", "-a", d.data, filepath.Join(dir, "data")).Run() // before the disk goes
+		}
+	})
 	t.Cleanup(d.kill)
 	fatal := func(round int, format string, args ...any) {
 		t.Helper()
@@ -547,6 +568,12 @@ func TestFaultSIGKILL(t *testing.T) {
 	tok := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(account), "--name", "fault",
 		"--scopes", "servers,power,snapshots", "--data", d.data)
 	token := tok["token"].(string)
+	const burstCredit = "1000.0000"
+	bacct := runJSON(t, bin, "admin", "account", "create", "--email", "burst@example.com", "--password", "long-enough-pw",
+		"--credit", burstCredit, "--server-quota", "1000", "--data", d.data)
+	burstAccount := int64(bacct["id"].(float64))
+	burstToken := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(burstAccount), "--name", "burst",
+		"--scopes", "servers", "--data", d.data)["token"].(string)
 
 	if err := d.start(); err != nil {
 		fatal(0, "%v", err)
@@ -576,17 +603,34 @@ func TestFaultSIGKILL(t *testing.T) {
 	var downtime time.Duration
 	r := 0
 	startupKills := 0
+	var burstProblems []string
+	bursts, burstLost, burstReplayed, diskRounds := 0, 0, 0, 0
 	for r < rounds || (log.accepted() < faultMinOps && r < faultMaxRounds) {
 		uptime := faultMinUptime + time.Duration(rng.Int64N(int64(faultMaxUptime-faultMinUptime)))
 		if rng.IntN(4) == 0 {
 			// Soon after the restart: the operations it resumed are in flight again.
 			uptime = time.Duration(rng.Int64N(int64(faultMinUptime)))
 		}
+		if faultDiskRounds[r+1] {
+			if err := fillDisk(t, disk, d.data, r+1); err != nil {
+				abort(r+1, "%v", err)
+			}
+			diskRounds++
+		}
 		time.Sleep(uptime)
 		r++
 		round.Store(int64(r))
+		var b *burst
+		if r%faultBurstEvery == 2 {
+			// A burst of idempotent orders, killed 30-100 ms in.
+			b = startBurst(r, d.base(), burstToken)
+			time.Sleep(time.Duration(30+rng.IntN(71)) * time.Millisecond)
+		}
 		d.kill() // SIGKILL
 		down := time.Now()
+		if b != nil {
+			b.wg.Wait()
+		}
 		time.Sleep(time.Duration(rng.Int64N(int64(faultMaxDown))))
 		if rng.IntN(6) == 0 || r%6 == 3 {
 			// Now and then, kill it again while it starts (migrating, resuming jobs).
@@ -601,6 +645,12 @@ func TestFaultSIGKILL(t *testing.T) {
 			abort(r, "restart: %v", err)
 		}
 		downtime += time.Since(down)
+		if b != nil {
+			// Every key again, right after the restart, while it resumes its jobs.
+			problems, lost, replayed := b.retry(d.base(), burstToken, log)
+			burstProblems = append(burstProblems, problems...)
+			bursts, burstLost, burstReplayed = bursts+1, burstLost+lost, burstReplayed+replayed
+		}
 	}
 	// The last kill happened with the workload running; let it run a moment more, then
 	// let everything accepted settle.
@@ -613,6 +663,9 @@ func TestFaultSIGKILL(t *testing.T) {
 			t.Errorf("seed %d: %s", seed, b)
 		}
 	}
+	for _, p := range burstProblems {
+		t.Errorf("seed %d: %s", seed, p)
+	}
 
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(d.data, "berth.db")+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -623,9 +676,11 @@ func TestFaultSIGKILL(t *testing.T) {
 	if err := settle(ctx, db, faultSettleTime); err != nil {
 		fatal(r, "%v", err)
 	}
-	view, err := readAPIView(d.base(), token)
-	if err != nil {
-		fatal(r, "reading the settled state through the API: %v", err)
+	views := map[int64]apiView{}
+	for acct, tok := range map[int64]string{account: token, burstAccount: burstToken} {
+		if views[acct], err = readAPIView(d.base(), tok); err != nil {
+			fatal(r, "reading the settled state of account %d through the API: %v", acct, err)
+		}
 	}
 	if err := d.stop(); err != nil {
 		fatal(r, "clean stop: %v", err)
@@ -665,17 +720,22 @@ func TestFaultSIGKILL(t *testing.T) {
 	}
 	t.Logf("%d kill/restart rounds (and %d kills while starting) in %s (%s down), %d accepted operations; requests: %s; rejected: %s; "+
 		"%d operations resumed after a kill; %d orders whose answer was lost landed; %d servers, %d snapshots, "+
-		"%d transactions (%d left the credit below zero); the API lists %d live servers",
+		"%d transactions (%d left the credit below zero); the API lists %d live servers; "+
+		"%d bursts of %d idempotent orders killed mid-flight, %d first answers lost, of which %d retries answered the committed order again; "+
+		"%d rounds with a full disk",
 		r, startupKills, workload.Round(time.Millisecond), downtime.Round(time.Millisecond), log.accepted(), sortedCounts(counts),
-		sortedCounts(rejectedByCode), w.resumed, landed, len(w.servers), len(w.snapshots), len(w.txs), negative, len(view.servers))
+		sortedCounts(rejectedByCode), w.resumed, landed, len(w.servers), len(w.snapshots), len(w.txs), negative,
+		len(views[account].servers)+len(views[burstAccount].servers), bursts, burstSize, burstLost, burstReplayed, diskRounds)
 	if n := log.accepted(); n < faultMinOps {
 		t.Errorf("seed %d: only %d operations were accepted, want at least %d", seed, n, faultMinOps)
 	}
-	for _, p := range checkFault(w, reqs, startCredit) {
+	for _, p := range checkFault(w, reqs, map[int64]string{account: startCredit, burstAccount: burstCredit}) {
 		t.Errorf("seed %d: %s", seed, p)
 	}
-	for _, p := range checkAPIView(w, view) {
-		t.Errorf("seed %d: %s", seed, p)
+	for acct, view := range views {
+		for _, p := range checkAPIView(w, acct, view) {
+			t.Errorf("seed %d: %s", seed, p)
+		}
 	}
 	if t.Failed() {
 		t.Logf("daemon log (%s), last lines:\n%s", d.logPath, tail(d.logPath, 60))
@@ -729,11 +789,14 @@ func readAPIView(base, token string) (apiView, error) {
 	return v, nil
 }
 
-// checkAPIView compares what the API shows with the database: a read served from
-// memory must not outlive a restart or a write.
-func checkAPIView(w *faultWorld, v apiView) []string {
+// checkAPIView compares what the API shows an account with the database: a read
+// served from memory must not outlive a restart or a write.
+func checkAPIView(w *faultWorld, acct int64, v apiView) []string {
 	var out []string
 	for _, s := range w.servers {
+		if w.accountOf[s.id] != acct {
+			continue
+		}
 		got, listed := v.servers[s.id]
 		if s.deleted {
 			if listed {
@@ -770,10 +833,8 @@ func checkAPIView(w *faultWorld, v apiView) []string {
 			out = append(out, fmt.Sprintf("API: lists server %d, which the database does not hold", id))
 		}
 	}
-	for acct, credit := range w.credit {
-		if hosting.Money(credit).String() != v.credit {
-			out = append(out, fmt.Sprintf("API: account %d shows credit %s; the database has %s", acct, v.credit, hosting.Money(credit)))
-		}
+	if credit := w.credit[acct]; hosting.Money(credit).String() != v.credit {
+		out = append(out, fmt.Sprintf("API: account %d shows credit %s; the database has %s", acct, v.credit, hosting.Money(credit)))
 	}
 	return out
 }
@@ -834,4 +895,60 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// fillDisk fills the data directory's disk for faultDiskFull with the workload
+// running (its writes answer 503), frees it, and waits until every operation that was
+// running when space came back has ended: without a restart, which must not be needed.
+func fillDisk(t *testing.T, disk *testdisk.Disk, data string, round int) error {
+	t.Helper()
+	disk.Fill(t)
+	time.Sleep(faultDiskFull)
+	disk.Free(t)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "berth.db")+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ids := func() ([]int64, error) {
+		rows, err := db.Query(`SELECT id FROM operations WHERE status = 'running' ORDER BY id`)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return nil, err
+			}
+			out = append(out, id)
+		}
+		return out, rows.Err()
+	}
+	inFlight, err := ids()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(faultDiskSettle)
+	for {
+		now, err := ids()
+		if err != nil {
+			return err
+		}
+		var left []int64
+		for _, id := range inFlight {
+			if slices.Contains(now, id) {
+				left = append(left, id)
+			}
+		}
+		if len(left) == 0 {
+			t.Logf("round %d: the disk was full for %s; the %d operations in flight then ended by themselves", round, faultDiskFull, len(inFlight))
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("round %d: %s after the disk was freed, operations %v are still running: stranded", round, faultDiskSettle, left)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
