@@ -242,21 +242,51 @@ func (a *App) requeueOrphans(ctx context.Context) error {
 	if err != nil || len(stuck) == 0 {
 		return err
 	}
+	err = rescueJobs(ctx, exec, stuck, "berthd stopped while the job ran; resumed at restart")
+	if err == nil {
+		a.log.Info("resumed operations of a previous run", "jobs", len(stuck))
+	}
+	return err
+}
+
+// rescueJobs makes jobs available to run again at once, recording why as the error of
+// the attempt they were in.
+func rescueJobs(ctx context.Context, exec riverdriver.Executor, jobs []*rivertype.JobRow, why string) error {
 	p := &riverdriver.JobRescueManyParams{}
 	now := time.Now().UTC()
-	for _, j := range stuck {
-		e, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt, Error: "berthd stopped while the job ran; resumed at restart"})
+	for _, j := range jobs {
+		e, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt, Error: why})
 		p.ID = append(p.ID, j.ID)
 		p.Error = append(p.Error, e)
 		p.FinalizedAt = append(p.FinalizedAt, nil)
 		p.ScheduledAt = append(p.ScheduledAt, now)
 		p.State = append(p.State, string(rivertype.JobStateAvailable))
 	}
-	_, err = exec.JobRescueMany(ctx, p)
-	if err == nil {
-		a.log.Info("resumed operations of a previous run", "jobs", len(stuck))
-	}
+	_, err := exec.JobRescueMany(ctx, p)
 	return err
+}
+
+// every runs fn every d in a goroutine of its own until the returned stop is called.
+func every(d time.Duration, fn func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			fn(ctx)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 func (a *App) takeLock() error {

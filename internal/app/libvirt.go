@@ -21,39 +21,23 @@ func (a *App) LibvirtDriver() *libvirtdriver.Driver {
 // powered itself off becomes stopped. A host that cannot be reached is skipped (its
 // machines keep their statuses until it answers again).
 func (a *App) startReconcile() {
-	every := a.cfg.ReconcileEvery
-	if every <= 0 {
-		every = 5 * time.Second
+	d := a.cfg.ReconcileEvery
+	if d <= 0 {
+		d = 5 * time.Second
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			targets, err := a.DB.MetricTargets(ctx)
+	a.stopReconcile = every(d, func(ctx context.Context) {
+		targets, err := a.DB.MetricTargets(ctx)
+		if err != nil {
+			return
+		}
+		for _, tg := range targets {
+			m, err := a.driver.Machine(ctx, tg.Name)
 			if err != nil {
 				continue
 			}
-			for _, tg := range targets {
-				m, err := a.driver.Machine(ctx, tg.Name)
-				if err != nil {
-					continue
-				}
-				if _, err := a.Service.ReconcilePower(ctx, tg.ServerID, m.State); err != nil && ctx.Err() == nil {
-					a.log.Warn("reconcile", "server", tg.Name, "err", err)
-				}
+			if _, err := a.Service.ReconcilePower(ctx, tg.ServerID, m.State); err != nil && ctx.Err() == nil {
+				a.log.Warn("reconcile", "server", tg.Name, "err", err)
 			}
 		}
-	}()
-	a.stopReconcile = func() {
-		cancel()
-		<-done
-	}
+	})
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -88,29 +87,11 @@ const (
 
 // startSweep runs the sweep until Close.
 func (a *App) startSweep() {
-	every := a.cfg.SweepEvery
-	if every <= 0 {
-		every = sweepEvery
+	d := a.cfg.SweepEvery
+	if d <= 0 {
+		d = sweepEvery
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			a.sweep(ctx)
-		}
-	}()
-	a.stopSweep = func() {
-		cancel()
-		<-done
-	}
+	a.stopSweep = every(d, a.sweep)
 }
 
 // sweep rescues stranded jobs and resumes operations without one. Failures are
@@ -136,22 +117,15 @@ func (a *App) rescueStranded(ctx context.Context) (int, error) {
 	if err != nil || len(stuck) == 0 {
 		return 0, err
 	}
-	p := &riverdriver.JobRescueManyParams{}
+	var stranded []*rivertype.JobRow
 	for _, j := range stuck {
-		if !a.working.stranded(j.ID, now) {
-			continue
+		if a.working.stranded(j.ID, now) {
+			stranded = append(stranded, j)
 		}
-		e, _ := json.Marshal(rivertype.AttemptError{At: now.UTC(), Attempt: j.Attempt,
-			Error: "the end of this attempt could not be recorded (was the database writable?); rescued by berthd's sweep"})
-		p.ID = append(p.ID, j.ID)
-		p.Error = append(p.Error, e)
-		p.FinalizedAt = append(p.FinalizedAt, nil)
-		p.ScheduledAt = append(p.ScheduledAt, now.UTC())
-		p.State = append(p.State, string(rivertype.JobStateAvailable))
 	}
-	if len(p.ID) == 0 {
+	if len(stranded) == 0 {
 		return 0, nil
 	}
-	_, err = exec.JobRescueMany(ctx, p)
-	return len(p.ID), err
+	return len(stranded), rescueJobs(ctx, exec, stranded,
+		"the end of this attempt could not be recorded (was the database writable?); rescued by berthd's sweep")
 }
