@@ -336,6 +336,7 @@ func (a *App) Close(ctx context.Context) error {
 		}
 		cancel()
 	}
+	a.Service.Wait()
 	err := a.DB.Close()
 	if a.lock != nil {
 		a.lock.Close()

@@ -62,6 +62,7 @@ type Service struct {
 	touchMu    sync.Mutex
 	touched    map[int64]time.Time // when each token's last use was last recorded
 	touchSweep int                 // touched forgets records over a minute old at this size
+	background sync.WaitGroup      // the touches under way (Wait)
 
 	drainOnce sync.Once
 	draining  chan struct{}
@@ -181,14 +182,18 @@ func (s *Service) touch(t hosting.Token, now time.Time) {
 	if !s.touchDue(t.ID, now) {
 		return
 	}
-	go func() {
+	s.background.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := s.store.InTx(ctx, func(tx store.Tx) error { return tx.TouchToken(ctx, t.ID, now) }); err != nil {
 			s.log.Warn("token last-used not recorded", "token", t.ID, "err", err)
 		}
-	}()
+	})
 }
+
+// Wait waits for the writes the service started off the request path (a token's
+// last use): the store must stay open until they end.
+func (s *Service) Wait() { s.background.Wait() }
 
 // ---- catalog ----
 
