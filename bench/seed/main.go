@@ -65,7 +65,7 @@ func run(data string, n int, mode string, batch int) error {
 		return err
 	}
 	acct, err := svc.CreateAccount(ctx, ops.NewAccount{Email: "bench@berth.local", Password: "bench-password",
-		Name: "Bench", Language: "en", Credit: credit, ServerQuota: 20000})
+		Name: "Bench", Language: "en", Credit: credit, Quotas: map[string]int{"servers": 20000}})
 	if err != nil {
 		return fmt.Errorf("account: %w", err)
 	}

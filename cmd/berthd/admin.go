@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
 )
 
@@ -33,6 +35,7 @@ func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s
 	}
 	defer a.Close(context.Background())
 	out, err := fn(ctx, a.Service)
+	err = inEnglish(err)
 	if cmd.Annotations["readonly"] != "true" {
 		a.Service.Audit(ctx, operatorAudit(cmd, err))
 	}
@@ -40,6 +43,46 @@ func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s
 		return err
 	}
 	return printJSON(out)
+}
+
+// inEnglish turns an error the API would answer (a *hosting.Error) into the plain
+// English an operator reads in a terminal: "field: message" for each field, or the
+// message. Other errors pass through.
+func inEnglish(err error) error {
+	var he *hosting.Error
+	if !errors.As(err, &he) {
+		return err
+	}
+	cat := i18n.MustLoad()
+	if len(he.Fields) == 0 {
+		return errors.New(cat.T("en", he.Message.ID, he.Message.Args))
+	}
+	var parts []string
+	for _, f := range fieldOrder(he) {
+		for _, m := range he.Fields[f] {
+			parts = append(parts, f+": "+cat.T("en", m.ID, m.Args))
+		}
+	}
+	return errors.New(strings.Join(parts, "; "))
+}
+
+// fieldOrder lists the fields of a validation error in its Order, then the rest by
+// name.
+func fieldOrder(he *hosting.Error) []string {
+	var out []string
+	for _, f := range he.Order {
+		if _, ok := he.Fields[f]; ok && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	var rest []string
+	for f := range he.Fields {
+		if !slices.Contains(out, f) {
+			rest = append(rest, f)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
 }
 
 // operatorAudit describes an admin command for the audit log: the command, its
@@ -82,19 +125,60 @@ func adminCmd(g *globals) *cobra.Command {
 
 func accountJSON(a hosting.Account) map[string]any {
 	return map[string]any{"id": a.ID, "email": a.Email, "name": a.Name, "language": a.Language,
-		"currency": a.Currency, "credit": a.Credit.String(), "blocked": a.Blocked, "server_quota": a.ServerQuota}
+		"currency": a.Currency, "credit": a.Credit.String(), "blocked": a.Blocked, "quotas": quotasJSON(a.Quotas)}
+}
+
+func quotasJSON(q hosting.Quotas) map[string]int {
+	out := map[string]int{}
+	for _, k := range hosting.QuotaKinds {
+		out[strings.ReplaceAll(k.Flag, "-", "_")] = *k.Of(&q)
+	}
+	return out
+}
+
+// quotaFlags adds a --quota-KIND flag for each quota kind to fs, with the default
+// quota shown; set reads those given on the command line (not the others).
+func quotaFlags(fs *pflag.FlagSet) (set func() (map[string]int, error)) {
+	vals := map[string]*int{}
+	for _, k := range hosting.QuotaKinds {
+		vals[k.Flag] = fs.Int("quota-"+k.Flag, *k.Of(&hosting.DefaultQuotas), "how many "+strings.ReplaceAll(k.Flag, "-", " ")+" the account may hold")
+	}
+	// --server-quota is the older spelling of --quota-servers.
+	legacy := fs.Int("server-quota", hosting.DefaultQuotas.Servers, "same as --quota-servers")
+	_ = fs.MarkHidden("server-quota")
+	return func() (map[string]int, error) {
+		out := map[string]int{}
+		for flag, v := range vals {
+			if fs.Changed("quota-" + flag) {
+				out[flag] = *v
+			}
+		}
+		if fs.Changed("server-quota") {
+			if fs.Changed("quota-servers") && out["servers"] != *legacy {
+				return nil, fail("--server-quota and --quota-servers disagree")
+			}
+			out["servers"] = *legacy
+		}
+		return out, nil
+	}
 }
 
 func accountCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "account", Short: "Create, block and unblock accounts"}
+	cmd := &cobra.Command{Use: "account", Short: "Create, update, block and unblock accounts"}
 	var n ops.NewAccount
 	var credit string
+	var createQuotas func() (map[string]int, error)
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create an account",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				q, err := createQuotas()
+				if err != nil {
+					return nil, err
+				}
+				n.Quotas = q
 				if credit != "" {
 					c, err := hosting.ParseMoney(credit)
 					if err != nil {
@@ -112,7 +196,7 @@ func accountCmd(g *globals) *cobra.Command {
 	create.Flags().StringVar(&n.Name, "name", "", "display name (default: the email)")
 	create.Flags().StringVar(&n.Language, "language", "en", "language of messages: en, de, fr")
 	create.Flags().StringVar(&credit, "credit", "", "opening credit, e.g. 25.00 (written as a top-up)")
-	create.Flags().IntVar(&n.ServerQuota, "server-quota", hosting.DefaultServerQuota, "how many servers the account may have")
+	createQuotas = quotaFlags(create.Flags())
 	_ = create.MarkFlagRequired("email")
 	_ = create.MarkFlagRequired("password")
 	block := func(use string, blocked bool) *cobra.Command {
@@ -132,7 +216,31 @@ func accountCmd(g *globals) *cobra.Command {
 			},
 		}
 	}
-	cmd.AddCommand(create, block("block", true), block("unblock", false))
+	var updateQuotas func() (map[string]int, error)
+	update := &cobra.Command{
+		Use:   "update ID",
+		Short: "Change an account's quotas (those given; a quota below what it holds takes nothing away)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				id, err := idArg(args)
+				if err != nil {
+					return nil, err
+				}
+				q, err := updateQuotas()
+				if err != nil {
+					return nil, err
+				}
+				if len(q) == 0 {
+					return nil, fail("nothing to change: give one of the --quota-... flags")
+				}
+				a, err := s.SetQuotas(ctx, id, q)
+				return accountJSON(a), err
+			})
+		},
+	}
+	updateQuotas = quotaFlags(update.Flags())
+	cmd.AddCommand(create, update, block("block", true), block("unblock", false))
 	return cmd
 }
 

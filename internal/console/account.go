@@ -74,7 +74,7 @@ func (c *Console) deleteProject(r *req) error {
 // ---- recipes ----
 
 func (c *Console) recipesPage(r *req) error {
-	rs, err := c.svc.Recipes(r.ctx(), r.p)
+	rs, err := c.svc.RecipeNames(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}

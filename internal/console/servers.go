@@ -197,7 +197,7 @@ func (c *Console) orderFormFor(r *req) (*orderForm, error) {
 	if f.Projects, err = c.svc.Projects(r.ctx(), r.p); err != nil {
 		return nil, err
 	}
-	if f.Recipes, err = c.svc.Recipes(r.ctx(), r.p); err != nil {
+	if f.Recipes, err = c.svc.RecipeNames(r.ctx(), r.p); err != nil {
 		return nil, err
 	}
 	if len(cat.Locations) > 0 {

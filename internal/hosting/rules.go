@@ -16,7 +16,6 @@ const (
 	RootPasswordMinLen = 8
 	RootPasswordMaxLen = 72
 	RecipeScriptMax    = 64 << 10
-	DefaultServerQuota = 50
 )
 
 // RootPasswordMaxBytes is bcrypt's limit: the order hashes the root password with it,

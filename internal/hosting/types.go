@@ -18,11 +18,43 @@ type Account struct {
 	Currency     string
 	Credit       Money
 	// Budget is the monthly budget the holder set (nil: none).
-	Budget      *Money
-	Blocked     bool
-	ServerQuota int
-	CreatedAt   time.Time
+	Budget  *Money
+	Blocked bool
+	// Quotas bound what the account may hold.
+	Quotas    Quotas
+	CreatedAt time.Time
 }
+
+// Quotas bound what an account may hold at once: live servers, SSH keys, projects,
+// recipes, live snapshots (of all its servers together) and tokens that can still
+// authenticate. They also bound every list the API does not paginate (API-DECISIONS
+// §1). 0 means none may be made. The same shape counts what an account holds
+// (Usage).
+type Quotas struct {
+	Servers, SSHKeys, Projects, Recipes, Snapshots, Tokens int
+}
+
+// DefaultQuotas are a new account's. Recipes are the heaviest item (a script of up
+// to 64 KiB each): 50 of them make a list of at most 3.2 MiB of scripts.
+var DefaultQuotas = Quotas{Servers: 50, SSHKeys: 100, Projects: 100, Recipes: 50, Snapshots: 100, Tokens: 50}
+
+// QuotaKind names one quota: the key of its 422 in `errors` is Field, its message
+// Message, its admin flag "--quota-" + Flag.
+type QuotaKind struct {
+	Field, Message, Flag string
+	Of                   func(*Quotas) *int
+}
+
+// The quota kinds.
+var (
+	QuotaServers   = QuotaKind{"server_quota", "validation.quota_exceeded", "servers", func(q *Quotas) *int { return &q.Servers }}
+	QuotaSSHKeys   = QuotaKind{"ssh_key_quota", "validation.ssh_key_quota", "ssh-keys", func(q *Quotas) *int { return &q.SSHKeys }}
+	QuotaProjects  = QuotaKind{"project_quota", "validation.project_quota", "projects", func(q *Quotas) *int { return &q.Projects }}
+	QuotaRecipes   = QuotaKind{"recipe_quota", "validation.recipe_quota", "recipes", func(q *Quotas) *int { return &q.Recipes }}
+	QuotaSnapshots = QuotaKind{"snapshot_quota", "validation.snapshot_quota", "snapshots", func(q *Quotas) *int { return &q.Snapshots }}
+	QuotaTokens    = QuotaKind{"token_quota", "validation.token_quota", "tokens", func(q *Quotas) *int { return &q.Tokens }}
+	QuotaKinds     = []QuotaKind{QuotaServers, QuotaSSHKeys, QuotaProjects, QuotaRecipes, QuotaSnapshots, QuotaTokens}
+)
 
 // Token is an API token. Its secret is never stored, only its SHA-256 hash.
 type Token struct {
@@ -115,7 +147,10 @@ type Recipe struct {
 	AccountID int64
 	Name      string
 	Script    string
-	CreatedAt time.Time
+	// ScriptSize is the script's length in bytes, set where the script itself is
+	// left out (store.Reader.RecipeNames).
+	ScriptSize int
+	CreatedAt  time.Time
 }
 
 // Status is the life-cycle status of a server (API-DECISIONS §5).

@@ -1038,7 +1038,7 @@ func TestContractOrderValidation(t *testing.T) {
 
 	t.Run("credit and quota", func(t *testing.T) {
 		acct, err := env.App.Service.CreateAccount(context.Background(), ops.NewAccount{Email: "quota@example.com",
-			Password: "correct horse battery", Language: "en", Credit: money(t, "0.0100"), ServerQuota: 1})
+			Password: "correct horse battery", Language: "en", Credit: money(t, "0.0100"), Quotas: map[string]int{"servers": 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,10 @@
 package httpapi
 
 import (
+	"bufio"
+	"encoding/json"
+	"io"
+
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
@@ -68,6 +72,45 @@ func list[D, W any](in []D, f func(D) W) api.List[W] {
 		out[i] = f(d)
 	}
 	return api.List[W]{Data: out}
+}
+
+// stream is a body written as it is read, for a list too heavy to hold whole: run
+// writes it to w. An error after the answer has started cuts the connection, so
+// that the client sees a broken answer, never a short list that looks whole.
+type stream func(w io.Writer) error
+
+// streamList streams {"data": [...]}: the items of first, then of the pages next
+// reads after the last item so far, until a page shorter than size.
+func streamList[D, W any](first []D, size int, f func(D) W, next func(last D) ([]D, error)) stream {
+	return func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		_, _ = bw.WriteString(`{"data":[`)
+		page, n := first, 0
+		for {
+			for _, d := range page {
+				item, err := json.Marshal(f(d))
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					_ = bw.WriteByte(',')
+				}
+				if _, err := bw.Write(item); err != nil {
+					return err
+				}
+				n++
+			}
+			if len(page) < size {
+				break
+			}
+			var err error
+			if page, err = next(page[len(page)-1]); err != nil {
+				return err
+			}
+		}
+		_, _ = bw.WriteString("]}\n")
+		return bw.Flush()
+	}
 }
 
 func one[T any](v T) api.One[T] { return api.One[T]{Data: v} }

@@ -219,9 +219,20 @@ func (s *Server) deleteProject(r *request) (int, any, error) {
 
 // ---- recipes ----
 
+// recipePage is how many recipes a list reads at a time: at most 1 MiB of scripts.
+const recipePage = 16
+
+// listRecipes streams the list (up to the recipe quota × 64 KiB of scripts) a page at
+// a time, never holding it whole. The first page is read before the answer starts, so
+// that a failure there is a clean error.
 func (s *Server) listRecipes(r *request) (int, any, error) {
-	rs, err := s.svc.Recipes(r.ctx, r.p)
-	return http.StatusOK, list(rs, toRecipe), err
+	first, err := s.svc.RecipesAfter(r.ctx, r.p, 0, recipePage)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, streamList(first, recipePage, toRecipe, func(last hosting.Recipe) ([]hosting.Recipe, error) {
+		return s.svc.RecipesAfter(r.ctx, r.p, last.ID, recipePage)
+	}), nil
 }
 
 func (s *Server) getRecipe(r *request) (int, any, error) {

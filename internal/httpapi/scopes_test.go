@@ -18,6 +18,8 @@ func TestScopes(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	a := env.NewAccount("en", "100", "")
+	// Two tokens for every route: more than the default token quota.
+	setQuotas(t, env, a, map[string]int{"tokens": 1000})
 	rs := routes(t, env)
 
 	t.Run("table and OpenAPI document agree", func(t *testing.T) {

@@ -269,6 +269,15 @@ func (s *Server) run(w http.ResponseWriter, req *request, rt route, lang string)
 		w.WriteHeader(status)
 		return
 	}
+	if st, ok := body.(stream); ok {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(status)
+		if err := st(w); err != nil {
+			s.log.Error("list cut short", "method", req.Method, "path", req.URL.Path, "error", err)
+			panic(http.ErrAbortHandler)
+		}
+		return
+	}
 	if raw, ok := body.([]byte); ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)

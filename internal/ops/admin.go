@@ -21,8 +21,9 @@ import (
 type NewAccount struct {
 	Email, Password, Name, Language string
 	Credit                          hosting.Money
-	// ServerQuota is how many servers the account may have (0: the default).
-	ServerQuota int
+	// Quotas sets the account's quotas by the kinds' Flag; those not in it are
+	// hosting.DefaultQuotas.
+	Quotas map[string]int
 }
 
 // CreateAccount creates an account, writing its opening credit as a top-up so that
@@ -42,13 +43,11 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Acco
 	if !isLanguage(lang) {
 		return hosting.Account{}, fmt.Errorf("unsupported language %q (want one of %s)", lang, strings.Join(hosting.Languages, ", "))
 	}
-	if n.ServerQuota < 0 {
-		return hosting.Account{}, errors.New("the server quota cannot be negative")
+	if err := checkQuotas(n.Quotas); err != nil {
+		return hosting.Account{}, err
 	}
-	quota := n.ServerQuota
-	if quota == 0 {
-		quota = hosting.DefaultServerQuota
-	}
+	quotas := hosting.DefaultQuotas
+	setQuotas(&quotas, n.Quotas)
 	if n.Credit < 0 {
 		return hosting.Account{}, errors.New("the opening credit cannot be negative")
 	}
@@ -61,7 +60,7 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Acco
 		name = email
 	}
 	a := hosting.Account{Email: email, Name: name, PasswordHash: string(hash), Language: lang, Currency: "EUR",
-		ServerQuota: quota, CreatedAt: s.Now()}
+		Quotas: quotas, CreatedAt: s.Now()}
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		id, err := tx.CreateAccount(ctx, a)
 		if errors.Is(err, store.ErrConflict) {
@@ -132,6 +131,9 @@ func (s *Service) CreateToken(ctx context.Context, accountID int64, name, scopes
 		if _, err := tx.Account(ctx, accountID); errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no account %d", accountID)
 		} else if err != nil {
+			return err
+		}
+		if err := s.quotaLeft(ctx, tx, accountID, hosting.QuotaTokens); err != nil {
 			return err
 		}
 		id, err := tx.CreateToken(ctx, t)

@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -197,4 +198,88 @@ func asError(err error, target **hosting.Error) bool {
 		*target = he
 	}
 	return ok
+}
+
+// TestTokenQuota: an account may hold as many tokens as its quota; revoked and
+// expired ones do not count. The holder meets it in the console, the operator in
+// `admin token create`.
+func TestTokenQuota(t *testing.T) {
+	t.Parallel()
+	clock := testenv.NewFakeClock(time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC))
+	env := testenv.New(t, testenv.Options{Clock: clock.Now})
+	svc, ctx := env.App.Service, context.Background()
+	a := newHolder(t, svc, "quota@example.com")
+	p := hosting.Principal{Account: a}
+	if _, err := svc.SetQuotas(ctx, a.ID, map[string]int{"tokens": 2}); err != nil {
+		t.Fatal(err)
+	}
+	wantQuota := func(err error) {
+		t.Helper()
+		var he *hosting.Error
+		if !errors.As(err, &he) || he.Code != hosting.CodeValidationFailed || len(he.Fields["token_quota"]) != 1 ||
+			he.Fields["token_quota"][0].Args["quota"] != 2 {
+			t.Fatalf("past the token quota: %v", err)
+		}
+	}
+	short, _, err := svc.CreateAccountToken(ctx, p, "short", nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, _, err := svc.CreateAccountToken(ctx, p, "long", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = svc.CreateAccountToken(ctx, p, "third", nil, 0)
+	wantQuota(err)
+	_, _, err = svc.CreateToken(ctx, a.ID, "by the operator", "read", 0)
+	wantQuota(err)
+
+	// An expired token does not count.
+	clock.Advance(time.Hour)
+	third, _, err := svc.CreateAccountToken(ctx, p, "third", nil, 0)
+	if err != nil {
+		t.Fatalf("a token once one expired: %v", err)
+	}
+	_, _, err = svc.CreateAccountToken(ctx, p, "fourth", nil, 0)
+	wantQuota(err)
+	// Nor does a revoked one.
+	if err := svc.RevokeAccountToken(ctx, p, long.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.CreateAccountToken(ctx, p, "fourth", nil, 0); err != nil {
+		t.Fatalf("a token once one was revoked: %v", err)
+	}
+	_ = short
+	_ = third
+}
+
+func TestSetQuotasRefusesNonsense(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	svc, ctx := env.App.Service, context.Background()
+	a := newHolder(t, svc, "q@example.com")
+	for _, set := range []map[string]int{{"servers": -1}, {"tokens": -1 << 62}, {"disks": 1}, {"": 0}} {
+		if _, err := svc.SetQuotas(ctx, a.ID, set); err == nil {
+			t.Errorf("SetQuotas(%v): no error", set)
+		}
+	}
+	if _, err := svc.SetQuotas(ctx, 1<<62, map[string]int{"servers": 1}); err == nil {
+		t.Error("SetQuotas of no account: no error")
+	}
+	if _, err := svc.CreateAccount(ctx, ops.NewAccount{Email: "n@example.com", Password: "correct horse battery",
+		Quotas: map[string]int{"recipes": -1}}); err == nil {
+		t.Error("CreateAccount with a negative quota: no error")
+	}
+	got, err := svc.SetQuotas(ctx, a.ID, map[string]int{"recipes": 0, "servers": 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := hosting.DefaultQuotas
+	want.Recipes, want.Servers = 0, 7
+	if got.Quotas != want {
+		t.Errorf("quotas %+v, want %+v", got.Quotas, want)
+	}
+	if acct, err := env.App.DB.Account(ctx, a.ID); err != nil || acct.Quotas != want {
+		t.Errorf("stored quotas %+v (%v), want %+v", acct.Quotas, err, want)
+	}
 }

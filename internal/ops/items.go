@@ -49,6 +49,9 @@ func (s *Service) CreateSSHKey(ctx context.Context, p hosting.Principal, name, p
 		return k, err
 	}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := s.quotaLeft(ctx, tx, k.AccountID, hosting.QuotaSSHKeys); err != nil {
+			return err
+		}
 		id, err := tx.CreateSSHKey(ctx, k)
 		if errors.Is(err, store.ErrConflict) {
 			return hosting.Invalid("public_key", "validation.ssh_key_duplicate")
@@ -92,6 +95,9 @@ func (s *Service) CreateProject(ctx context.Context, p hosting.Principal, name *
 	}
 	pr := hosting.Project{AccountID: p.Account.ID, Name: n, CreatedAt: s.Now()}
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := s.quotaLeft(ctx, tx, pr.AccountID, hosting.QuotaProjects); err != nil {
+			return err
+		}
 		id, err := tx.CreateProject(ctx, pr)
 		if errors.Is(err, store.ErrConflict) {
 			return hosting.Invalid("name", "validation.name_taken")
@@ -133,9 +139,17 @@ func (s *Service) DeleteProject(ctx context.Context, p hosting.Principal, id int
 
 // ---- recipes ----
 
-// Recipes lists the account's recipes.
-func (s *Service) Recipes(ctx context.Context, p hosting.Principal) ([]hosting.Recipe, error) {
-	rs, err := s.store.Recipes(ctx, p.Account.ID)
+// RecipesAfter lists at most limit of the account's recipes with ids above after, by
+// id: a page of the list, which is too heavy to hold whole (up to the recipe quota
+// times 64 KiB of scripts).
+func (s *Service) RecipesAfter(ctx context.Context, p hosting.Principal, after int64, limit int) ([]hosting.Recipe, error) {
+	rs, err := s.store.RecipesAfter(ctx, p.Account.ID, after, limit)
+	return rs, internal("recipes", err)
+}
+
+// RecipeNames lists the account's recipes without their scripts.
+func (s *Service) RecipeNames(ctx context.Context, p hosting.Principal) ([]hosting.Recipe, error) {
+	rs, err := s.store.RecipeNames(ctx, p.Account.ID)
 	return rs, internal("recipes", err)
 }
 
@@ -174,6 +188,9 @@ func (s *Service) CreateRecipe(ctx context.Context, p hosting.Principal, name, s
 		return r, err
 	}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := s.quotaLeft(ctx, tx, r.AccountID, hosting.QuotaRecipes); err != nil {
+			return err
+		}
 		id, err := tx.CreateRecipe(ctx, r)
 		r.ID = id
 		return internal("create recipe", err)

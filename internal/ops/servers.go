@@ -247,12 +247,8 @@ func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order)
 			v.Add("plan_id", "validation.credit_too_low", "amount", plan.PriceHourly.String(), "currency", acct.Currency)
 			v.SetCode(hosting.CodeInsufficientCredit)
 		}
-		n, err := tx.CountServers(ctx, acct.ID)
-		if err != nil {
-			return internal("count servers", err)
-		}
-		if n >= acct.ServerQuota {
-			v.Add("server_quota", "validation.quota_exceeded", "quota", acct.ServerQuota)
+		if err := s.checkQuota(ctx, tx, acct.ID, hosting.QuotaServers, &v); err != nil {
+			return err
 		}
 		if err := v.Err(orderFields...); err != nil {
 			return err

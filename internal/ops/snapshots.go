@@ -74,6 +74,9 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 				}
 			}
 		}
+		if err := s.checkQuota(ctx, tx, srv.AccountID, hosting.QuotaSnapshots, &v); err != nil {
+			return err
+		}
 		if err := v.Err("name", "include_memory"); err != nil {
 			return err
 		}

@@ -31,6 +31,9 @@ type Reader interface {
 	Token(ctx context.Context, id int64) (hosting.Token, error)
 	Account(ctx context.Context, id int64) (hosting.Account, error)
 	AccountByEmail(ctx context.Context, email string) (hosting.Account, error)
+	// Usage counts what an account holds against its quotas at now: live servers and
+	// snapshots, SSH keys, projects, recipes, and tokens that can still authenticate.
+	Usage(ctx context.Context, accountID int64, now time.Time) (hosting.Quotas, error)
 
 	Locations(ctx context.Context) ([]hosting.Location, error)
 	Location(ctx context.Context, id int64) (hosting.Location, error)
@@ -57,6 +60,12 @@ type Reader interface {
 	Projects(ctx context.Context, accountID int64) ([]hosting.Project, error)
 	Project(ctx context.Context, accountID, id int64) (hosting.Project, error)
 	Recipes(ctx context.Context, accountID int64) ([]hosting.Recipe, error)
+	// RecipesAfter lists at most limit of an account's recipes with ids above after,
+	// by id: a page of a list streamed without holding it whole.
+	RecipesAfter(ctx context.Context, accountID, after int64, limit int) ([]hosting.Recipe, error)
+	// RecipeNames lists an account's recipes by id without their scripts (ScriptSize
+	// says how long each is).
+	RecipeNames(ctx context.Context, accountID int64) ([]hosting.Recipe, error)
 	Recipe(ctx context.Context, accountID, id int64) (hosting.Recipe, error)
 
 	// Snapshots lists a server's live snapshots, newest first.
@@ -127,6 +136,11 @@ var ErrInsufficientCredit = errors.New("store: insufficient credit")
 type Writer interface {
 	CreateAccount(ctx context.Context, a hosting.Account) (int64, error)
 	SetAccountBlocked(ctx context.Context, id int64, blocked bool) error
+	// SetQuotas replaces an account's quotas.
+	SetQuotas(ctx context.Context, id int64, q hosting.Quotas) error
+	// LockAccount reads an account so that no other transaction changes what it holds
+	// until this one ends: a quota check and the write it allows are then one step.
+	LockAccount(ctx context.Context, id int64) (hosting.Account, error)
 	// AddTransaction appends to the ledger and moves the account's credit by t.Amount;
 	// it returns the entry as written (id and balance after).
 	AddTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error)

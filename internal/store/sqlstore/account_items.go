@@ -125,6 +125,46 @@ func (q queries) Recipes(ctx context.Context, accountID int64) ([]hosting.Recipe
 	return q.recipes(ctx, accountID, 0)
 }
 
+func (q queries) RecipesAfter(ctx context.Context, accountID, after int64, limit int) ([]hosting.Recipe, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, script, created_at FROM recipes
+		WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, accountID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.Recipe{}
+	for rows.Next() {
+		var r hosting.Recipe
+		var created int64
+		if err := rows.Scan(&r.ID, &r.AccountID, &r.Name, &r.Script, &created); err != nil {
+			return nil, err
+		}
+		r.CreatedAt = fromMS(created)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (q queries) RecipeNames(ctx context.Context, accountID int64) ([]hosting.Recipe, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, length(CAST(script AS BLOB)), created_at FROM recipes
+		WHERE account_id = ? ORDER BY id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.Recipe{}
+	for rows.Next() {
+		var r hosting.Recipe
+		var created int64
+		if err := rows.Scan(&r.ID, &r.AccountID, &r.Name, &r.ScriptSize, &created); err != nil {
+			return nil, err
+		}
+		r.CreatedAt = fromMS(created)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 func (q queries) Recipe(ctx context.Context, accountID, id int64) (hosting.Recipe, error) {
 	rs, err := q.recipes(ctx, accountID, id)
 	if err != nil || len(rs) == 0 {

@@ -43,7 +43,7 @@ func TestCachedReadsFollowWrites(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if acct, err = tx.CreateAccount(ctx, hosting.Account{Email: "c@example.com", Name: "c", Language: "en", Currency: "EUR", ServerQuota: 5, CreatedAt: now}); err != nil {
+		if acct, err = tx.CreateAccount(ctx, hosting.Account{Email: "c@example.com", Name: "c", Language: "en", Currency: "EUR", Quotas: hosting.Quotas{Servers: 5}, CreatedAt: now}); err != nil {
 			return err
 		}
 		if tok, err = tx.CreateToken(ctx, hosting.Token{AccountID: acct, Name: "t", Hash: hash[:], Scopes: hosting.Scopes{hosting.ScopeRead}, CreatedAt: now}); err != nil {
@@ -127,7 +127,7 @@ func TestCachedReadsAreCopies(t *testing.T) {
 	db := openMigrated(t, t.TempDir())
 	hash := sha256.Sum256([]byte("copy"))
 	err := db.InTx(ctx, func(tx store.Tx) error {
-		acct, err := tx.CreateAccount(ctx, hosting.Account{Email: "d@example.com", Language: "en", Currency: "EUR", ServerQuota: 1, CreatedAt: time.Now()})
+		acct, err := tx.CreateAccount(ctx, hosting.Account{Email: "d@example.com", Language: "en", Currency: "EUR", Quotas: hosting.Quotas{Servers: 1}, CreatedAt: time.Now()})
 		if err != nil {
 			return err
 		}

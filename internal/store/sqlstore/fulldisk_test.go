@@ -30,7 +30,7 @@ func TestFullDisk(t *testing.T) {
 			if err := db.InTx(ctx, func(tx store.Tx) error {
 				var err error
 				acct, err = tx.CreateAccount(ctx, hosting.Account{Email: "full@example.com", Name: "n", PasswordHash: "h", Language: "en",
-					Currency: "EUR", ServerQuota: 5, CreatedAt: now})
+					Currency: "EUR", Quotas: hosting.Quotas{Servers: 5}, CreatedAt: now})
 				return err
 			}); err != nil {
 				t.Fatal(err)

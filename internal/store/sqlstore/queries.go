@@ -103,18 +103,26 @@ func (q queries) execOne(ctx context.Context, query string, args ...any) error {
 
 // ---- accounts and tokens ----
 
-const accountCols = `a.id, a.email, a.name, a.password_hash, a.language, a.currency, a.credit, a.budget, a.blocked, a.server_quota, a.created_at`
+const accountCols = `a.id, a.email, a.name, a.password_hash, a.language, a.currency, a.credit, a.budget, a.blocked, ` +
+	`a.server_quota, a.quota_ssh_keys, a.quota_projects, a.quota_recipes, a.quota_snapshots, a.quota_tokens, a.created_at`
+
+// accountDest is where a row of accountCols scans to; finish completes a from it.
+func accountDest(a *hosting.Account) (dest []any, finish func()) {
+	var created, credit int64
+	var budget sql.NullInt64
+	q := &a.Quotas
+	dest = []any{&a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &budget, &a.Blocked,
+		&q.Servers, &q.SSHKeys, &q.Projects, &q.Recipes, &q.Snapshots, &q.Tokens, &created}
+	return dest, func() { a.Credit, a.Budget, a.CreatedAt = hosting.Money(credit), nullMoney(budget), fromMS(created) }
+}
 
 func scanAccount(sc func(...any) error, extra ...any) (hosting.Account, error) {
 	var a hosting.Account
-	var created int64
-	var credit int64
-	var budget sql.NullInt64
-	dest := append([]any{&a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &budget, &a.Blocked, &a.ServerQuota, &created}, extra...)
-	if err := sc(dest...); err != nil {
+	dest, finish := accountDest(&a)
+	if err := sc(append(dest, extra...)...); err != nil {
 		return a, notFound(err)
 	}
-	a.Credit, a.Budget, a.CreatedAt = hosting.Money(credit), nullMoney(budget), fromMS(created)
+	finish()
 	return a, nil
 }
 
@@ -142,8 +150,36 @@ func (q queries) AccountByEmail(ctx context.Context, email string) (hosting.Acco
 }
 
 func (q queries) CreateAccount(ctx context.Context, a hosting.Account) (int64, error) {
-	return q.insert(ctx, `INSERT INTO accounts (email, name, password_hash, language, currency, credit, blocked, server_quota, created_at)
-		VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)`, a.Email, a.Name, a.PasswordHash, a.Language, a.Currency, b2i(a.Blocked), a.ServerQuota, ms(a.CreatedAt))
+	k := a.Quotas
+	return q.insert(ctx, `INSERT INTO accounts (email, name, password_hash, language, currency, credit, blocked, server_quota,
+		quota_ssh_keys, quota_projects, quota_recipes, quota_snapshots, quota_tokens, created_at)
+		VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)`, a.Email, a.Name, a.PasswordHash, a.Language, a.Currency, b2i(a.Blocked),
+		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, ms(a.CreatedAt))
+}
+
+func (q queries) SetQuotas(ctx context.Context, id int64, k hosting.Quotas) error {
+	return q.execOne(ctx, `UPDATE accounts SET server_quota = ?, quota_ssh_keys = ?, quota_projects = ?, quota_recipes = ?,
+		quota_snapshots = ?, quota_tokens = ? WHERE id = ?`, k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, id)
+}
+
+// LockAccount implements store.Writer. SQLite's write transactions run one at a time
+// (BEGIN IMMEDIATE), so reading the row is all it takes; a PostgreSQL store reads it
+// FOR UPDATE.
+func (q queries) LockAccount(ctx context.Context, id int64) (hosting.Account, error) {
+	return q.Account(ctx, id)
+}
+
+func (q queries) Usage(ctx context.Context, accountID int64, now time.Time) (hosting.Quotas, error) {
+	var u hosting.Quotas
+	err := q.q.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM servers WHERE account_id = ?1 AND deleted_at IS NULL),
+		(SELECT COUNT(*) FROM ssh_keys WHERE account_id = ?1),
+		(SELECT COUNT(*) FROM projects WHERE account_id = ?1),
+		(SELECT COUNT(*) FROM recipes WHERE account_id = ?1),
+		(SELECT COUNT(*) FROM snapshots WHERE account_id = ?1 AND deleted_at IS NULL),
+		(SELECT COUNT(*) FROM tokens WHERE account_id = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2))`,
+		accountID, ms(now)).Scan(&u.Servers, &u.SSHKeys, &u.Projects, &u.Recipes, &u.Snapshots, &u.Tokens)
+	return u, err
 }
 
 func (q queries) SetAccountBlocked(ctx context.Context, id int64, blocked bool) error {
@@ -174,10 +210,9 @@ func (q queries) TokenByHash(ctx context.Context, hash []byte) (hosting.Token, h
 
 func scanTokenAccount(scan func(...any) error) (hosting.Token, hosting.Account, error) {
 	var a hosting.Account
-	var acreated, credit int64
-	var budget sql.NullInt64
-	t, err := scanToken(scan, &a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &budget, &a.Blocked, &a.ServerQuota, &acreated)
-	a.Credit, a.Budget, a.CreatedAt = hosting.Money(credit), nullMoney(budget), fromMS(acreated)
+	dest, finish := accountDest(&a)
+	t, err := scanToken(scan, dest...)
+	finish()
 	return t, a, err
 }
 

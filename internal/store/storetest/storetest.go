@@ -5,6 +5,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,17 +47,78 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		var id int64
 		in(t, s, func(tx store.Tx) error {
 			var err error
-			id, err = tx.CreateAccount(ctx, hosting.Account{Email: email, Name: "n", PasswordHash: "h", Language: "en", Currency: "EUR", ServerQuota: 5, CreatedAt: now})
+			id, err = tx.CreateAccount(ctx, hosting.Account{Email: email, Name: "n", PasswordHash: "h", Language: "en", Currency: "EUR", Quotas: hosting.Quotas{Servers: 5}, CreatedAt: now})
 			return err
 		})
 		return id
 	}
 
+	t.Run("QuotasAndUsage", func(t *testing.T) {
+		s := open(t)
+		id := newAccount(t, s, "q@example.com")
+		other := newAccount(t, s, "o@example.com")
+		want := hosting.Quotas{Servers: 1, SSHKeys: 2, Projects: 3, Recipes: 0, Snapshots: 5, Tokens: 6}
+		in(t, s, func(tx store.Tx) error { return tx.SetQuotas(ctx, id, want) })
+		if err := s.InTx(ctx, func(tx store.Tx) error { return tx.SetQuotas(ctx, 1<<40, want) }); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("SetQuotas of no account: %v, want ErrNotFound", err)
+		}
+		in(t, s, func(tx store.Tx) error {
+			a, err := tx.LockAccount(ctx, id)
+			if err == nil && a.Quotas != want {
+				t.Errorf("quotas %+v, want %+v", a.Quotas, want)
+			}
+			return err
+		})
+		expired, later := now.Add(-time.Hour), now.Add(time.Hour)
+		in(t, s, func(tx store.Tx) error {
+			for i, acct := range []int64{id, id, other} {
+				if _, err := tx.CreateProject(ctx, hosting.Project{AccountID: acct, Name: fmt.Sprint("p", i), CreatedAt: now}); err != nil {
+					return err
+				}
+				if _, err := tx.CreateRecipe(ctx, hosting.Recipe{AccountID: acct, Name: "r", Script: "#!/bin/sh\n", CreatedAt: now}); err != nil {
+					return err
+				}
+			}
+			for i, exp := range []*time.Time{nil, &expired, &later} {
+				tokID, err := tx.CreateToken(ctx, hosting.Token{AccountID: id, Name: "t", Hash: []byte{byte(i), 1, 2}, ExpiresAt: exp, CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				if i == 0 {
+					if err := tx.RevokeToken(ctx, tokID, now); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		u, err := s.Usage(ctx, id, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (u != hosting.Quotas{Projects: 2, Recipes: 2, Tokens: 1}) {
+			t.Errorf("usage %+v: want 2 projects, 2 recipes, 1 token (not the revoked or the expired one)", u)
+		}
+		// Pages of recipes: by id, after the last one seen.
+		page, err := s.RecipesAfter(ctx, id, 0, 1)
+		if err != nil || len(page) != 1 || page[0].Script == "" {
+			t.Fatalf("first page %+v %v", page, err)
+		}
+		rest, err := s.RecipesAfter(ctx, id, page[0].ID, 5)
+		if err != nil || len(rest) != 1 || rest[0].ID <= page[0].ID || rest[0].AccountID != id {
+			t.Fatalf("second page %+v %v", rest, err)
+		}
+		names, err := s.RecipeNames(ctx, id)
+		if err != nil || len(names) != 2 || names[0].Script != "" || names[0].ScriptSize != len("#!/bin/sh\n") {
+			t.Errorf("recipe names %+v %v", names, err)
+		}
+	})
+
 	t.Run("AccountsAndLedger", func(t *testing.T) {
 		s := open(t)
 		id := newAccount(t, s, "a@example.com")
 		err := s.InTx(ctx, func(tx store.Tx) error {
-			_, err := tx.CreateAccount(ctx, hosting.Account{Email: "a@example.com", ServerQuota: 1, CreatedAt: now})
+			_, err := tx.CreateAccount(ctx, hosting.Account{Email: "a@example.com", Quotas: hosting.Quotas{Servers: 1}, CreatedAt: now})
 			return err
 		})
 		if !errors.Is(err, store.ErrConflict) {
@@ -354,7 +416,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		s := open(t)
 		boom := errors.New("boom")
 		err := s.InTx(ctx, func(tx store.Tx) error {
-			if _, err := tx.CreateAccount(ctx, hosting.Account{Email: "r@example.com", ServerQuota: 1, CreatedAt: now}); err != nil {
+			if _, err := tx.CreateAccount(ctx, hosting.Account{Email: "r@example.com", Quotas: hosting.Quotas{Servers: 1}, CreatedAt: now}); err != nil {
 				return err
 			}
 			return boom
@@ -373,7 +435,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		// from outside it.
 		var ran []error
 		in(t, s, func(tx store.Tx) error {
-			if _, err := tx.CreateAccount(ctx, hosting.Account{Email: "c@example.com", ServerQuota: 1, CreatedAt: now}); err != nil {
+			if _, err := tx.CreateAccount(ctx, hosting.Account{Email: "c@example.com", Quotas: hosting.Quotas{Servers: 1}, CreatedAt: now}); err != nil {
 				return err
 			}
 			tx.AfterCommit(func() {
