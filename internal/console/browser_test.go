@@ -253,6 +253,16 @@ func TestBrowser(t *testing.T) {
 	run(t, ctx, "enter", chromedp.KeyEvent(kb.Enter))
 	run(t, ctx, "signed in", chromedp.WaitVisible(chromedp.CSS(`a[href="/servers"][aria-current="page"]`)))
 
+	// A sign-in link whose next leads off-site (what browsers made of the redirects an
+	// outside test found: "/<TAB>/host" and "/\host") keeps the browser here.
+	for _, next := range []string{"/%09/evil.example", "/./%5Cevil.example"} {
+		run(t, ctx, "sign-in link with next="+next, chromedp.Navigate(root+"/signin?next="+next),
+			chromedp.WaitVisible(chromedp.CSS(`a[href="/servers"][aria-current="page"]`)))
+		if loc := get(t, ctx, "location", chromedp.Location()); loc != root+"/servers" {
+			t.Errorf("after /signin?next=%s the browser is at %q, want %s/servers", next, loc, root)
+		}
+	}
+
 	// Settings → API: a token with read + servers, shown once.
 	run(t, ctx, "create token", chromedp.Navigate(root+"/settings/api"), chromedp.WaitVisible(chromedp.CSS("#token_name")),
 		chromedp.SendKeys(chromedp.CSS("#token_name"), "deploy"),

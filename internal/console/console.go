@@ -23,8 +23,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -543,11 +547,34 @@ func (c *Console) signOut(r *req) error {
 	return r.redirect("/signin")
 }
 
-// safeNext keeps a post-sign-in destination on this site.
+// safeNext keeps a post-sign-in destination on this site: it answers next as
+// http.Redirect will send it (the path cleaned), or /servers when that would leave
+// the site or is not a plain path. Browsers follow a Location of "/\host" or
+// "/<TAB>/host" off-site (they read "\" as "/" and drop tabs and newlines), so
+// control characters, spaces and backslashes are refused anywhere in it; the check
+// is made on the cleaned form, which "/./" or "/../" tricks cannot get past.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.HasPrefix(next, "/signin") {
-		return "/servers"
+	const home = "/servers"
+	if next == "" || next[0] != '/' || strings.IndexFunc(next, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || r == '\\' || r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r)
+	}) >= 0 {
+		return home
 	}
-	return next
+	p, query, _ := strings.Cut(next, "?")
+	if strings.Contains(p, "//") { // never a path of the console's
+		return home
+	}
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	if query != "" || strings.HasSuffix(next, "?") {
+		clean += "?" + query
+	}
+	u, err := url.Parse(clean)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		strings.HasPrefix(clean, "//") || u.Path == "/signin" || strings.HasPrefix(u.Path, "/signin/") {
+		return home
+	}
+	return clean
 }

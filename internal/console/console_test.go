@@ -461,3 +461,40 @@ func mustURL(s string) *url.URL {
 	}
 	return u
 }
+
+// TestSignInNextStaysOnSite: where a sign-in sends its visitor next (the query of GET
+// /signin, the form's hidden field) is a path on this site, whatever the link said.
+// The bad ones are those an outside test followed off-site in a browser.
+func TestSignInNextStaysOnSite(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	_, email := newAccount(t, env, "en")
+	for _, tt := range []struct{ next, want string }{
+		{"/%09/evil.example", "/servers"},
+		{"/./%5Cevil.example", "/servers"},
+		{"/%0A/evil.example", "/servers"},
+		{"//evil.example", "/servers"},
+		{"https://evil.example/", "/servers"},
+		{"/billing", "/billing"},
+		{"/servers/./x/../y", "/servers/y"},
+	} {
+		raw, err := url.QueryUnescape(tt.next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := newVisitor(t, env)
+		p := v.get("/signin?next=" + tt.next)
+		wantStatus(t, p, http.StatusOK)
+		if strings.Contains(p.body, "evil.example") {
+			t.Errorf("the sign-in form for next=%s carries it on", tt.next)
+		}
+		p = v.post("/signin?next="+tt.next, url.Values{"email": {email}, "password": {password}, "next": {raw}})
+		if p.status != http.StatusSeeOther || p.location != tt.want {
+			t.Errorf("sign in with next=%s: %d → %q, want %q", tt.next, p.status, p.location, tt.want)
+		}
+		// Signed in already, /signin sends on at once.
+		if p := v.get("/signin?next=" + tt.next); p.status != http.StatusSeeOther || p.location != tt.want {
+			t.Errorf("GET /signin?next=%s signed in: %d → %q, want %q", tt.next, p.status, p.location, tt.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package console
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +22,44 @@ func TestSafeNext(t *testing.T) {
 		{"/\\evil.example/", "/servers"},
 		{"/signin?next=/x", "/servers"},
 		{"billing", "/servers"},
+		// What an outside test found: browsers follow these off-site.
+		{"/\t/evil.example", "/servers"},
+		{"/./\\evil.example", "/servers"},
+		{"/.//evil.example", "/servers"},
+		{"/a/..//evil.example", "/servers"},
+		{"/\n/evil.example", "/servers"},
+		{"/\r//evil.example", "/servers"},
+		{"/ /evil.example", "/servers"},
+		{"/\x00/evil.example", "/servers"},
+		{"/\u0085/evil.example", "/servers"},
+		{"/\u00a0/evil.example", "/servers"},
+		{"/\xff", "/servers"},
+		{"/%5Cevil.example", "/%5Cevil.example"}, // an escaped backslash stays a path on this site
+		{"///evil.example", "/servers"},
+		{"/x/../../evil.example", "/evil.example"},
+		{"/./signin", "/servers"},
+		{"/signin/", "/servers"},
+		{"/signinx", "/signinx"},
+		{"/servers/./7/../8", "/servers/8"},
+		{"/servers/", "/servers/"},
+		{"/billing?next=//evil.example", "/billing?next=//evil.example"},
+		{"/billing?", "/billing?"},
+		{"/", "/"},
+		{"https:/evil.example", "/servers"},
+		{"/" + strings.Repeat("a/", 2000), "/" + strings.Repeat("a/", 2000)},
 	} {
 		if got := safeNext(tt.in); got != tt.want {
 			t.Errorf("safeNext(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		// What http.Redirect sends must be what safeNext answered, and on this site.
+		w := httptest.NewRecorder()
+		http.Redirect(w, httptest.NewRequest("GET", "/signin", nil), safeNext(tt.in), http.StatusSeeOther)
+		loc := w.Header().Get("Location")
+		if loc != safeNext(tt.in) {
+			t.Errorf("safeNext(%q) = %q, but http.Redirect sends %q", tt.in, safeNext(tt.in), loc)
+		}
+		if u, err := url.Parse(loc); err != nil || u.Host != "" || strings.ContainsAny(loc, "\\\t\n\r") || strings.HasPrefix(loc, "//") {
+			t.Errorf("safeNext(%q): Location %q leaves the site", tt.in, loc)
 		}
 	}
 }
