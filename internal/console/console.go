@@ -23,8 +23,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -304,12 +306,31 @@ func (c *Console) servePrivate(r *req, hr *http.Request, h handler) error {
 		if !hmac.Equal([]byte(hr.PostFormValue("csrf")), []byte(r.csrf)) {
 			return errCSRF
 		}
+		if !validForm(hr.Form) {
+			return hosting.Invalid("body", "validation.invalid_utf8")
+		}
 		if r.p.Account.Blocked && hr.URL.Path != "/signout" {
 			return hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked")
 		}
 	}
 	r.flash = takeFlash(r.w, hr)
 	return h(r)
+}
+
+// validForm reports whether every name and value of a form is UTF-8: Go keeps
+// other bytes as they are, and they would be stored so (or shown as U+FFFD).
+func validForm(f url.Values) bool {
+	for k, vs := range f {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // codeCSRF is the code of a form refused for a missing or wrong CSRF token (403).
