@@ -166,7 +166,8 @@ func (c *Console) routes() []route {
 	}
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer (pages, redirects, static files,
+// errors) carries the security headers of a browser page; under TLS, HSTS.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -175,6 +176,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	if r.TLS != nil {
+		h.Set("Strict-Transport-Security", httpapi.HSTS)
+	}
 	c.mux.ServeHTTP(w, r)
 }
 
