@@ -19,7 +19,6 @@ const (
 	DefaultServerQuota = 50
 )
 
-
 // CheckLabel validates a 1–64 character label such as a display name, key, project or
 // recipe name, recording an error on field.
 func CheckLabel(v *Validation, field, s string) {
