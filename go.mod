@@ -3,6 +3,7 @@ module github.com/berthhq/berth
 go 1.26.8
 
 require (
+	github.com/GehirnInc/crypt v0.0.0-20230320061759-8cc1b52080c5
 	github.com/chromedp/chromedp v0.23.0
 	github.com/digitalocean/go-libvirt v0.0.0-20261013170128-efbbdf578ac8
 	github.com/getkin/kin-openapi v0.152.0

@@ -106,6 +106,19 @@ func TestServeTLS(t *testing.T) {
 			t.Errorf("%s: %q, want %q", h, got, want)
 		}
 	}
+	// The console's answers carry HSTS too: pages, redirects, static files, errors.
+	noFollow := *client
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for _, path := range []string{"/signin", "/", "/servers", "/static/console.css", "/static/nothing.js", "/no-such-page"} {
+		r, err := noFollow.Get("https://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if got := r.Header.Get("Strict-Transport-Security"); got != "max-age=63072000; includeSubDomains" {
+			t.Errorf("GET %s over TLS (%d): Strict-Transport-Security %q", path, r.StatusCode, got)
+		}
+	}
 	// Old TLS is refused.
 	old := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11}}}

@@ -168,7 +168,8 @@ func (c *Console) routes() []route {
 	}
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer (pages, redirects, static files,
+// errors) carries the security headers of a browser page; under TLS, HSTS.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -177,6 +178,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	if r.TLS != nil {
+		h.Set("Strict-Transport-Security", httpapi.HSTS)
+	}
 	c.mux.ServeHTTP(w, r)
 }
 
@@ -308,12 +312,31 @@ func (c *Console) servePrivate(r *req, hr *http.Request, h handler) error {
 		if !hmac.Equal([]byte(hr.PostFormValue("csrf")), []byte(r.csrf)) {
 			return errCSRF
 		}
+		if !validForm(hr.Form) {
+			return hosting.Invalid("body", "validation.invalid_utf8")
+		}
 		if r.p.Account.Blocked && hr.URL.Path != "/signout" {
 			return hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked")
 		}
 	}
 	r.flash = takeFlash(r.w, hr)
 	return h(r)
+}
+
+// validForm reports whether every name and value of a form is UTF-8: Go keeps
+// other bytes as they are, and they would be stored so (or shown as U+FFFD).
+func validForm(f url.Values) bool {
+	for k, vs := range f {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // codeCSRF is the code of a form refused for a missing or wrong CSRF token (403).

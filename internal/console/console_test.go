@@ -498,3 +498,19 @@ func TestSignInNextStaysOnSite(t *testing.T) {
 		}
 	}
 }
+
+// TestFormsMustBeText: a form value that is not UTF-8 is refused (Go keeps the bytes
+// as they are), and nothing is written.
+func TestFormsMustBeText(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	v, a := signedIn(t, env, "en")
+	v.get("/projects")
+	p := v.post("/projects", url.Values{"name": {"ab\xff"}})
+	wantStatus(t, p, http.StatusUnprocessableEntity)
+	wantText(t, p, "The request body is not valid UTF-8 text")
+	if ps, err := env.App.Service.Projects(context.Background(), hosting.Principal{Account: a}); err != nil || len(ps) != 0 {
+		t.Fatalf("projects after a refused form: %v %v", ps, err)
+	}
+	wantStatus(t, v.post("/projects", url.Values{"name": {"shop é"}}), http.StatusSeeOther)
+}

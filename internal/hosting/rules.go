@@ -18,10 +18,6 @@ const (
 	RecipeScriptMax    = 64 << 10
 )
 
-// RootPasswordMaxBytes is bcrypt's limit: the order hashes the root password with it,
-// and 72 characters outside ASCII are longer than that.
-const RootPasswordMaxBytes = 72
-
 // CheckLabel validates a 1–64 character label such as a display name, key, project or
 // recipe name, recording an error on field.
 func CheckLabel(v *Validation, field, s string) {
@@ -31,20 +27,28 @@ func CheckLabel(v *Validation, field, s string) {
 		v.Add(field, "validation.required")
 	case n > NameMaxLen:
 		v.Add(field, "validation.max_chars", "max", NameMaxLen)
-	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+	case strings.ContainsFunc(s, IsControl):
 		v.Add(field, "validation.no_control_chars")
 	}
 }
 
+// IsControl reports whether r is a control character that no name, key comment or
+// password may hold: ASCII's (C0, tab and newline included, and DEL), which a
+// terminal or an authorized_keys file acts on.
+func IsControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
 // CheckRootPassword validates the optional root password of an order: 8 to 72
-// characters, and at most 72 bytes in UTF-8, which is all bcrypt hashes.
+// characters (not bytes: 72 of any script), none a control character. Its hash
+// (SHA-512-crypt, which takes a password of any length) is checked by the guest's
+// crypt(3) when root signs in on the console, where no control character can be
+// typed.
 func CheckRootPassword(v *Validation, field, s string) {
 	n := utf8.RuneCountInString(s)
 	switch {
 	case n < RootPasswordMinLen || n > RootPasswordMaxLen:
 		v.Add(field, "validation.between_chars", "min", RootPasswordMinLen, "max", RootPasswordMaxLen)
-	case len(s) > RootPasswordMaxBytes:
-		v.Add(field, "validation.max_bytes", "max", RootPasswordMaxBytes)
+	case strings.ContainsFunc(s, IsControl):
+		v.Add(field, "validation.no_control_chars")
 	}
 }
 
@@ -80,6 +84,9 @@ func ParsePublicKey(s string) (normalized, fingerprint string, msg string) {
 		}
 	default:
 		return "", "", "validation.ssh_key_type"
+	}
+	if strings.ContainsFunc(comment, IsControl) || !utf8.ValidString(comment) {
+		return "", "", "validation.ssh_key_comment"
 	}
 	normalized = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk)))
 	if comment != "" {

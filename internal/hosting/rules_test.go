@@ -58,10 +58,20 @@ func TestParsePublicKey(t *testing.T) {
 		{testEd25519 + "\n" + testEd25519, "validation.ssh_key_one_line"},
 		{`from="10.0.0.0/8",no-pty ` + testEd25519, "validation.ssh_key_format"},
 		{"0 " + testEd25519, "validation.ssh_key_format"},
+		// Control characters in the comment would reach the guest's authorized_keys
+		// (and an operator's terminal).
+		{testEd25519 + "\x00", "validation.ssh_key_comment"},
+		{testEd25519 + " \x1b[2J", "validation.ssh_key_comment"},
+		{testEd25519 + " a\x1b]0;owned\x07", "validation.ssh_key_comment"},
+		{testEd25519 + " a\x7fb", "validation.ssh_key_comment"},
+		{testEd25519 + " a\u0085b", ""}, // as in names: only ASCII's control characters
+		{testEd25519 + " a\tb", "validation.ssh_key_comment"},
+		{testEd25519 + " a\xffb", "validation.ssh_key_comment"},
+		{testEd25519 + " ada@laptop (work) é ключ", ""},
 		// A 1024-bit RSA key.
 		{"ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDFTkwl5PEbq0dqtUu0JuXvCX5p2ZRRRTZ2ZGmIIbzhZ15PnXcy0UH8M1XZAP2QBHMhafLpzjeVyGNwqH8K5AaGgb3xQ6fXw9lhebkqDDpRQ5hhJKyy2QHZ3FYeT5OiDSfbWbsbH2FuNYf4H+jHvf6lkUPeDbXNlfu8wlYvxg5+Hw==", "validation.ssh_key_rsa_short"},
 	} {
-		if _, _, msg := ParsePublicKey(tc.in); msg != tc.msg {
+		if norm, _, msg := ParsePublicKey(tc.in); msg != tc.msg || (msg == "" && norm != strings.TrimSpace(tc.in)) {
 			t.Errorf("ParsePublicKey(%.30q) msg = %q, want %q", tc.in, msg, tc.msg)
 		}
 	}
@@ -157,9 +167,18 @@ func TestCheckRootPassword(t *testing.T) {
 		{"12345678", ""},
 		{strings.Repeat("p", 72), ""},
 		{strings.Repeat("p", 73), "validation.between_chars"},
-		{strings.Repeat("ä", 36), ""},                     // 72 bytes
-		{strings.Repeat("ä", 37), "validation.max_bytes"}, // 37 characters, 74 bytes: more than bcrypt takes
+		{strings.Repeat("ä", 36), ""},
+		{strings.Repeat("é", 40), ""}, // 80 bytes: what the outside test was refused
+		{strings.Repeat("😀", 72), ""}, // 288 bytes
+		{strings.Repeat("😀", 7), "validation.between_chars"},
+		{strings.Repeat("😀", 73), "validation.between_chars"},
 		{strings.Repeat("ä", 73), "validation.between_chars"},
+		{"", "validation.between_chars"},
+		{"password\x00", "validation.no_control_chars"},
+		{"password\x1b[2J", "validation.no_control_chars"},
+		{"pass word\t", "validation.no_control_chars"},
+		{"pass\x7fword", "validation.no_control_chars"},
+		{"pass word with spaces", ""},
 	} {
 		var v Validation
 		CheckRootPassword(&v, "root_password", tc.pw)

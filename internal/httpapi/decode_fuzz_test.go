@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -84,6 +85,8 @@ func FuzzDecodeBodies(f *testing.F) {
 		`{"a":{"b":{"c":[1,2,{"d":null}]}}}`, `{"":1}`, `{"\u0000":1}`, `{"plan_id"  :  1  }`,
 		"\xef\xbb\xbf{}", "{\"name\":\"p\"}\x00", `{"name":"p",}`, `{'name':'p'}`, `{"name":"p"`,
 		`{"a":` + strings.Repeat(`[`, 100) + strings.Repeat(`]`, 100) + `}`, "\v", "\f{}", "\u00a0{}", "{}\u0085",
+		`{"name":"\udc00"}`, `{"name":"\ud800\u0041"}`, `{"name":"\ud800x"}`, `{"name":"\ud83d\ude00"}`,
+		`{"name":"\\ud800"}`, `{"name":"\ufffd"}`, `{"\ud800":1}`, "{\"name\":\"\xed\xa0\x80\"}", "{\"name\":\"\xc0\xaf\"}",
 		`{"Plan_ID":1}`, `{"NAME":"p"}`, `{"\u017fcript":"x"}`, `{"name":"p","name":"q"}`,
 	}
 	for _, s := range seeds {
@@ -158,6 +161,9 @@ func decodeChecker(tb testing.TB) func(t *testing.T, body []byte) {
 			if !isObject {
 				t.Fatalf("%s: accepted %q, which is not one JSON object", br.route, body)
 			}
+			if !utf8.Valid(body) || replacedChars(body) {
+				t.Fatalf("%s: accepted %q, which is not UTF-8 text (a lone surrogate or a bad byte became U+FFFD)", br.route, body)
+			}
 			for _, k := range keys {
 				if !fields[k] {
 					t.Fatalf("%s: accepted %q with field %q, which the schema does not have", br.route, body, k)
@@ -168,6 +174,19 @@ func decodeChecker(tb testing.TB) func(t *testing.T, body []byte) {
 			}
 		}
 	}
+}
+
+// replacedChars reports whether decoding the JSON text made a U+FFFD that the text
+// did not spell (as a character or as \ufffd): what encoding/json does with a lone
+// surrogate escape.
+func replacedChars(body []byte) bool {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	decoded, _ := json.Marshal(v)
+	spelled := bytes.Count(body, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(body), []byte(`\ufffd`))
+	return bytes.Count(decoded, []byte("\uFFFD")) > spelled
 }
 
 // checkDecodeError fails unless err is a validation error that names only known

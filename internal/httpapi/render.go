@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/hosting"
@@ -115,6 +117,11 @@ func decodeMax(r *http.Request, dst any, max int64) error {
 		return hosting.Invalid("body", "validation.invalid_json")
 	}
 	data = bytes.Trim(data, " \t\r\n") // JSON's whitespace (RFC 8259 §2), not Unicode's
+	// encoding/json stores what is not UTF-8, and an unpaired surrogate escape, as
+	// U+FFFD: a name would not be what the client sent.
+	if !utf8.Valid(data) || hasLoneSurrogate(data) {
+		return hosting.Invalid("body", "validation.invalid_utf8")
+	}
 	if len(data) == 0 {
 		data = []byte("{}")
 	}
@@ -152,6 +159,47 @@ func decodeMax(r *http.Request, dst any, max int64) error {
 		return unknownFields(data, dst, field)
 	}
 	return hosting.Invalid("body", "validation.invalid_json")
+}
+
+// hasLoneSurrogate reports whether a JSON text holds, in a string, a \uXXXX escape
+// of a UTF-16 surrogate that is not a high one followed by a low one: it stands for
+// no character. Text outside strings is left to the decoder.
+func hasLoneSurrogate(data []byte) bool {
+	in := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			in = !in
+		case c == '\\' && in:
+			if i+1 < len(data) && data[i+1] == 'u' {
+				r, ok := hex4(data, i+2)
+				switch {
+				case ok && utf16.IsSurrogate(r) && r < 0xDC00: // high: a low must follow
+					if i+7 >= len(data) || data[i+6] != '\\' || data[i+7] != 'u' {
+						return true
+					}
+					if lo, ok := hex4(data, i+8); !ok || lo < 0xDC00 || lo > 0xDFFF {
+						return true
+					}
+					i += 11
+					continue
+				case ok && utf16.IsSurrogate(r):
+					return true
+				}
+			}
+			i++ // the escaped character
+		}
+	}
+	return false
+}
+
+// hex4 reads the four hex digits of a \u escape at data[i:].
+func hex4(data []byte, i int) (rune, bool) {
+	if i+4 > len(data) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(data[i:i+4]), 16, 32)
+	return rune(n), err == nil
 }
 
 // unknownFields reports every member of the object that dst does not take under

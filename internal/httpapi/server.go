@@ -135,6 +135,11 @@ func (s *Server) Routes() []struct{ Method, Path, Scope string } {
 	return out
 }
 
+// HSTS is the Strict-Transport-Security of every answer served over TLS, the API's
+// and the console's: browsers use only HTTPS for the host, and its subdomains, for
+// two years.
+const HSTS = "max-age=63072000; includeSubDomains"
+
 // ServeHTTP implements http.Handler. Every answer carries the security headers of a
 // JSON API: never cached, never sniffed as another type, never framed or allowed to
 // load anything, no referrer; under TLS, HSTS. A path that is not in clean form (a "."
@@ -149,7 +154,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 	h.Set("Referrer-Policy", "no-referrer")
 	if r.TLS != nil {
-		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+		h.Set("Strict-Transport-Security", HSTS)
 	}
 	if !isCleanPath(r.URL.EscapedPath()) {
 		s.unknown(w, r)

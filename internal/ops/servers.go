@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/riverqueue/river"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
@@ -128,11 +127,11 @@ func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order)
 	if o.RootPassword != nil {
 		hosting.CheckRootPassword(&v, "root_password", *o.RootPassword)
 		if !v.Has("root_password") {
-			h, err := bcrypt.GenerateFromPassword([]byte(*o.RootPassword), bcrypt.DefaultCost)
+			h, err := hashRootPassword(*o.RootPassword)
 			if err != nil {
 				return hosting.Server{}, internal("hash password", err)
 			}
-			passHash = string(h)
+			passHash = h
 		}
 	}
 	var srv hosting.Server
