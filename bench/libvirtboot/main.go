@@ -234,6 +234,9 @@ locations:
 `), 0o600); err != nil {
 		return err
 	}
+	if err := berthdbin.Migrate(ctx, b.bin, b.data); err != nil {
+		return err
+	}
 	var none any
 	if err := b.admin(ctx, &none, "catalog", "apply", catalog); err != nil {
 		return err

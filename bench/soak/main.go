@@ -179,6 +179,9 @@ func run(ctx context.Context, c config) (bool, error) {
 // setup creates the accounts and tokens with berthd admin, as an operator would.
 func setup(ctx context.Context, c config, bin, data string) ([]*client, error) {
 	var clients []*client
+	if err := berthdbin.Migrate(ctx, bin, data); err != nil {
+		return nil, err
+	}
 	for a := range c.accounts {
 		var acct struct {
 			ID int64 `json:"id"`

@@ -29,7 +29,7 @@ func quietLogger() *slog.Logger {
 // but those annotated read-only is written to the audit log with its outcome.
 func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s *ops.Service) (any, error)) error {
 	ctx := cmd.Context()
-	a, err := g.open(ctx, app.Config{Logger: quietLogger()})
+	a, err := g.open(ctx, app.Config{Logger: quietLogger(), Create: app.CreateNever})
 	if err != nil {
 		return err
 	}

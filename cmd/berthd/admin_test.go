@@ -21,6 +21,7 @@ func TestAdminCommands(t *testing.T) {
 	data := t.TempDir()
 	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, "--data", data)...) }
 
+	run("migrate") // admin never creates a database
 	acct := run("admin", "account", "create", "--email", "ada@example.com", "--password", "s3cret-password",
 		"--name", "Ada", "--language", "de", "--credit", "25.00")
 	if acct["id"].(float64) != 1 || acct["credit"] != "25.0000" || acct["language"] != "de" || acct["blocked"] != false {

@@ -562,6 +562,7 @@ func TestFaultSIGKILL(t *testing.T) {
 	}
 
 	const startCredit = "0.0500"
+	runJSON(t, bin, "migrate", "--data", d.data) // admin never creates a database
 	acct := runJSON(t, bin, "admin", "account", "create", "--email", "fault@example.com", "--password", "long-enough-pw",
 		"--credit", startCredit, "--server-quota", "1000", "--data", d.data)
 	account := int64(acct["id"].(float64))

@@ -14,7 +14,7 @@ import (
 // withLibvirt runs fn on the libvirt driver of an opened application.
 func (g *globals) withLibvirt(cmd *cobra.Command, fn func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error)) error {
 	ctx := cmd.Context()
-	a, err := g.open(ctx, app.Config{Logger: quietLogger()})
+	a, err := g.open(ctx, app.Config{Logger: quietLogger(), Create: app.CreateNever})
 	if err != nil {
 		return err
 	}

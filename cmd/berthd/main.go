@@ -68,7 +68,7 @@ func migrateCmd(g *globals) *cobra.Command {
 		Short: "Create or update the database schema (serve does this too)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context(), app.Config{Logger: quietLogger()})
+			a, err := g.open(cmd.Context(), app.Config{Logger: quietLogger(), Create: app.CreateAlways})
 			if err != nil {
 				return err
 			}

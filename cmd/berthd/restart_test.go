@@ -169,6 +169,7 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
+	runJSON(t, bin, "migrate", "--data", data)
 	acct := runJSON(t, bin, "admin", "account", "create", "--email", "ops@example.com", "--password", "long-enough-pw", "--credit", "500", "--data", data)
 	tok := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "restart",
 		"--scopes", "servers,power", "--data", data)

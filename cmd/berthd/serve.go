@@ -159,7 +159,7 @@ const demoPassword = "berth-demo-password"
 // demo creates the demo account once and keeps its token in DATA/demo-token (the
 // database keeps only its hash), so that restarts print the same token.
 func demo(ctx context.Context, a *app.App, dataDir, base string) error {
-	tokenFile := filepath.Join(dataDir, "demo-token")
+	tokenFile := filepath.Join(dataDir, app.DemoTokenFile)
 	acct, err := a.DB.AccountByEmail(ctx, demoEmail)
 	if errors.Is(err, store.ErrNotFound) {
 		credit, _ := hosting.ParseMoney("100")

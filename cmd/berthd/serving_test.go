@@ -181,6 +181,7 @@ func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
+	runJSON(t, bin, "migrate", "--data", data)
 	runJSON(t, bin, "admin", "account", "create", "--data", data, "--email", "g@example.com", "--password", "correct-horse", "--credit", "10")
 	token := runJSON(t, bin, "admin", "token", "create", "--data", data, "--account", "1", "--name", "t", "--scopes", "servers")["token"].(string)
 	addr := freeAddr(t)

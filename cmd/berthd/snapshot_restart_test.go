@@ -19,6 +19,7 @@ func TestScheduledSnapshotDeletionAcrossRestart(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
+	runJSON(t, bin, "migrate", "--data", data)
 	acct := runJSON(t, bin, "admin", "account", "create", "--email", "snap@example.com", "--password", "long-enough-pw", "--credit", "500", "--data", data)
 	tok := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "snap",
 		"--scopes", "servers,snapshots", "--data", data)

@@ -60,6 +60,9 @@ type Config struct {
 	// SweepEvery is how often stranded jobs and operations without a job are looked
 	// for (default 5 s; see rescue.go).
 	SweepEvery time.Duration
+	// Create says whether Open may create a database (default: only in a new or
+	// empty directory).
+	Create Create
 }
 
 // App is a wired Berth.
@@ -98,6 +101,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	if cfg.FetchPoll <= 0 {
 		cfg.FetchPoll = 100 * time.Millisecond
+	}
+	warnings, err := prepareDataDir(cfg.DataDir, cfg.Create)
+	for _, w := range warnings {
+		cfg.Logger.Warn(w)
+	}
+	if err != nil {
+		return nil, err
 	}
 	db, err := sqlstore.OpenSQLite(ctx, cfg.DataDir)
 	if err != nil {
@@ -290,7 +300,7 @@ func every(d time.Duration, fn func(ctx context.Context)) (stop func()) {
 }
 
 func (a *App) takeLock() error {
-	f, err := os.OpenFile(filepath.Join(a.cfg.DataDir, "berthd.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(a.cfg.DataDir, LockFile), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}

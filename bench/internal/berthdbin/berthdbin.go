@@ -50,6 +50,16 @@ func Admin(ctx context.Context, bin, data string, out any, args ...string) error
 	return json.Unmarshal(b, out)
 }
 
+// Migrate runs `bin --data data migrate`: it creates the database of a new data
+// directory, which admin commands never do.
+func Migrate(ctx context.Context, bin, data string) error {
+	out, err := exec.CommandContext(ctx, bin, "--data", data, "migrate").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("berthd migrate: %w: %s", err, out)
+	}
+	return nil
+}
+
 // findRoot walks up from the working directory to the module's go.mod.
 func findRoot() (string, error) {
 	dir, err := os.Getwd()

@@ -34,7 +34,13 @@ import (
 // Reads inside a transaction never use the cache.
 
 // genFile is the counter's file in the data dir.
-const genFile = "berth.gen"
+const genFile = GenFile
+
+// GenFile is the change counter's file in the data dir; DBFile the database's.
+const (
+	GenFile = "berth.gen"
+	DBFile  = "berth.db"
+)
 
 // maxCached bounds each map; when full it is emptied (a burst of misses, no growth).
 const maxCached = 100_000

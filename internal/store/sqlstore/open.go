@@ -80,7 +80,7 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	path := filepath.Join(dir, "berth.db")
+	path := filepath.Join(dir, DBFile)
 	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
 	cache := func(pages int) string { return fmt.Sprintf("&_pragma=cache_size(%d)", pages) }
 	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+cache(writeCachePages)+"&_txlock=immediate")
