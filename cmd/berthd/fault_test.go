@@ -564,14 +564,14 @@ func TestFaultSIGKILL(t *testing.T) {
 	const startCredit = "0.0500"
 	runJSON(t, bin, "migrate", "--data", d.data) // admin never creates a database
 	acct := runJSON(t, bin, "admin", "account", "create", "--email", "fault@example.com", "--password", "long-enough-pw",
-		"--credit", startCredit, "--server-quota", "1000", "--data", d.data)
+		"--credit", startCredit, "--quota-servers", "1000", "--data", d.data)
 	account := int64(acct["id"].(float64))
 	tok := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(account), "--name", "fault",
 		"--scopes", "servers,power,snapshots", "--data", d.data)
 	token := tok["token"].(string)
 	const burstCredit = "1000.0000"
 	bacct := runJSON(t, bin, "admin", "account", "create", "--email", "burst@example.com", "--password", "long-enough-pw",
-		"--credit", burstCredit, "--server-quota", "1000", "--data", d.data)
+		"--credit", burstCredit, "--quota-servers", "1000", "--data", d.data)
 	burstAccount := int64(bacct["id"].(float64))
 	burstToken := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(burstAccount), "--name", "burst",
 		"--scopes", "servers", "--data", d.data)["token"].(string)

@@ -1,27 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"os/exec"
-	"strings"
 	"testing"
 )
-
-// runError runs a command that must fail and returns its error message (stdout's one
-// JSON object).
-func runError(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(bin, args...).Output()
-	var ee *exec.ExitError
-	if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("berthd %s: %v, want exit status 1\n%s", strings.Join(args, " "), err, out)
-	}
-	var m map[string]string
-	if json.Unmarshal(out, &m) != nil || m["error"] == "" {
-		t.Fatalf("berthd %s printed %q, want one JSON object with an error", strings.Join(args, " "), out)
-	}
-	return m["error"]
-}
 
 // TestAdminQuotas: `account create` and `account update` set quotas by flag, the
 // others keep theirs; a negative quota or no flag at all is refused; past its token
