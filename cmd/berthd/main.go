@@ -6,13 +6,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/app"
+	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
 type globals struct {
@@ -42,7 +42,13 @@ func root() *cobra.Command {
 		defaultData = "data"
 	}
 	cmd.PersistentFlags().StringVar(&g.data, "data", defaultData, "data directory of the embedded SQLite database ($BERTH_DATA)")
-	cmd.PersistentFlags().StringVar(&g.database, "database", os.Getenv("BERTH_DATABASE_URL"), "PostgreSQL URL (not in this build yet)")
+	defaultDatabase := os.Getenv("BERTH_DATABASE")
+	if defaultDatabase == "" {
+		defaultDatabase = os.Getenv("BERTH_DATABASE_URL")
+	}
+	cmd.PersistentFlags().StringVar(&g.database, "database", defaultDatabase,
+		"PostgreSQL database URL, postgres://user:password@host:port/dbname ($BERTH_DATABASE); instead of --data, "+
+			"and several serve processes may share it")
 	cmd.AddCommand(serveCmd(g), migrateCmd(g), adminCmd(g))
 	return cmd
 }
@@ -50,7 +56,8 @@ func root() *cobra.Command {
 // open opens the application on the configured store.
 func (g *globals) open(ctx context.Context, cfg app.Config) (*app.App, error) {
 	if g.database != "" {
-		return nil, errors.New("--database (PostgreSQL) is not supported by this build yet; use --data DIR (SQLite)")
+		cfg.DatabaseURL = g.database
+		return app.Open(ctx, cfg)
 	}
 	cfg.DataDir = g.data
 	return app.Open(ctx, cfg)
@@ -73,6 +80,9 @@ func migrateCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close(context.Background())
+			if g.database != "" {
+				return printJSON(map[string]any{"migrated": true, "database": sqlstore.Redact(g.database)})
+			}
 			return printJSON(map[string]any{"migrated": true, "data": g.data})
 		},
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
 type serveFlags struct {
@@ -33,6 +34,9 @@ type serveFlags struct {
 	demo          bool
 	rateLimit     int
 	allowInsecure bool
+	// operations
+	shutdownTimeout time.Duration
+	stepAllowance   time.Duration
 	// libvirt driver
 	libvirtPrefix    string
 	libvirtMaxMemory int
@@ -55,6 +59,10 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.BoolVar(&f.demo, "demo", false, "create (once) a demo account with credit and an all-scopes token, and print the token")
 	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")
 	fl.BoolVar(&f.allowInsecure, "allow-insecure-http", false, "serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 120*time.Second,
+		"how long a guest's graceful shutdown may take before it is given up (the server stays running)")
+	fl.DurationVar(&f.stepAllowance, "step-allowance", 0, "what an operation's attempt may take beside graceful shutdowns (0: 3m)")
+	_ = fl.MarkHidden("step-allowance") // for tests that kill processes mid-operation
 	fl.StringVar(&f.libvirtPrefix, "libvirt-prefix", "berth-", "libvirt: prefix of the domains and volumes Berth creates")
 	fl.IntVar(&f.libvirtMaxMemory, "libvirt-max-memory-mb", 0, "libvirt: cap on the memory a guest really gets, MB (0: the plan's; for small test hosts)")
 	return cmd
@@ -84,11 +92,18 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if f.rateLimit <= 0 {
 		return errors.New("--rate-limit must be positive")
 	}
+	if f.shutdownTimeout <= 0 {
+		return errors.New("--shutdown-timeout must be positive")
+	}
+	if f.stepAllowance < 0 {
+		return errors.New("--step-allowance must not be negative")
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
+		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance,
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}})
 	if err != nil {
 		return err
@@ -124,7 +139,11 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving", "api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver, "data", g.data)
+	store := []any{"data", g.data}
+	if g.database != "" {
+		store = []any{"database", sqlstore.Redact(g.database)}
+	}
+	log.Info("serving", append([]any{"api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver}, store...)...)
 	errc := make(chan error, 1)
 	go func() {
 		if useTLS {
@@ -159,6 +178,9 @@ const demoPassword = "berth-demo-password"
 // demo creates the demo account once and keeps its token in DATA/demo-token (the
 // database keeps only its hash), so that restarts print the same token.
 func demo(ctx context.Context, a *app.App, dataDir, base string) error {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
 	tokenFile := filepath.Join(dataDir, app.DemoTokenFile)
 	acct, err := a.DB.AccountByEmail(ctx, demoEmail)
 	if errors.Is(err, store.ErrNotFound) {

@@ -35,7 +35,10 @@ import (
 
 // Config is how berthd is run.
 type Config struct {
-	DataDir      string  // SQLite database directory
+	DataDir string // SQLite database directory
+	// DatabaseURL, when set, is the PostgreSQL database (postgres://...) to use
+	// instead of DataDir: several processes may serve it together.
+	DatabaseURL  string
 	Driver       string  // "sim" (default)
 	SimTimeScale float64 // sim durations factor; 1 is realistic
 	RateLimit    int     // requests per minute per token (default 120)
@@ -63,6 +66,10 @@ type Config struct {
 	// Create says whether Open may create a database (default: only in a new or
 	// empty directory).
 	Create Create
+	// StepAllowance is what an operation's attempt may take beside its graceful
+	// shutdowns (default 3 min; see ops.Worker.AttemptTimeout). With the sim driver
+	// it is scaled like the driver's durations.
+	StepAllowance time.Duration
 }
 
 // App is a wired Berth.
@@ -70,10 +77,17 @@ type App struct {
 	cfg     Config
 	DB      *sqlstore.DB
 	Service *ops.Service
-	jobs    *river.Client[*sql.Tx]
-	driver  compute.Driver
-	lock    *os.File
-	log     *slog.Logger
+	// jobs inserts jobs in the store's transactions; on SQLite, once StartWorkers
+	// ran, it also works them.
+	jobs *river.Client[*sql.Tx]
+	// work is the client working jobs (after StartWorkers): jobs on SQLite, a client
+	// on River's pgx driver (LISTEN/NOTIFY) on PostgreSQL.
+	work jobWorker
+	// lead says whether this process does the cluster's periodic work now.
+	lead   *leader
+	driver compute.Driver
+	lock   *os.File
+	log    *slog.Logger
 
 	// stopSampler stops the metrics sampler (after StartWorkers).
 	stopSampler func()
@@ -85,6 +99,8 @@ type App struct {
 	stopSweep func()
 	// working knows the jobs this process works.
 	working *workingJobs
+	// closePool closes the pgx pool of the PostgreSQL workers.
+	closePool func()
 }
 
 // Open opens the store, migrates it, loads the default catalog on first start and
@@ -93,7 +109,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	if cfg.DataDir == "" {
+	if cfg.DataDir == "" && cfg.DatabaseURL == "" {
 		return nil, errors.New("no data directory (--data)")
 	}
 	if cfg.SimTimeScale <= 0 {
@@ -102,19 +118,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.FetchPoll <= 0 {
 		cfg.FetchPoll = 100 * time.Millisecond
 	}
-	warnings, err := prepareDataDir(cfg.DataDir, cfg.Create)
-	for _, w := range warnings {
-		cfg.Logger.Warn(w)
-	}
+	db, err := openStore(ctx, cfg)
 	if err != nil {
-		return nil, err
-	}
-	db, err := sqlstore.OpenSQLite(ctx, cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
 		return nil, err
 	}
 	a := &App{cfg: cfg, DB: db, log: cfg.Logger}
@@ -122,7 +127,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Clock != nil {
 		a.Service.Now = func() time.Time { return cfg.Clock().UTC().Truncate(time.Millisecond) }
 	}
-	jobs, err := river.NewClient(riversqlite.New(db.WriteDB()), &river.Config{Logger: quiet(cfg.Logger)})
+	jobs, err := river.NewClient(a.sqlDriver(), &river.Config{Logger: quiet(cfg.Logger)})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -154,8 +159,10 @@ func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
 // data directory's lock (SQLite serves from one process), hands every job a previous
 // process left running back to the queue, and starts working.
 func (a *App) StartWorkers(ctx context.Context) error {
-	if err := a.takeLock(); err != nil {
-		return err
+	if !a.DB.Postgres() {
+		if err := a.takeLock(); err != nil {
+			return err
+		}
 	}
 	switch a.cfg.Driver {
 	case "", "sim":
@@ -173,12 +180,12 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if a.cfg.WrapDriver != nil {
 		a.driver = a.cfg.WrapDriver(a.driver)
 	}
-	w := ops.NewWorker(a.Service, a.driver, func(ctx context.Context, tx *sql.Tx, job *river.Job[ops.OperationArgs]) error {
-		_, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx, job)
-		return err
-	})
+	w := ops.NewWorker(a.Service, a.driver, a.completeTx())
 	if a.cfg.ShutdownTimeout > 0 {
 		w.ShutdownTimeout = a.cfg.ShutdownTimeout
+	}
+	if a.cfg.StepAllowance > 0 {
+		w.StepAllowance = a.cfg.StepAllowance
 	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, w); err != nil {
@@ -200,11 +207,17 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if meterEvery <= 0 {
 		meterEvery = time.Minute
 	}
-	if err := a.requeueOrphans(ctx); err != nil {
-		return fmt.Errorf("requeue jobs of a previous run: %w", err)
+	if !a.DB.Postgres() {
+		// Only this process works the database's jobs: whatever a previous one left
+		// running was cut off. On PostgreSQL other processes may be working theirs;
+		// River's rescuer hands back those of a process that died.
+		if err := a.requeueOrphans(ctx); err != nil {
+			return fmt.Errorf("requeue jobs of a previous run: %w", err)
+		}
 	}
 	a.working = newWorkingJobs()
-	jobs, err := river.NewClient(riversqlite.New(a.DB.WriteDB()), &river.Config{
+	a.lead = newLeader(a.DB)
+	cfg := &river.Config{
 		Logger:            quiet(a.log),
 		Middleware:        []rivertype.Middleware{a.working},
 		Workers:           workers,
@@ -215,7 +228,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		// An operation's attempt is cut off after w.AttemptTimeout(); a job still
 		// running past that is stuck (its end was never recorded) and retried. The
 		// sweep (rescue.go) finds those of this process sooner.
-		RescueStuckJobsAfter: w.AttemptTimeout() + 2*time.Minute,
+		RescueStuckJobsAfter: w.AttemptTimeout() + a.rescueMargin(),
 		// Metering runs on the elected leader: once, however many processes serve.
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(meterEvery),
@@ -225,17 +238,28 @@ func (a *App) StartWorkers(ctx context.Context) error {
 				func() (river.JobArgs, *river.InsertOpts) { return ops.HousekeepingArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		},
-	})
-	if err != nil {
-		return err
 	}
-	a.jobs = jobs
-	q := newJobQueue(jobs, a.log)
-	a.Service.SetEnqueuer(q)
-	if err := jobs.Start(ctx); err != nil {
-		return err
+	if a.DB.Postgres() {
+		// Jobs are inserted by a.jobs in the store's transactions, which notifies
+		// the workers of every process (LISTEN/NOTIFY) when they commit.
+		work, err := a.startPostgresWorkers(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		a.work = work
+	} else {
+		jobs, err := river.NewClient(a.sqlDriver(), cfg)
+		if err != nil {
+			return err
+		}
+		a.jobs, a.work = jobs, jobs
+		q := newJobQueue(jobs, a.log)
+		a.Service.SetEnqueuer(q)
+		if err := jobs.Start(ctx); err != nil {
+			return err
+		}
+		a.stopWaker = q.start()
 	}
-	a.stopWaker = q.start()
 	a.startSweep()
 	a.startSampler()
 	if a.cfg.Driver == "libvirt" {
@@ -339,13 +363,17 @@ func (a *App) Close(ctx context.Context) error {
 	if a.stopSweep != nil {
 		a.stopSweep()
 	}
-	if a.jobs != nil && a.driver != nil {
+	if a.work != nil {
 		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := a.jobs.Stop(stopCtx); err != nil {
-			_ = a.jobs.StopAndCancel(context.Background())
+		if err := a.work.Stop(stopCtx); err != nil {
+			_ = a.work.StopAndCancel(context.Background())
 		}
 		cancel()
 	}
+	if a.closePool != nil {
+		a.closePool()
+	}
+	a.lead.close()
 	a.Service.Wait()
 	err := a.DB.Close()
 	if a.lock != nil {

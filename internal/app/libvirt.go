@@ -26,6 +26,9 @@ func (a *App) startReconcile() {
 		d = 5 * time.Second
 	}
 	a.stopReconcile = every(d, func(ctx context.Context) {
+		if !a.lead.Leads(ctx) {
+			return
+		}
 		targets, err := a.DB.MetricTargets(ctx)
 		if err != nil {
 			return

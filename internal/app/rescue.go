@@ -97,10 +97,17 @@ func (a *App) startSweep() {
 // sweep rescues stranded jobs and resumes operations without one. Failures are
 // logged: the next round tries again.
 func (a *App) sweep(ctx context.Context) {
-	if n, err := a.rescueStranded(ctx); err != nil && ctx.Err() == nil {
-		a.log.Warn("sweep: stranded jobs not rescued; next round tries again", "err", err)
-	} else if n > 0 {
-		a.log.Warn("sweep: rescued jobs whose end could not be recorded", "jobs", n)
+	if !a.DB.Postgres() {
+		// On PostgreSQL other processes work jobs too: which are stranded only
+		// River's rescuer can tell (by their age).
+		if n, err := a.rescueStranded(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("sweep: stranded jobs not rescued; next round tries again", "err", err)
+		} else if n > 0 {
+			a.log.Warn("sweep: rescued jobs whose end could not be recorded", "jobs", n)
+		}
+	}
+	if !a.lead.Leads(ctx) {
+		return
 	}
 	if _, err := a.Service.ResumeOrphanedOperations(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("sweep: operations without a job not resumed; next round tries again", "err", err)

@@ -35,6 +35,7 @@ func (g *gatedCreate) Create(ctx context.Context, key string, spec compute.Spec)
 // job, which the queue could not mark as ended, is rescued (issue 12, items 3 and 4).
 func TestFullDisk(t *testing.T) {
 	t.Parallel()
+	testenv.SkipOnPostgres(t, "fills the file system under SQLite's data directory")
 	disk := testdisk.Mount(t, 48<<20)
 	gate := &gatedCreate{entered: make(chan struct{}), release: make(chan struct{})}
 	env := testenv.New(t, testenv.Options{DataDir: filepath.Join(disk.Dir, "data"), SweepEvery: 250 * time.Millisecond,

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -117,12 +118,25 @@ func TestIdempotencyKey(t *testing.T) {
 		// marked "applied": the client got 201, and every retry 422 "answer lost".
 		ctx := context.Background()
 		db := env.App.DB.WriteDB()
-		for _, trig := range []string{
+		triggers := []string{
 			`CREATE TRIGGER doomed_insert BEFORE INSERT ON idempotency_keys WHEN NEW.key = 'doomed' AND NEW.state = 'done'
 				BEGIN SELECT RAISE(ABORT, 'injected: the answer cannot be stored'); END`,
 			`CREATE TRIGGER doomed_update BEFORE UPDATE ON idempotency_keys WHEN NEW.key = 'doomed' AND NEW.state = 'done'
 				BEGIN SELECT RAISE(ABORT, 'injected: the answer cannot be stored'); END`,
-		} {
+		}
+		dropTrigger := "DROP TRIGGER "
+		if testenv.Postgres() {
+			triggers = []string{
+				`CREATE FUNCTION doomed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+					RAISE EXCEPTION 'injected: the answer cannot be stored'; END $$`,
+				`CREATE TRIGGER doomed_insert BEFORE INSERT ON idempotency_keys FOR EACH ROW
+					WHEN (NEW.key = 'doomed' AND NEW.state = 'done') EXECUTE FUNCTION doomed()`,
+				`CREATE TRIGGER doomed_update BEFORE UPDATE ON idempotency_keys FOR EACH ROW
+					WHEN (NEW.key = 'doomed' AND NEW.state = 'done') EXECUTE FUNCTION doomed()`,
+			}
+			dropTrigger = "DROP TRIGGER %s ON idempotency_keys"
+		}
+		for _, trig := range triggers {
 			if _, err := db.ExecContext(ctx, trig); err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +152,11 @@ func TestIdempotencyKey(t *testing.T) {
 			t.Fatalf("the order's change committed without its answer: %d servers (had %d), credit %s (had %s)", n, before, credit(t, a), creditBefore)
 		}
 		for _, trig := range []string{"doomed_insert", "doomed_update"} {
-			if _, err := db.ExecContext(ctx, "DROP TRIGGER "+trig); err != nil {
+			drop := dropTrigger + trig
+			if strings.Contains(dropTrigger, "%s") {
+				drop = fmt.Sprintf(dropTrigger, trig)
+			}
+			if _, err := db.ExecContext(ctx, drop); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -159,8 +177,8 @@ func TestIdempotencyKey(t *testing.T) {
 		// Berth before 2026-11-25 left "applied" records when it crashed between a
 		// change and its answer: the change happened, so the key never runs again.
 		body := `{"name": "after-crash"}`
-		_, err := env.App.DB.WriteDB().Exec(`INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at)
-			VALUES (?, 'crash-applied', ?, 'applied', ?)`, a.ID, ops.RequestHash("POST", "/v1/projects", []byte(body)),
+		_, err := env.App.DB.WriteDB().Exec(env.App.DB.Rebind(`INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at)
+			VALUES (?, 'crash-applied', ?, 'applied', ?)`), a.ID, ops.RequestHash("POST", "/v1/projects", []byte(body)),
 			clock.Now().Add(-5*time.Minute).UnixMilli())
 		if err != nil {
 			t.Fatal(err)

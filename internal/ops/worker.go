@@ -31,11 +31,15 @@ type Worker struct {
 	ShutdownTimeout time.Duration
 	// Tries is how many times a failing step is tried before the operation fails.
 	Tries int
+	// StepAllowance is what an attempt may take beside its graceful shutdowns: the
+	// other steps on a slow hypervisor (default 3 min).
+	StepAllowance time.Duration
 }
 
 // NewWorker returns the operation worker.
 func NewWorker(svc *Service, driver compute.Driver, complete CompleteTx) *Worker {
-	return &Worker{svc: svc, driver: driver, complete: complete, ShutdownTimeout: 120 * time.Second, Tries: 5}
+	return &Worker{svc: svc, driver: driver, complete: complete, ShutdownTimeout: 120 * time.Second, Tries: 5,
+		StepAllowance: 3 * time.Minute}
 }
 
 // Timeout implements river.Worker: AttemptTimeout.
@@ -48,7 +52,7 @@ func (w *Worker) Timeout(*river.Job[OperationArgs]) time.Duration { return w.Att
 // slow hypervisor. An attempt still running past it is stuck: its context is
 // cancelled and the job retried. The job queue rescues a job only after this, so an
 // operation never runs twice at once.
-func (w *Worker) AttemptTimeout() time.Duration { return 2*w.ShutdownTimeout + 3*time.Minute }
+func (w *Worker) AttemptTimeout() time.Duration { return 2*w.ShutdownTimeout + w.StepAllowance }
 
 func stepKey(op hosting.Operation, step string) string { return fmt.Sprintf("op-%d:%s", op.ID, step) }
 

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ import (
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/testpg"
 )
 
 // Options tune an Env.
@@ -74,6 +76,10 @@ func New(t testing.TB, opts ...Options) *Env {
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
+	var databaseURL string
+	if Postgres() {
+		databaseURL = postgresFor(t, o.DataDir)
+	}
 	if o.FetchPoll == 0 {
 		o.FetchPoll = 10 * time.Millisecond
 	}
@@ -84,7 +90,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	// Metering runs when a test asks for it (Service.Meter) and once at start; a pass
 	// of its own in the middle of a test would be correct too, but harder to reason about.
-	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
+	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery})
 	if err != nil {
@@ -341,5 +347,45 @@ func (e *Env) AssertLedger(t testing.TB) {
 	}
 	if dups > 0 {
 		t.Errorf("ledger: %d (resource, hour) pairs are charged more than once", dups)
+	}
+}
+
+// EnvStore names the variable that picks the store every Env runs on: "postgres"
+// runs them on PostgreSQL (a new database per data directory, on the server of
+// BERTH_TEST_DATABASE_URL); anything else on SQLite.
+const EnvStore = "BERTH_TEST_STORE"
+
+// Postgres reports whether Envs run on PostgreSQL.
+func Postgres() bool { return os.Getenv(EnvStore) == "postgres" }
+
+var (
+	pgMu  sync.Mutex
+	pgFor = map[string]string{}
+)
+
+// postgresFor is the PostgreSQL database standing for data directory dir: a new one
+// the first time, the same one when a test opens dir again (a restart).
+func postgresFor(t testing.TB, dir string) string {
+	pgMu.Lock()
+	defer pgMu.Unlock()
+	if u, ok := pgFor[dir]; ok {
+		return u
+	}
+	u := testpg.NewDatabase(t)
+	pgFor[dir] = u
+	t.Cleanup(func() {
+		pgMu.Lock()
+		delete(pgFor, dir)
+		pgMu.Unlock()
+	})
+	return u
+}
+
+// SkipOnPostgres skips a test that is about SQLite's files (a full disk under the
+// data directory, the lock file) when Envs run on PostgreSQL.
+func SkipOnPostgres(t testing.TB, why string) {
+	t.Helper()
+	if Postgres() {
+		t.Skip("SQLite only: " + why)
 	}
 }

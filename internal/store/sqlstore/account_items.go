@@ -146,7 +146,7 @@ func (q queries) RecipesAfter(ctx context.Context, accountID, after int64, limit
 }
 
 func (q queries) RecipeNames(ctx context.Context, accountID int64) ([]hosting.Recipe, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, length(CAST(script AS BLOB)), created_at FROM recipes
+	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, `+q.textBytes("script")+`, created_at FROM recipes
 		WHERE account_id = ? ORDER BY id`, accountID)
 	if err != nil {
 		return nil, err

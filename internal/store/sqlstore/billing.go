@@ -54,7 +54,7 @@ func (q queries) Transactions(ctx context.Context, accountID int64, limit, offse
 		return nil, 0, err
 	}
 	if limit <= 0 {
-		limit = -1
+		limit = 1 << 62 // all: PostgreSQL takes no negative LIMIT
 	}
 	rows, err := q.q.QueryContext(ctx, `SELECT `+txCols+` FROM transactions WHERE account_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
 		accountID, limit, offset)
@@ -186,7 +186,7 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 				WHEN `+capLeft+` <= 0 THEN 0
 				WHEN `+capLeft+` < rate THEN `+capLeft+`
 				ELSE rate END
-		FROM meters WHERE`+dueWhere+`AND next_at >= ?`, month, month, month, upto, month)
+		FROM meters WHERE`+dueWhere+`AND next_at >= ?`+q.forUpdate(), month, month, month, upto, month)
 	if err != nil {
 		return res, err
 	}
@@ -195,6 +195,16 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 		return res, err
 	}
 	res.Hours = int(n)
+	if q.d == dialectPostgres {
+		// Each charge's balance_after is read from its account's credit before the
+		// credit moves: no other transaction may move it in between (a top-up, an
+		// order). SQLite runs one write transaction at a time; PostgreSQL locks the
+		// rows, in id order so that two lockers never wait on each other.
+		if _, err := q.q.ExecContext(ctx, `SELECT id FROM accounts WHERE id IN (SELECT account_id FROM charge_batch WHERE amount > 0)
+			ORDER BY id FOR UPDATE`); err != nil {
+			return res, err
+		}
+	}
 	steps := []struct {
 		query string
 		args  []any

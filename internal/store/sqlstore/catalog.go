@@ -139,6 +139,14 @@ func (q queries) locations(ctx context.Context, id int64) ([]hosting.Location, e
 }
 
 func (q queries) ServersOfPlan(ctx context.Context, locationID, planID int64) (int, error) {
+	if q.tx && q.d == dialectPostgres {
+		// A transaction counts to decide whether one more fits: no other may count
+		// the same offer until it ends (SQLite's write transactions run one at a time).
+		if _, err := q.q.ExecContext(ctx, `SELECT 1 FROM location_plans WHERE location_id = ? AND plan_id = ? FOR UPDATE`,
+			locationID, planID); err != nil {
+			return 0, err
+		}
+	}
 	var n int
 	// A rescale to the plan holds its place from when it is accepted.
 	err := q.q.QueryRowContext(ctx, `SELECT

@@ -39,9 +39,9 @@ func (db *DB) AddMetricSamples(ctx context.Context, samples []metrics.Sample) er
 		return err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO metric_samples (server_id, at, cpu, net_in, net_out, disk_read, disk_write)
+	st, err := tx.PrepareContext(ctx, db.Rebind(`INSERT INTO metric_samples (server_id, at, cpu, net_in, net_out, disk_read, disk_write)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (server_id, at) DO UPDATE SET cpu = excluded.cpu, net_in = excluded.net_in,
-		net_out = excluded.net_out, disk_read = excluded.disk_read, disk_write = excluded.disk_write`)
+		net_out = excluded.net_out, disk_read = excluded.disk_read, disk_write = excluded.disk_write`))
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (db *DB) AddMetricSamples(ctx context.Context, samples []metrics.Sample) er
 // PruneMetricSamples implements metrics.Store. The IN over servers lets the delete
 // seek each server's oldest rows through the primary key instead of scanning the table.
 func (db *DB) PruneMetricSamples(ctx context.Context, before time.Time) (int64, error) {
-	res, err := db.write.ExecContext(ctx, `DELETE FROM metric_samples WHERE server_id IN (SELECT id FROM servers) AND at < ?`, before.Unix())
+	res, err := db.write.ExecContext(ctx, db.Rebind(`DELETE FROM metric_samples WHERE server_id IN (SELECT id FROM servers) AND at < ?`), before.Unix())
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -31,6 +32,7 @@ var sqliteMigrations embed.FS
 // DB is a Store on a database.
 type DB struct {
 	queries
+	d     dialect
 	write *sql.DB
 	read  *sql.DB
 	path  string
@@ -97,7 +99,7 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	db := &DB{queries: queries{q: read}, write: write, read: read, path: path, stmts: map[string]*sql.Stmt{}}
+	db := &DB{queries: on(dialectSQLite, read), write: write, read: read, path: path, stmts: map[string]*sql.Stmt{}}
 	if db.cache, err = openCache(dir); err != nil {
 		db.Close()
 		return nil, err
@@ -127,16 +129,31 @@ func (db *DB) ping(ctx context.Context) error {
 // Migrate brings Berth's schema and River's tables up to date. It is safe to run on
 // every start and from several processes.
 func (db *DB) Migrate(ctx context.Context) error {
-	sub, err := fs.Sub(sqliteMigrations, "migrations/sqlite")
+	if db.d == dialectPostgres {
+		// Several processes may start at once: one migrates, the others wait for it
+		// and then find nothing to do.
+		unlock, err := db.advisoryLock(ctx, "berth.migrate")
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		defer unlock()
+	}
+	p, err := db.migrations()
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db.write, sub)
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if db.d == dialectPostgres {
+		m, err := rivermigrate.New(riverdatabasesql.New(db.write), nil)
+		if err != nil {
+			return fmt.Errorf("job migrations: %w", err)
+		}
+		if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("migrate jobs: %w", err)
+		}
+		return nil
 	}
 	m, err := rivermigrate.New(riversqlite.New(db.write), nil)
 	if err != nil {
@@ -148,14 +165,37 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// migrations is goose's view of Berth's schema migrations for this database.
+func (db *DB) migrations() (*goose.Provider, error) {
+	files, dir, dia := fs.FS(sqliteMigrations), "migrations/sqlite", goose.DialectSQLite3
+	if db.d == dialectPostgres {
+		files, dir, dia = postgresMigrations, "migrations/postgres", goose.DialectPostgres
+	}
+	sub, err := fs.Sub(files, dir)
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider(dia, db.write, sub)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	return p, nil
+}
+
 // WriteDB implements store.Store.
 func (db *DB) WriteDB() *sql.DB { return db.write }
 
 // ReadDB is the pool of read-only connections (they read beside a write transaction).
 func (db *DB) ReadDB() *sql.DB { return db.read }
 
-// Rebind implements store.Store; SQLite takes ? placeholders as they are.
-func (db *DB) Rebind(q string) string { return q }
+// Rebind implements store.Store: SQLite takes ? placeholders as they are,
+// PostgreSQL numbers them.
+func (db *DB) Rebind(q string) string {
+	if db.d == dialectPostgres {
+		return rebindPostgres(q)
+	}
+	return q
+}
 
 // Close closes both pools.
 func (db *DB) Close() error {
@@ -169,9 +209,11 @@ func (db *DB) Close() error {
 		st.Close()
 	}
 	db.stmtMu.Unlock()
-	err := db.read.Close()
-	if err2 := db.write.Close(); err == nil {
-		err = err2
+	err := db.write.Close()
+	if db.read != db.write {
+		if err2 := db.read.Close(); err == nil {
+			err = err2
+		}
 	}
 	if err2 := db.cache.close(); err == nil {
 		err = err2
@@ -187,7 +229,7 @@ func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := db.stmts[query]; ok {
 		return st, nil
 	}
-	st, err := db.read.PrepareContext(ctx, query)
+	st, err := db.read.PrepareContext(ctx, db.Rebind(query))
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +281,8 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	t := &tx{queries: queries{q: sqlTx}, sqlTx: sqlTx, db: db}
+	t := &tx{queries: on(db.d, sqlTx), sqlTx: sqlTx, db: db}
+	t.queries.tx = true
 	if err := fn(t); err != nil {
 		_ = sqlTx.Rollback()
 		return err

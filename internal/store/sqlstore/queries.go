@@ -21,6 +21,9 @@ type querier interface {
 // queries implements store.Reader and store.Writer on a pool or a transaction.
 type queries struct {
 	q querier
+	d dialect
+	// tx: the queries run in a write transaction.
+	tx bool
 }
 
 func ms(t time.Time) int64 { return t.UTC().UnixMilli() }
@@ -163,10 +166,10 @@ func (q queries) SetQuotas(ctx context.Context, id int64, k hosting.Quotas) erro
 }
 
 // LockAccount implements store.Writer. SQLite's write transactions run one at a time
-// (BEGIN IMMEDIATE), so reading the row is all it takes; a PostgreSQL store reads it
-// FOR UPDATE.
+// (BEGIN IMMEDIATE), so reading the row is all it takes; PostgreSQL reads it FOR
+// UPDATE, so that another transaction that locks it waits for this one to end.
 func (q queries) LockAccount(ctx context.Context, id int64) (hosting.Account, error) {
-	return q.Account(ctx, id)
+	return scanAccount(q.q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.id = ?`+q.forUpdate(), id).Scan)
 }
 
 func (q queries) Usage(ctx context.Context, accountID int64, now time.Time) (hosting.Quotas, error) {

@@ -240,7 +240,7 @@ func (q queries) OrphanedOperations(ctx context.Context) ([]int64, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT o.id FROM operations o WHERE o.status = 'running' AND NOT EXISTS (
 		SELECT 1 FROM river_job j WHERE j.kind = 'berth.operation'
 			AND j.state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
-			AND json_extract(j.args, '$.operation_id') = o.id) ORDER BY o.id`)
+			AND `+q.jsonInt("j.args", "operation_id")+` = o.id) ORDER BY o.id`)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/store/storetest"
+	"github.com/berthhq/berth/internal/testpg"
 )
 
 // openMigrated opens the store in dir, migrated, closed when the test ends.
@@ -34,6 +35,42 @@ func TestMigrateTwice(t *testing.T) {
 	dir := t.TempDir()
 	for range 2 {
 		db, err := sqlstore.OpenSQLite(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+}
+
+// openPostgres opens a new PostgreSQL database, migrated, closed when the test ends.
+func openPostgres(t *testing.T) *sqlstore.DB {
+	t.Helper()
+	db, err := sqlstore.OpenPostgres(context.Background(), testpg.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestPostgres(t *testing.T) {
+	t.Parallel()
+	testpg.Require(t)
+	storetest.Exercise(t, func(t *testing.T) store.Store { return openPostgres(t) })
+}
+
+// Migrating twice (every start does) changes nothing, on PostgreSQL too.
+func TestPostgresMigrateTwice(t *testing.T) {
+	t.Parallel()
+	u := testpg.NewDatabase(t)
+	for range 2 {
+		db, err := sqlstore.OpenPostgres(context.Background(), u)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,12 @@
 package sqlstore
 
 import (
+	"database/sql/driver"
 	"errors"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -24,6 +29,9 @@ func transient(err error) error {
 	if err == nil || errors.As(err, &he) {
 		return err
 	}
+	if pgTransient(err) {
+		return hosting.Unavailable(err, unavailableRetryAfter)
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return err
@@ -34,4 +42,27 @@ func transient(err error) error {
 		return hosting.Unavailable(err, unavailableRetryAfter)
 	}
 	return err
+}
+
+// pgTransient reports whether a PostgreSQL failure passes: the server is out of disk
+// or memory, shutting down, or not reachable; two transactions deadlocked or could not
+// be serialized (the client's retry runs afresh).
+func pgTransient(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "08"), // connection exception
+			strings.HasPrefix(pe.Code, "53"),       // insufficient resources: disk full, out of memory, too many connections
+			strings.HasPrefix(pe.Code, "57P"),      // operator intervention: shutdown, cannot connect now
+			pe.Code == "40001", pe.Code == "40P01": // serialization failure, deadlock
+			return true
+		}
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.Timeout(err) || errors.Is(err, driver.ErrBadConn) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
 }

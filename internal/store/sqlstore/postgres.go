@@ -1,0 +1,117 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+//go:embed migrations/postgres/*.sql
+var postgresMigrations embed.FS
+
+// OpenPostgres opens the PostgreSQL database at url (postgres://...). Several berthd
+// processes may open one database: every write transaction is PostgreSQL's, rows a
+// rule depends on are locked (LockAccount, a metering step), and nothing is cached in
+// a process, since another process may have written since.
+func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("database URL %s: %w", Redact(rawURL), err)
+	}
+	pool := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+		flagsAsIntegers(c.TypeMap())
+		return nil
+	}))
+	pool.SetMaxOpenConns(40)
+	pool.SetMaxIdleConns(20)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	db := &DB{queries: on(dialectPostgres, pool), d: dialectPostgres, write: pool, read: pool, path: Redact(rawURL),
+		stmts: map[string]*sql.Stmt{}}
+	if err := db.ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Redact is a database URL fit for a log line: without its password.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(a database URL that does not parse)"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// IsPostgresURL reports whether s names a PostgreSQL database.
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Postgres reports whether db is a PostgreSQL database.
+func (db *DB) Postgres() bool { return db.d == dialectPostgres }
+
+// advisoryLock takes PostgreSQL's session advisory lock named name on a connection of
+// its own, waiting for it, and returns what releases it.
+func (db *DB) advisoryLock(ctx context.Context, name string) (unlock func(), err error) {
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(hashtext($1))`, name); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return func() {
+		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtext($1))`, name)
+		conn.Close()
+	}, nil
+}
+
+// SchemaVersion is the version of Berth's schema the database has (0: none).
+func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
+	p, err := db.migrations()
+	if err != nil {
+		return 0, err
+	}
+	return p.GetDBVersion(ctx)
+}
+
+// flagsAsIntegers lets a Go bool be written to an integer column as 0 or 1, as SQLite
+// takes it: Berth's flags are 0/1 integers on both databases. A bool written to a
+// boolean column (River's tables) is encoded as before; only where no plan exists
+// does pgx ask this wrapper.
+func flagsAsIntegers(m *pgtype.Map) {
+	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{func(v any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
+		if b, ok := v.(bool); ok {
+			return &boolAsInt{}, int64(b2i(b)), true
+		}
+		return nil, nil, false
+	}}, m.TryWrapEncodePlanFuncs...)
+}
+
+type boolAsInt struct{ next pgtype.EncodePlan }
+
+func (p *boolAsInt) SetNext(next pgtype.EncodePlan) { p.next = next }
+
+func (p *boolAsInt) Encode(v any, buf []byte) ([]byte, error) {
+	return p.next.Encode(int64(b2i(v.(bool))), buf)
+}
