@@ -123,3 +123,82 @@ func errorsAs(err error, target **exec.ExitError) bool {
 	}
 	return ok
 }
+
+// TestAdminLists: account list and token list print what an operator audits, in a
+// stable order, and never a token's secret or hash; reading is not audited.
+func TestAdminLists(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	t.Parallel()
+	bin := buildBerthd(t)
+	data := t.TempDir()
+	do := func(args ...string) map[string]any { return runJSON(t, bin, append(args, "--data", data)...) }
+
+	do("migrate")
+	if got := do("admin", "account", "list")["accounts"].([]any); len(got) != 0 {
+		t.Fatalf("accounts of a new Berth: %v", got)
+	}
+	do("admin", "account", "create", "--email", "ada@example.com", "--password", "s3cret-password", "--credit", "5")
+	do("admin", "account", "create", "--email", "bob@example.com", "--password", "s3cret-password", "--name", "Bob", "--quota-servers", "3")
+	do("admin", "account", "block", "2")
+	old := do("admin", "token", "create", "--account", "1", "--name", "old", "--scopes", "power")
+	do("admin", "token", "revoke", "1")
+	cur := do("admin", "token", "create", "--account", "1", "--name", "deploy", "--scopes", "servers", "--expires-in", "24h")
+	do("admin", "token", "create", "--account", "2", "--name", "bobs")
+
+	accounts := do("admin", "account", "list")["accounts"].([]any)
+	if len(accounts) != 2 {
+		t.Fatalf("accounts: %v", accounts)
+	}
+	a, b := accounts[0].(map[string]any), accounts[1].(map[string]any)
+	if a["id"] != 1.0 || a["email"] != "ada@example.com" || a["credit"] != "5.0000" || a["blocked"] != false || a["created_at"] == nil {
+		t.Errorf("first account %v", a)
+	}
+	if b["id"] != 2.0 || b["name"] != "Bob" || b["blocked"] != true || b["quotas"].(map[string]any)["servers"] != 3.0 {
+		t.Errorf("second account %v", b)
+	}
+	if _, ok := a["password_hash"]; ok {
+		t.Errorf("account list shows the password hash: %v", a)
+	}
+
+	tokens := do("admin", "token", "list", "--account", "1")["tokens"].([]any)
+	if len(tokens) != 2 {
+		t.Fatalf("tokens of account 1 (the revoked one too): %v", tokens)
+	}
+	first, second := tokens[0].(map[string]any), tokens[1].(map[string]any)
+	keys := func(m map[string]any) string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return strings.Join(ks, ",")
+	}
+	for _, tok := range []map[string]any{first, second} {
+		if got, want := keys(tok), "created_at,expires_at,id,last_used_at,name,revoked_at,scopes"; got != want {
+			t.Errorf("token keys %s, want %s (never the secret or its hash)", got, want)
+		}
+	}
+	if first["id"] != cur["id"] || first["name"] != "deploy" || first["revoked_at"] != nil || first["expires_at"] != cur["expires_at"] ||
+		!slices.Equal(first["scopes"].([]any), []any{"read", "servers"}) {
+		t.Errorf("newest token %v, want %v not revoked", first, cur)
+	}
+	if second["id"] != old["id"] || second["revoked_at"] == nil || second["expires_at"] != nil {
+		t.Errorf("oldest token %v, want %v revoked", second, old)
+	}
+	if got := do("admin", "token", "list", "--account", "2")["tokens"].([]any); len(got) != 1 || got[0].(map[string]any)["name"] != "bobs" {
+		t.Errorf("tokens of account 2: %v", got)
+	}
+
+	if msg := runError(t, bin, "admin", "token", "list", "--account", "99", "--data", data); !strings.Contains(msg, "99") {
+		t.Errorf("tokens of no account: %q, want an error naming 99", msg)
+	}
+	runError(t, bin, "admin", "token", "list", "--data", data) // --account is required
+
+	for _, e := range do("admin", "audit", "list")["entries"].([]any) {
+		if action := e.(map[string]any)["action"].(string); strings.HasSuffix(action, " list") {
+			t.Errorf("a read is in the audit log: %v", e)
+		}
+	}
+}
