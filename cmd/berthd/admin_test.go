@@ -124,6 +124,67 @@ func errorsAs(err error, target **exec.ExitError) bool {
 	return ok
 }
 
+// TestAdminMistypedCommands: a word a command group does not know is an error (exit 1,
+// one JSON object on stdout), not the group's help with exit 0 that a script would
+// take for success (issue 13, item 5). A group run bare prints its help, exit 0.
+func TestAdminMistypedCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	t.Parallel()
+	bin := buildBerthd(t)
+	data := t.TempDir()
+	runJSON(t, bin, "migrate", "--data", data)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"admin", "acount", "block", "2"}, `unknown command "acount" for "berthd admin"; did you mean "account"?`},
+		{[]string{"admin", "account", "blok", "2"}, `unknown command "blok" for "berthd admin account"; did you mean "block"?`},
+		{[]string{"admin", "tokne", "list"}, `unknown command "tokne" for "berthd admin"; did you mean "token"?`},
+		{[]string{"admin", "account", "list", "extra"}, `unknown command "extra" for "berthd admin account list"`},
+		{[]string{"admin", "credit", "2"}, `unknown command "2" for "berthd admin credit"`},
+		{[]string{"admin", "server", "suspend-now", "5"}, `unknown command "suspend-now" for "berthd admin server"`},
+		{[]string{"admin", "account", "u", "2"}, `unknown command "u" for "berthd admin account"; did you mean "unblock" or "update"?`},
+		{[]string{"admin", "host", "lst"}, `unknown command "lst" for "berthd admin host"; did you mean "list"?`},
+		{[]string{"admin", ""}, `unknown command "" for "berthd admin"`},
+		{[]string{"amdin", "account", "list"}, `unknown command "amdin" for "berthd"`},
+		{[]string{"admin", "account", "list", "--bogus"}, `unknown flag: --bogus`},
+	} {
+		if got := runError(t, bin, append(tt.args, "--data", data)...); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("berthd %q: error %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	if got := run(t, bin, "admin", "audit", "list", "--data", data); got != `{"entries":[]}`+"\n" {
+		t.Errorf("a mistyped command reached the audit log: %s", got)
+	}
+
+	// Bare, a group prints its help (what its subcommands are), exit 0.
+	for _, tt := range []struct {
+		args []string
+		sub  string // one of the subcommands the help lists
+	}{
+		{[]string{"admin"}, "account"},
+		{[]string{"admin", "account"}, "list"},
+		{[]string{"admin", "token", "--data", data}, "list"},
+	} {
+		out := run(t, bin, tt.args...)
+		if !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "\n  "+tt.sub+" ") {
+			t.Errorf("berthd %q printed %q, want its help", tt.args, out)
+		}
+	}
+}
+
+// run runs berthd, wants exit 0 and returns its stdout.
+func run(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("berthd %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
 // TestAdminLists: account list and token list print what an operator audits, in a
 // stable order, and never a token's secret or hash; reading is not audited.
 func TestAdminLists(t *testing.T) {
