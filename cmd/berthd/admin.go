@@ -164,7 +164,7 @@ func quotaFlags(fs *pflag.FlagSet) (set func() (map[string]int, error)) {
 }
 
 func accountCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "account", Short: "Create, update, block and unblock accounts"}
+	cmd := &cobra.Command{Use: "account", Short: "List, create, update, block and unblock accounts"}
 	var n ops.NewAccount
 	var credit string
 	var createQuotas func() (map[string]int, error)
@@ -240,12 +240,32 @@ func accountCmd(g *globals) *cobra.Command {
 		},
 	}
 	updateQuotas = quotaFlags(update.Flags())
-	cmd.AddCommand(create, update, block("block", true), block("unblock", false))
+	list := &cobra.Command{
+		Use:         "list",
+		Short:       "List every account, by id",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{"readonly": "true"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				as, err := s.Accounts(ctx)
+				if err != nil {
+					return nil, err
+				}
+				out := make([]map[string]any, len(as))
+				for i, a := range as {
+					out[i] = accountJSON(a)
+					out[i]["created_at"] = a.CreatedAt
+				}
+				return map[string]any{"accounts": out}, nil
+			})
+		},
+	}
+	cmd.AddCommand(list, create, update, block("block", true), block("unblock", false))
 	return cmd
 }
 
 func tokenCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "token", Short: "Issue and revoke API tokens"}
+	cmd := &cobra.Command{Use: "token", Short: "List, issue and revoke API tokens"}
 	var account int64
 	var name, scopes string
 	var expiresIn time.Duration
@@ -288,7 +308,30 @@ func tokenCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(create, revoke)
+	var of int64
+	list := &cobra.Command{
+		Use:         "list",
+		Short:       "List an account's tokens, newest first, the revoked ones too (never their secrets)",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{"readonly": "true"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				ts, err := s.Tokens(ctx, of)
+				if err != nil {
+					return nil, err
+				}
+				out := make([]map[string]any, len(ts))
+				for i, t := range ts {
+					out[i] = map[string]any{"id": t.ID, "name": t.Name, "scopes": t.Scopes, "expires_at": t.ExpiresAt,
+						"last_used_at": t.LastUsedAt, "created_at": t.CreatedAt, "revoked_at": t.RevokedAt}
+				}
+				return map[string]any{"tokens": out}, nil
+			})
+		},
+	}
+	list.Flags().Int64Var(&of, "account", 0, "account id (required)")
+	_ = list.MarkFlagRequired("account")
+	cmd.AddCommand(list, create, revoke)
 	return cmd
 }
 

@@ -123,3 +123,143 @@ func errorsAs(err error, target **exec.ExitError) bool {
 	}
 	return ok
 }
+
+// TestAdminMistypedCommands: a word a command group does not know is an error (exit 1,
+// one JSON object on stdout), not the group's help with exit 0 that a script would
+// take for success (issue 13, item 5). A group run bare prints its help, exit 0.
+func TestAdminMistypedCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	t.Parallel()
+	bin := buildBerthd(t)
+	data := t.TempDir()
+	runJSON(t, bin, "migrate", "--data", data)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"admin", "acount", "block", "2"}, `unknown command "acount" for "berthd admin"; did you mean "account"?`},
+		{[]string{"admin", "account", "blok", "2"}, `unknown command "blok" for "berthd admin account"; did you mean "block"?`},
+		{[]string{"admin", "tokne", "list"}, `unknown command "tokne" for "berthd admin"; did you mean "token"?`},
+		{[]string{"admin", "account", "list", "extra"}, `unknown command "extra" for "berthd admin account list"`},
+		{[]string{"admin", "credit", "2"}, `unknown command "2" for "berthd admin credit"`},
+		{[]string{"admin", "server", "suspend-now", "5"}, `unknown command "suspend-now" for "berthd admin server"`},
+		{[]string{"admin", "account", "u", "2"}, `unknown command "u" for "berthd admin account"; did you mean "unblock" or "update"?`},
+		{[]string{"admin", "host", "lst"}, `unknown command "lst" for "berthd admin host"; did you mean "list"?`},
+		{[]string{"admin", ""}, `unknown command "" for "berthd admin"`},
+		{[]string{"amdin", "account", "list"}, `unknown command "amdin" for "berthd"`},
+		{[]string{"admin", "account", "list", "--bogus"}, `unknown flag: --bogus`},
+	} {
+		if got := runError(t, bin, append(tt.args, "--data", data)...); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("berthd %q: error %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	if got := run(t, bin, "admin", "audit", "list", "--data", data); got != `{"entries":[]}`+"\n" {
+		t.Errorf("a mistyped command reached the audit log: %s", got)
+	}
+
+	// Bare, a group prints its help (what its subcommands are), exit 0.
+	for _, tt := range []struct {
+		args []string
+		sub  string // one of the subcommands the help lists
+	}{
+		{[]string{"admin"}, "account"},
+		{[]string{"admin", "account"}, "list"},
+		{[]string{"admin", "token", "--data", data}, "list"},
+	} {
+		out := run(t, bin, tt.args...)
+		if !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "\n  "+tt.sub+" ") {
+			t.Errorf("berthd %q printed %q, want its help", tt.args, out)
+		}
+	}
+}
+
+// run runs berthd, wants exit 0 and returns its stdout.
+func run(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("berthd %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestAdminLists: account list and token list print what an operator audits, in a
+// stable order, and never a token's secret or hash; reading is not audited.
+func TestAdminLists(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	t.Parallel()
+	bin := buildBerthd(t)
+	data := t.TempDir()
+	do := func(args ...string) map[string]any { return runJSON(t, bin, append(args, "--data", data)...) }
+
+	do("migrate")
+	if got := do("admin", "account", "list")["accounts"].([]any); len(got) != 0 {
+		t.Fatalf("accounts of a new Berth: %v", got)
+	}
+	do("admin", "account", "create", "--email", "ada@example.com", "--password", "s3cret-password", "--credit", "5")
+	do("admin", "account", "create", "--email", "bob@example.com", "--password", "s3cret-password", "--name", "Bob", "--quota-servers", "3")
+	do("admin", "account", "block", "2")
+	old := do("admin", "token", "create", "--account", "1", "--name", "old", "--scopes", "power")
+	do("admin", "token", "revoke", "1")
+	cur := do("admin", "token", "create", "--account", "1", "--name", "deploy", "--scopes", "servers", "--expires-in", "24h")
+	do("admin", "token", "create", "--account", "2", "--name", "bobs")
+
+	accounts := do("admin", "account", "list")["accounts"].([]any)
+	if len(accounts) != 2 {
+		t.Fatalf("accounts: %v", accounts)
+	}
+	a, b := accounts[0].(map[string]any), accounts[1].(map[string]any)
+	if a["id"] != 1.0 || a["email"] != "ada@example.com" || a["credit"] != "5.0000" || a["blocked"] != false || a["created_at"] == nil {
+		t.Errorf("first account %v", a)
+	}
+	if b["id"] != 2.0 || b["name"] != "Bob" || b["blocked"] != true || b["quotas"].(map[string]any)["servers"] != 3.0 {
+		t.Errorf("second account %v", b)
+	}
+	if _, ok := a["password_hash"]; ok {
+		t.Errorf("account list shows the password hash: %v", a)
+	}
+
+	tokens := do("admin", "token", "list", "--account", "1")["tokens"].([]any)
+	if len(tokens) != 2 {
+		t.Fatalf("tokens of account 1 (the revoked one too): %v", tokens)
+	}
+	first, second := tokens[0].(map[string]any), tokens[1].(map[string]any)
+	keys := func(m map[string]any) string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return strings.Join(ks, ",")
+	}
+	for _, tok := range []map[string]any{first, second} {
+		if got, want := keys(tok), "created_at,expires_at,id,last_used_at,name,revoked_at,scopes"; got != want {
+			t.Errorf("token keys %s, want %s (never the secret or its hash)", got, want)
+		}
+	}
+	if first["id"] != cur["id"] || first["name"] != "deploy" || first["revoked_at"] != nil || first["expires_at"] != cur["expires_at"] ||
+		!slices.Equal(first["scopes"].([]any), []any{"read", "servers"}) {
+		t.Errorf("newest token %v, want %v not revoked", first, cur)
+	}
+	if second["id"] != old["id"] || second["revoked_at"] == nil || second["expires_at"] != nil {
+		t.Errorf("oldest token %v, want %v revoked", second, old)
+	}
+	if got := do("admin", "token", "list", "--account", "2")["tokens"].([]any); len(got) != 1 || got[0].(map[string]any)["name"] != "bobs" {
+		t.Errorf("tokens of account 2: %v", got)
+	}
+
+	if msg := runError(t, bin, "admin", "token", "list", "--account", "99", "--data", data); !strings.Contains(msg, "99") {
+		t.Errorf("tokens of no account: %q, want an error naming 99", msg)
+	}
+	runError(t, bin, "admin", "token", "list", "--data", data) // --account is required
+
+	for _, e := range do("admin", "audit", "list")["entries"].([]any) {
+		if action := e.(map[string]any)["action"].(string); strings.HasSuffix(action, " list") {
+			t.Errorf("a read is in the audit log: %v", e)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +52,44 @@ func root() *cobra.Command {
 		"PostgreSQL database URL, postgres://user:password@host:port/dbname ($BERTH_DATABASE); instead of --data, "+
 			"and several serve processes may share it")
 	cmd.AddCommand(serveCmd(g), migrateCmd(g), adminCmd(g))
+	cmd.InitDefaultCompletionCmd() // now rather than in Execute, so that strictGroups sees it
+	strictGroups(cmd)
 	return cmd
+}
+
+// strictGroups makes every command under cmd (and cmd) that only groups subcommands
+// fail on a word it does not know: `berthd admin acount block 2` is an error, exit 1,
+// where cobra would print the group's help and exit 0, and a script would go on as if
+// the command had run. A group run bare still prints its help and exits 0, as kubectl
+// and git do: asking for the subcommands is not a failure.
+func strictGroups(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		strictGroups(c)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = noSuchSubcommand
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+}
+
+// noSuchSubcommand is the Args of a group: any argument is a subcommand it lacks. The
+// error is one line (it is printed as JSON), with cobra's suggestions.
+func noSuchSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		for i := range s {
+			s[i] = strconv.Quote(s[i])
+		}
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return errors.New(msg)
 }
 
 // open opens the application on the configured store.

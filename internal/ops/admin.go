@@ -108,6 +108,22 @@ func (s *Service) SetAccountBlocked(ctx context.Context, id int64, blocked bool)
 	return a, err
 }
 
+// Accounts lists every account, blocked or not, by id.
+func (s *Service) Accounts(ctx context.Context) ([]hosting.Account, error) {
+	return s.store.Accounts(ctx)
+}
+
+// Tokens lists an account's tokens, the revoked ones too, newest first. An unknown
+// account is an error naming it.
+func (s *Service) Tokens(ctx context.Context, accountID int64) ([]hosting.Token, error) {
+	if _, err := s.store.Account(ctx, accountID); errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("no account %d", accountID)
+	} else if err != nil {
+		return nil, err
+	}
+	return s.store.Tokens(ctx, accountID)
+}
+
 // CreateToken issues an API token; the secret is returned once and stored only hashed.
 func (s *Service) CreateToken(ctx context.Context, accountID int64, name, scopes string, expiresIn time.Duration) (hosting.Token, string, error) {
 	sc, bad := hosting.ParseScopes(scopes)

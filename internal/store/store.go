@@ -31,6 +31,8 @@ type Reader interface {
 	Token(ctx context.Context, id int64) (hosting.Token, error)
 	Account(ctx context.Context, id int64) (hosting.Account, error)
 	AccountByEmail(ctx context.Context, email string) (hosting.Account, error)
+	// Accounts lists every account, blocked or not, by id.
+	Accounts(ctx context.Context) ([]hosting.Account, error)
 	// Usage counts what an account holds against its quotas at now: live servers and
 	// snapshots, SSH keys, projects, recipes, and tokens that can still authenticate.
 	Usage(ctx context.Context, accountID int64, now time.Time) (hosting.Quotas, error)
@@ -105,6 +107,10 @@ type Reader interface {
 	AuditLog(ctx context.Context, accountID int64, before int64, limit int) ([]hosting.AuditEntry, error)
 	// AccountTokens lists an account's tokens that are not revoked, newest first.
 	AccountTokens(ctx context.Context, accountID int64) ([]hosting.Token, error)
+	// Tokens lists all of an account's tokens, the revoked ones too, newest first (an
+	// operator's audit; AccountTokens is what the account itself sees). An unknown
+	// account has none.
+	Tokens(ctx context.Context, accountID int64) ([]hosting.Token, error)
 	// SessionByHash finds a console session with its account.
 	SessionByHash(ctx context.Context, hash []byte) (hosting.Session, hosting.Account, error)
 	// DailySpend is what an account's charges net of refunds came to per UTC day, for

@@ -11,21 +11,7 @@ import (
 // language setting and the spend per day.
 
 func (q queries) AccountTokens(ctx context.Context, accountID int64) ([]hosting.Token, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+tokenCols+` FROM tokens t WHERE t.account_id = ? AND t.revoked_at IS NULL
-		ORDER BY t.id DESC`, accountID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows.Scan)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return q.tokens(ctx, `t.account_id = ? AND t.revoked_at IS NULL`, accountID)
 }
 
 func (q queries) SetAccountLanguage(ctx context.Context, id int64, language string) error {

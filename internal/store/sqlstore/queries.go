@@ -152,6 +152,23 @@ func (q queries) AccountByEmail(ctx context.Context, email string) (hosting.Acco
 	return scanAccount(q.q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.email = ?`, email).Scan)
 }
 
+func (q queries) Accounts(ctx context.Context) ([]hosting.Account, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+accountCols+` FROM accounts a ORDER BY a.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.Account{}
+	for rows.Next() {
+		a, err := scanAccount(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 func (q queries) CreateAccount(ctx context.Context, a hosting.Account) (int64, error) {
 	k := a.Quotas
 	return q.insert(ctx, `INSERT INTO accounts (email, name, password_hash, language, currency, credit, blocked, server_quota,
@@ -221,6 +238,28 @@ func scanTokenAccount(scan func(...any) error) (hosting.Token, hosting.Account, 
 
 func (q queries) Token(ctx context.Context, id int64) (hosting.Token, error) {
 	return scanToken(q.q.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM tokens t WHERE t.id = ?`, id).Scan)
+}
+
+func (q queries) Tokens(ctx context.Context, accountID int64) ([]hosting.Token, error) {
+	return q.tokens(ctx, `t.account_id = ?`, accountID)
+}
+
+// tokens lists the tokens that match where (a condition on tokens t), newest first.
+func (q queries) tokens(ctx context.Context, where string, args ...any) ([]hosting.Token, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+tokenCols+` FROM tokens t WHERE `+where+` ORDER BY t.id DESC`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []hosting.Token{}
+	for rows.Next() {
+		t, err := scanToken(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
 }
 
 func (q queries) CreateToken(ctx context.Context, t hosting.Token) (int64, error) {

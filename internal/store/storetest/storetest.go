@@ -146,6 +146,16 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		if _, err := s.Account(ctx, 999); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("unknown account: %v", err)
 		}
+		// Accounts lists every one by id, blocked ones too, as Account reads it.
+		other := newAccount(t, s, "0-first-by-email@example.com")
+		in(t, s, func(tx store.Tx) error { return tx.SetAccountBlocked(ctx, other, true) })
+		all, err := s.Accounts(ctx)
+		if err != nil || len(all) != 2 || all[0].ID != id || all[1].ID != other {
+			t.Fatalf("Accounts = %+v, %v; want %d then %d", all, err, id, other)
+		}
+		if all[0].Credit != sum || all[0].Email != "a@example.com" || !all[0].CreatedAt.Equal(now) || all[0].Quotas.Servers != 5 || !all[1].Blocked {
+			t.Errorf("Accounts = %+v, want them as Account reads them", all)
+		}
 	})
 
 	t.Run("Tokens", func(t *testing.T) {
@@ -171,6 +181,31 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		tok, _ = s.Token(ctx, tid)
 		if tok.RevokedAt == nil || !tok.RevokedAt.Equal(now) || tok.Usable(now) {
 			t.Fatalf("revoked token: %+v (the first revocation time is kept)", tok)
+		}
+
+		// Tokens lists the revoked ones too, newest first; AccountTokens leaves them out.
+		other := newAccount(t, s, "u@example.com")
+		var live int64
+		in(t, s, func(tx store.Tx) error {
+			var err error
+			if live, err = tx.CreateToken(ctx, hosting.Token{AccountID: id, Name: "deploy", Hash: []byte("hash-2"), CreatedAt: now.Add(time.Minute)}); err != nil {
+				return err
+			}
+			_, err = tx.CreateToken(ctx, hosting.Token{AccountID: other, Name: "theirs", Hash: []byte("hash-3"), CreatedAt: now})
+			return err
+		})
+		all, err := s.Tokens(ctx, id)
+		if err != nil || len(all) != 2 || all[0].ID != live || all[1].ID != tid || all[1].RevokedAt == nil || all[0].RevokedAt != nil {
+			t.Fatalf("Tokens = %+v, %v; want %d then the revoked %d", all, err, live, tid)
+		}
+		if all[1].Name != "ci" || !all[1].Scopes.Has(hosting.ScopePower) || !all[1].ExpiresAt.Equal(exp) || !all[1].CreatedAt.Equal(now) {
+			t.Errorf("Tokens read %+v, want it as Token reads it", all[1])
+		}
+		if live, err := s.AccountTokens(ctx, id); err != nil || len(live) != 1 || live[0].ID != all[0].ID {
+			t.Errorf("AccountTokens = %+v, %v; want only the one not revoked", live, err)
+		}
+		if none, err := s.Tokens(ctx, 1<<40); err != nil || len(none) != 0 {
+			t.Errorf("Tokens of no account = %+v, %v; want none", none, err)
 		}
 	})
 
