@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/app"
 )
 
@@ -81,5 +83,17 @@ func TestProbes(t *testing.T) {
 	}
 	if code, _, _ := probe(t, h, "GET", "/healthz"); code != 200 {
 		t.Errorf("GET /healthz, database closed: %d, want 200", code)
+	}
+}
+
+// TestProbesDocumented: the API's contract describes the probes (they are outside
+// /v1, so in its description rather than under paths).
+func TestProbesDocumented(t *testing.T) {
+	t.Parallel()
+	doc := string(api.OpenAPIYAML)
+	for _, want := range []string{"`GET /healthz`", "`GET /readyz`", "database unreachable", "database schema not migrated"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("api/openapi.yaml does not mention %s", want)
+		}
 	}
 }
