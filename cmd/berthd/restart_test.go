@@ -85,10 +85,10 @@ type daemon struct {
 	log  *bytes.Buffer
 }
 
-func startServe(t *testing.T, bin, data, addr string, scale string) *daemon {
+func startServe(t *testing.T, bin, data, addr string, scale string, extra ...string) *daemon {
 	t.Helper()
 	d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
-	d.cmd = exec.Command(bin, "serve", "--data", data, "--addr", addr, "--sim-time-scale", scale)
+	d.cmd = exec.Command(bin, append([]string{"serve", "--data", data, "--addr", addr, "--sim-time-scale", scale}, extra...)...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)

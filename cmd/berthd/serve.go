@@ -23,6 +23,7 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/telemetry"
 )
 
 type serveFlags struct {
@@ -37,6 +38,7 @@ type serveFlags struct {
 	// operations
 	shutdownTimeout time.Duration
 	stepAllowance   time.Duration
+	metricsAddr     string
 	// libvirt driver
 	libvirtPrefix    string
 	libvirtMaxMemory int
@@ -63,6 +65,8 @@ func serveCmd(g *globals) *cobra.Command {
 		"how long a guest's graceful shutdown may take before it is given up (the server stays running)")
 	fl.DurationVar(&f.stepAllowance, "step-allowance", 0, "what an operation's attempt may take beside graceful shutdowns (0: 3m)")
 	_ = fl.MarkHidden("step-allowance") // for tests that kill processes mid-operation
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "address of a listener of its own serving Prometheus metrics at /metrics, e.g. 127.0.0.1:9090 "+
+		"(default: none); plain HTTP, keep it off public networks")
 	fl.StringVar(&f.libvirtPrefix, "libvirt-prefix", "berth-", "libvirt: prefix of the domains and volumes Berth creates")
 	fl.IntVar(&f.libvirtMaxMemory, "libvirt-max-memory-mb", 0, "libvirt: cap on the memory a guest really gets, MB (0: the plan's; for small test hosts)")
 	return cmd
@@ -98,13 +102,22 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if f.stepAllowance < 0 {
 		return errors.New("--step-allowance must not be negative")
 	}
+	if f.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q: %v", f.metricsAddr, err)
+		}
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	var tel *telemetry.Metrics
+	if f.metricsAddr != "" {
+		tel = telemetry.New(log)
+	}
 	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
 		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance,
-		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}})
+		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel})
 	if err != nil {
 		return err
 	}
@@ -119,6 +132,16 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err
+	}
+	var metricsSrv *http.Server
+	if tel != nil {
+		mln, err := net.Listen("tcp", f.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		metricsSrv = serveMetrics(mln, tel, log)
+		defer metricsSrv.Close()
 	}
 	scheme := "http"
 	if useTLS {
@@ -166,8 +189,27 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if err := srv.Shutdown(shCtx); err != nil {
 		return err
 	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shCtx)
+	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveMetrics serves GET /metrics on a listener of its own: Prometheus's scrapes
+// never reach the public port, and the public port never shows the metrics.
+func serveMetrics(ln net.Listener, tel *telemetry.Metrics, log *slog.Logger) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", tel.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	log.Info("serving metrics", "metrics", "http://"+ln.Addr().String()+"/metrics")
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	return srv
 }
 
 const demoEmail = "demo@berth.local"

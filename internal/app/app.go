@@ -31,6 +31,7 @@ import (
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/telemetry"
 )
 
 // Config is how berthd is run.
@@ -70,6 +71,9 @@ type Config struct {
 	// shutdowns (default 3 min; see ops.Worker.AttemptTimeout). With the sim driver
 	// it is scaled like the driver's durations.
 	StepAllowance time.Duration
+	// Telemetry collects the operators' metrics (nil: none are). An App watches its
+	// store on it from Open to Close, and its libvirt hosts once its workers run.
+	Telemetry *telemetry.Metrics
 }
 
 // App is a wired Berth.
@@ -101,6 +105,8 @@ type App struct {
 	working *workingJobs
 	// closePool closes the pgx pool of the PostgreSQL workers.
 	closePool func()
+	// unwatch removes the scrape-time series of this App's store and hosts.
+	unwatch []func()
 }
 
 // Open opens the store, migrates it, loads the default catalog on first start and
@@ -138,6 +144,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		db.Close()
 		return nil, fmt.Errorf("default catalog: %w", err)
 	}
+	if cfg.Telemetry != nil {
+		a.Service.Telemetry = cfg.Telemetry
+		unwatch, err := cfg.Telemetry.WatchStore(db, a.Service.Now)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+		a.unwatch = append(a.unwatch, unwatch)
+	}
 	return a, nil
 }
 
@@ -174,6 +189,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 			return lv.HasRoom(ctx, locationID, p.VCPUs, p.MemoryMB, p.DiskGB)
 		}
 		a.Service.Unreachable = lv.Unreachable
+		if err := a.watchHosts(lv); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("unknown driver %q (this build knows: sim, libvirt)", a.cfg.Driver)
 	}
@@ -342,7 +360,11 @@ func (a *App) Handler() (*httpapi.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.New(a.Service, cat, a.log, httpapi.Config{RateLimit: a.cfg.RateLimit, Metrics: a.metricsReader()})
+	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, Metrics: a.metricsReader()}
+	if a.cfg.Telemetry != nil {
+		cfg.Telemetry = a.cfg.Telemetry
+	}
+	return httpapi.New(a.Service, cat, a.log, cfg)
 }
 
 // Driver is the compute driver (after StartWorkers).
@@ -351,6 +373,10 @@ func (a *App) Driver() compute.Driver { return a.driver }
 // Close stops the workers (jobs in flight are left to resume at the next start) and
 // closes the store.
 func (a *App) Close(ctx context.Context) error {
+	for _, unwatch := range a.unwatch {
+		unwatch()
+	}
+	a.unwatch = nil
 	if a.stopSampler != nil {
 		a.stopSampler()
 	}
@@ -382,10 +408,12 @@ func (a *App) Close(ctx context.Context) error {
 	return err
 }
 
-// WebHandler is what berthd serves on its one port: the /v1 API, and the console
-// (the account holder's web interface) at every other path.
+// WebHandler is what berthd serves on its one port: the /v1 API, the probes
+// /healthz and /readyz (health.go), and the console (the account holder's web
+// interface) at every other path. With Config.Telemetry the API's and the console's
+// requests are counted by route.
 func (a *App) WebHandler() (http.Handler, error) {
-	api, err := a.Handler()
+	apiServer, err := a.Handler()
 	if err != nil {
 		return nil, err
 	}
@@ -393,15 +421,25 @@ func (a *App) WebHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	con, err := console.New(a.Service, cat, a.log, console.Config{Metrics: a.metricsReader()})
+	ccfg := console.Config{Metrics: a.metricsReader()}
+	if a.cfg.Telemetry != nil {
+		ccfg.Telemetry = a.cfg.Telemetry
+	}
+	con, err := console.New(a.Service, cat, a.log, ccfg)
 	if err != nil {
 		return nil, err
 	}
+	tel := a.cfg.Telemetry
+	api, web := tel.Instrument(telemetry.SurfaceAPI, apiServer), tel.Instrument(telemetry.SurfaceConsole, con)
+	probes := &health{st: a.DB, log: a.log}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == "/v1" || strings.HasPrefix(p, "/v1/") {
+		switch p := r.URL.Path; {
+		case p == "/v1" || strings.HasPrefix(p, "/v1/"):
 			api.ServeHTTP(w, r)
-			return
+		case p == HealthzPath || p == ReadyzPath:
+			probes.ServeHTTP(w, r)
+		default:
+			web.ServeHTTP(w, r)
 		}
-		con.ServeHTTP(w, r)
 	}), nil
 }

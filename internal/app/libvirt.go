@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"net/url"
 	"time"
 
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
+	"github.com/berthhq/berth/internal/telemetry"
 )
 
 // LibvirtDriver returns a libvirt driver on the app's database (admin host, pool and
@@ -43,4 +45,40 @@ func (a *App) startReconcile() {
 			}
 		}
 	})
+}
+
+// watchHosts shows the libvirt driver's hosts in the operators' metrics: capacity and
+// use from the database, reachability as this process last found it.
+func (a *App) watchHosts(lv *libvirtdriver.Driver) error {
+	if a.cfg.Telemetry == nil {
+		return nil
+	}
+	unwatch, err := a.cfg.Telemetry.WatchHosts(func(ctx context.Context) ([]telemetry.Host, error) {
+		hs, err := lv.Hosts(ctx, 0)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]telemetry.Host, 0, len(hs))
+		for _, h := range hs {
+			out = append(out, telemetry.Host{ID: h.ID, LocationID: h.LocationID, Address: uriHost(h.URI),
+				VCPUs: h.VCPUs, UsedVCPUs: h.UsedVCPUs, MemoryMB: h.MemoryMB, UsedMemoryMB: h.UsedMemoryMB,
+				DiskGB: h.DiskGB, UsedDiskGB: h.UsedDisk, Machines: h.Machines, Draining: h.Draining, Reachable: lv.Reachable(h.ID)})
+		}
+		return out, nil
+	})
+	if err != nil {
+		return err
+	}
+	a.unwatch = append(a.unwatch, unwatch)
+	return nil
+}
+
+// uriHost is the host of a libvirt URI without its user, port or parameters (which
+// may name key files): "local" for a local socket.
+func uriHost(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Hostname() == "" {
+		return "local"
+	}
+	return u.Hostname()
 }

@@ -60,6 +60,17 @@ type Config struct {
 	SignInFailures int
 	// SignInWindow is the window of the sign-in throttle (default 15 minutes).
 	SignInWindow time.Duration
+	// Telemetry, when set, counts failed and throttled sign-ins.
+	Telemetry Telemetry
+}
+
+// Telemetry is what the console tells operators' metrics (internal/telemetry
+// implements it).
+type Telemetry interface {
+	// RateLimited counts a 429: surface "console", by "email" or "address".
+	RateLimited(surface, by string)
+	// SignInFailed counts a sign-in refused for its email or password.
+	SignInFailed()
 }
 
 // Console is the web interface's http.Handler.
@@ -540,8 +551,12 @@ func (c *Console) signIn(r *req) error {
 	for _, l := range []struct {
 		lim *ratelimit.Limiter
 		key string
-	}{{c.byEmail, emailKey}, {c.byAddr, addrKey}} {
+		by  string
+	}{{c.byEmail, emailKey, "email"}, {c.byAddr, addrKey, "address"}} {
 		if res := l.lim.Peek(l.key, now); !res.Allowed {
+			if t := c.cfg.Telemetry; t != nil {
+				t.RateLimited("console", l.by)
+			}
 			mins := int((res.RetryAfter + time.Minute - 1) / time.Minute)
 			r.w.Header().Set("Retry-After", itoa(int64(res.RetryAfter.Seconds()+1)))
 			return c.showSignIn(r, http.StatusTooManyRequests, email, []string{r.T("console.signin_throttled", "minutes", mins)})
@@ -551,6 +566,9 @@ func (c *Console) signIn(r *req) error {
 	if hosting.IsCode(err, hosting.CodeUnauthenticated) {
 		c.byEmail.Allow(emailKey, now)
 		c.byAddr.Allow(addrKey, now)
+		if t := c.cfg.Telemetry; t != nil {
+			t.SignInFailed()
+		}
 		return c.showSignIn(r, http.StatusUnauthorized, email, c.messages(r.lang, err))
 	}
 	if err != nil {

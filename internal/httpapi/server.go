@@ -34,6 +34,15 @@ type Config struct {
 	AnonRateLimit int
 	// Metrics answers GET /servers/{id}/metrics (nil: that route answers 503).
 	Metrics MetricsReader
+	// Telemetry, when set, counts the 429 answers.
+	Telemetry Telemetry
+}
+
+// Telemetry is what the API tells operators' metrics (internal/telemetry implements
+// it).
+type Telemetry interface {
+	// RateLimited counts a 429: surface "api", by "token" or "address".
+	RateLimited(surface, by string)
 }
 
 // Server is the /v1 API handler.
@@ -46,6 +55,7 @@ type Server struct {
 	mux     *http.ServeMux
 	openapi []byte
 	metrics MetricsReader
+	tel     Telemetry
 }
 
 // request is what a handler gets.
@@ -78,7 +88,7 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 	}
 	s := &Server{svc: svc, i18n: cat, log: log, mux: http.NewServeMux(), openapi: doc,
 		tokens: ratelimit.New(cfg.RateLimit, time.Minute), anon: ratelimit.New(cfg.AnonRateLimit, time.Minute),
-		metrics: cfg.Metrics}
+		metrics: cfg.Metrics, tel: cfg.Telemetry}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" /v1"+rt.path, s.dispatch(rt))
 	}
@@ -410,6 +420,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 	ip := "ip:" + clientAddr(r)
 	if res := s.anon.Peek(ip, now); !res.Allowed {
 		setLimitHeaders(w.Header(), res)
+		s.countLimited("address")
 		s.fail(w, r, lang, limited(res))
 		return hosting.Principal{}, lang, false
 	}
@@ -423,6 +434,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 		res := s.anon.Allow(ip, now)
 		setLimitHeaders(w.Header(), res)
 		if !res.Allowed {
+			s.countLimited("address")
 			s.fail(w, r, lang, limited(res))
 			return p, lang, false
 		}
@@ -440,10 +452,18 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 		lang = p.Account.Language
 	}
 	if !res.Allowed {
+		s.countLimited("token")
 		s.fail(w, r, lang, limited(res))
 		return p, lang, false
 	}
 	return p, lang, true
+}
+
+// countLimited counts a 429 of the limit on a token or on a client address.
+func (s *Server) countLimited(by string) {
+	if s.tel != nil {
+		s.tel.RateLimited("api", by)
+	}
 }
 
 func limited(res ratelimit.Result) error {

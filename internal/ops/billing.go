@@ -256,6 +256,9 @@ func NewMeterWorker(svc *Service) *MeterWorker { return &MeterWorker{svc: svc} }
 func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[MeterArgs]) error {
 	start := time.Now()
 	res, err := w.svc.Meter(ctx)
+	if t := w.svc.Telemetry; t != nil {
+		t.MeterPassed(time.Since(start), err)
+	}
 	if err != nil {
 		w.svc.log.Error("metering pass failed", "err", err)
 		return err

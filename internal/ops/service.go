@@ -73,6 +73,17 @@ type Service struct {
 	// Unreachable, when set, tells that the hypervisor of a server's machine cannot be
 	// reached now: operations on it then answer 503 (unavailable) instead of queuing.
 	Unreachable func(ctx context.Context, name string) bool
+	// Telemetry, when set, is told of every operation's end and every metering pass.
+	Telemetry Telemetry
+}
+
+// Telemetry is what the core tells operators' metrics (internal/telemetry implements
+// it). It only counts: nothing it does changes what the core decides.
+type Telemetry interface {
+	// OperationFinished: an operation ended with result, took after it was accepted.
+	OperationFinished(typ hosting.OpType, result hosting.OpStatus, took time.Duration)
+	// MeterPassed: a metering pass took took and failed with err (nil: it did not).
+	MeterPassed(took time.Duration, err error)
 }
 
 // New returns a Service on a store, enqueuing jobs with jobs.

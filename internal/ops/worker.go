@@ -324,7 +324,9 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[OperationArgs], op h
 // end, what a suspension asks for next, and the job's completion.
 func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, result hosting.OpStatus, errText string, change func(tx store.Tx) error) error {
 	s := w.svc
+	var ended *time.Time // when this call ended the operation (not one before a crash)
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		ended = nil
 		cur, err := tx.Operation(ctx, 0, op.ID)
 		if err != nil {
 			return err
@@ -335,9 +337,11 @@ func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], 
 					return err
 				}
 			}
-			if err := tx.FinishOperation(ctx, op.ID, result, errText, s.Now()); err != nil {
+			at := s.Now()
+			if err := tx.FinishOperation(ctx, op.ID, result, errText, at); err != nil {
 				return err
 			}
+			ended = &at
 			if err := s.runScheduledDeletions(ctx, tx, op.ServerID); err != nil {
 				return err
 			}
@@ -352,6 +356,9 @@ func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], 
 	}
 	s.notify(op.ID)
 	s.log.Info("operation finished", "op", describe(op), "result", result, "error", errText)
+	if ended != nil && s.Telemetry != nil {
+		s.Telemetry.OperationFinished(op.Type, result, ended.Sub(op.StartedAt))
+	}
 	return nil
 }
 

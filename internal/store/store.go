@@ -264,6 +264,35 @@ type Store interface {
 	// Rebind turns a ? placeholder query into the database's dialect.
 	Rebind(q string) string
 	Close() error
+
+	// Ready reports whether the database can serve this process: it answers on the
+	// pool writes use, and its schema is at least at this build's newest migration (a
+	// newer process may have migrated it further). It fails with ErrUnreachable or
+	// ErrNotMigrated, wrapping the detail.
+	Ready(ctx context.Context) error
+	// JobQueue counts the job queue's jobs by state, for operators.
+	JobQueue(ctx context.Context) (JobQueue, error)
+	// ServersByStatus counts the live servers by the status their owners see
+	// (suspended over the machine's status), for operators; statuses without any
+	// server are left out.
+	ServersByStatus(ctx context.Context) (map[hosting.Status]int, error)
+}
+
+// ErrUnreachable is returned by Store.Ready when the database does not answer.
+var ErrUnreachable = errors.New("store: database unreachable")
+
+// ErrNotMigrated is returned by Store.Ready when the database's schema is older than
+// this build's (or has no schema at all): run berthd migrate.
+var ErrNotMigrated = errors.New("store: schema not migrated")
+
+// JobQueue is what the job queue holds that is not finished.
+type JobQueue struct {
+	// Available jobs wait for a worker; Running ones are being worked; Retryable ones
+	// failed an attempt and wait for their next.
+	Available, Running, Retryable int
+	// OldestAvailable is when the longest-waiting available job became available
+	// (nil: none is).
+	OldestAvailable *time.Time
 }
 
 // A Hold keeps the first write transaction run under its context (WithHold) open past

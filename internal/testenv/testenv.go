@@ -26,6 +26,7 @@ import (
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/telemetry"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -46,6 +47,8 @@ type Options struct {
 	// SweepEvery is how often stranded jobs and operations are looked for (default
 	// berthd's).
 	SweepEvery time.Duration
+	// Telemetry collects the operators' metrics (default: none).
+	Telemetry *telemetry.Metrics
 }
 
 // Env is a running Berth.
@@ -92,7 +95,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	// of its own in the middle of a test would be correct too, but harder to reason about.
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
-		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery})
+		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -134,6 +134,16 @@ func (d *Driver) Host(ctx context.Context, id int64) (Host, error) {
 	return Host{}, fmt.Errorf("no host %d", id)
 }
 
+// Reachable reports whether a host answered Berth's last attempt to reach it from this
+// process (a host not tried yet counts as reachable; the reconcile loop tries every
+// host with machines every few seconds). It never dials.
+func (d *Driver) Reachable(id int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, down := d.down[id]
+	return !down
+}
+
 // SetDraining stops (or resumes) placing new machines on a host; the machines on it
 // stay and keep working.
 func (d *Driver) SetDraining(ctx context.Context, id int64, draining bool) (Host, error) {

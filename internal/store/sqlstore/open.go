@@ -9,7 +9,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -167,11 +166,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 
 // migrations is goose's view of Berth's schema migrations for this database.
 func (db *DB) migrations() (*goose.Provider, error) {
-	files, dir, dia := fs.FS(sqliteMigrations), "migrations/sqlite", goose.DialectSQLite3
-	if db.d == dialectPostgres {
-		files, dir, dia = postgresMigrations, "migrations/postgres", goose.DialectPostgres
-	}
-	sub, err := fs.Sub(files, dir)
+	dia, sub, err := db.schema()
 	if err != nil {
 		return nil, err
 	}

@@ -586,4 +586,37 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		hold.Release()
 	})
+
+	t.Run("OperatorReads", func(t *testing.T) {
+		s := open(t)
+		if err := s.Ready(ctx); err != nil {
+			t.Fatalf("Ready on a migrated store: %v", err)
+		}
+		if q, err := s.JobQueue(ctx); err != nil || q != (store.JobQueue{}) {
+			t.Errorf("JobQueue of an empty queue: %+v %v", q, err)
+		}
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })
+		a := newAccount(t, s, "op@example.com")
+		var ids []int64
+		in(t, s, func(tx store.Tx) error {
+			for i, st := range []hosting.Status{hosting.StatusRunning, hosting.StatusRunning, hosting.StatusStopped,
+				hosting.StatusRunning, hosting.StatusProvisioning} {
+				id, err := tx.CreateServer(ctx, hosting.Server{AccountID: a, Name: fmt.Sprintf("server-op%04d", i), DisplayName: "d",
+					Status: st, LocationID: 1, PlanID: 1, ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20, CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			if err := tx.SetServerSuspended(ctx, ids[3], true); err != nil {
+				return err
+			}
+			return tx.DeleteServer(ctx, ids[4], now)
+		})
+		got, err := s.ServersByStatus(ctx)
+		want := map[hosting.Status]int{hosting.StatusRunning: 2, hosting.StatusStopped: 1, hosting.StatusSuspended: 1}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("ServersByStatus = %v %v, want %v (suspended over its status, the deleted one left out)", got, err, want)
+		}
+	})
 }

@@ -1,0 +1,118 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// failingCreate makes every machine creation fail for good while on.
+type failingCreate struct {
+	compute.Driver
+	on atomic.Bool
+}
+
+func (f *failingCreate) Create(ctx context.Context, key string, spec compute.Spec) (compute.Machine, error) {
+	if f.on.Load() {
+		return compute.Machine{}, fmt.Errorf("%w: no host has room", compute.ErrFailed)
+	}
+	return f.Driver.Create(ctx, key, spec)
+}
+
+// gathered finds a sample's value (a histogram's count) among the registry's families.
+func gathered(t *testing.T, tel *telemetry.Metrics, name string, want map[string]string) (float64, bool) {
+	t.Helper()
+	fams, err := tel.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.Metric {
+			have := map[string]string{}
+			for _, l := range m.Label {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if have[k] != v {
+					continue next
+				}
+			}
+			return value(m), true
+		}
+	}
+	return 0, false
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Histogram != nil:
+		return float64(m.Histogram.GetSampleCount())
+	}
+	return 0
+}
+
+// TestTelemetryWiring: with Config.Telemetry an App counts its requests by route and
+// its operations by result, shows its store's state at scrape time, and takes that
+// away when it closes, so that the next App of the process can show its own.
+func TestTelemetryWiring(t *testing.T) {
+	t.Parallel()
+	tel := telemetry.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	fail := &failingCreate{}
+	dir := t.TempDir()
+	env := testenv.New(t, testenv.Options{DataDir: dir, Telemetry: tel,
+		WrapDriver: func(d compute.Driver) compute.Driver { fail.Driver = d; return fail }})
+	a := env.NewAccount("en", "", "")
+	order := func() string {
+		r := a.Do("POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1}).Want(t, 201)
+		return r.Map(t)["data"].(map[string]any)["name"].(string)
+	}
+	a.WaitStatus(t, order(), "running", 10*time.Second)
+	fail.on.Store(true)
+	a.WaitStatus(t, order(), "error", 10*time.Second)
+
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"berth_operations_total", map[string]string{"type": "provision", "result": "success"}, 1},
+		{"berth_operations_total", map[string]string{"type": "provision", "result": "error"}, 1},
+		{"berth_operation_duration_seconds", map[string]string{"type": "provision", "result": "error"}, 1},
+		{"berth_http_requests_total", map[string]string{"handler": "api", "route": "POST /v1/servers", "code": "201"}, 2},
+		{"berth_servers", map[string]string{"status": "running"}, 1},
+		{"berth_servers", map[string]string{"status": "error"}, 1},
+	} {
+		if v, ok := gathered(t, tel, c.name, c.labels); !ok || v != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
+		}
+	}
+
+	env.Close()
+	if _, ok := gathered(t, tel, "berth_servers", nil); ok {
+		t.Errorf("a closed App's store is still read at scrape time")
+	}
+	// The next App on the same Metrics watches its own store.
+	env2 := testenv.New(t, testenv.Options{DataDir: dir, Telemetry: tel})
+	defer env2.Close()
+	if v, ok := gathered(t, tel, "berth_servers", map[string]string{"status": "running"}); !ok || v != 1 {
+		t.Errorf("after a restart: servers running %v (present %v), want 1", v, ok)
+	}
+}

@@ -1,0 +1,80 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Reads for the operators' metrics (internal/telemetry asks them at every scrape).
+// They run on the read pool, beside any write, and use no placeholders.
+
+// JobQueue implements store.Store from River's job table.
+func (db *DB) JobQueue(ctx context.Context) (store.JobQueue, error) {
+	var q store.JobQueue
+	rows, err := db.read.QueryContext(ctx, `SELECT state, COUNT(*) FROM river_job
+		WHERE state IN ('available', 'running', 'retryable') GROUP BY state`)
+	if err != nil {
+		return q, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var state string
+		var n int
+		if err := rows.Scan(&state, &n); err != nil {
+			return q, err
+		}
+		switch state {
+		case "available":
+			q.Available = n
+		case "running":
+			q.Running = n
+		case "retryable":
+			q.Retryable = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return q, err
+	}
+	if q.Available == 0 {
+		return q, nil
+	}
+	// The column itself (not MIN of it) keeps its declared type, which the SQLite
+	// driver reads as a time; River writes it in UTC.
+	var at time.Time
+	err = db.read.QueryRowContext(ctx, `SELECT scheduled_at FROM river_job WHERE state = 'available'
+		ORDER BY scheduled_at LIMIT 1`).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) { // taken meanwhile
+		return q, nil
+	}
+	if err != nil {
+		return q, err
+	}
+	at = at.UTC()
+	q.OldestAvailable = &at
+	return q, nil
+}
+
+// ServersByStatus implements store.Store.
+func (db *DB) ServersByStatus(ctx context.Context) (map[hosting.Status]int, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT CASE WHEN suspended <> 0 THEN 'suspended' ELSE status END AS shown, COUNT(*)
+		FROM servers WHERE deleted_at IS NULL GROUP BY shown`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[hosting.Status]int{}
+	for rows.Next() {
+		var status string
+		var n int
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, err
+		}
+		out[hosting.Status(status)] += n
+	}
+	return out, rows.Err()
+}
