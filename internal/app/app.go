@@ -360,7 +360,7 @@ func (a *App) Handler() (*httpapi.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, Metrics: a.metricsReader()}
+	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, Metrics: a.metricsReader(), Limits: a.limits()}
 	if a.cfg.Telemetry != nil {
 		cfg.Telemetry = a.cfg.Telemetry
 	}
@@ -421,7 +421,7 @@ func (a *App) WebHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	ccfg := console.Config{Metrics: a.metricsReader()}
+	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits()}
 	if a.cfg.Telemetry != nil {
 		ccfg.Telemetry = a.cfg.Telemetry
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/ratelimit"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
@@ -239,4 +240,13 @@ func (l *leader) close() {
 		l.conn.Close() // the lock goes with the session
 		l.conn, l.held = nil, false
 	}
+}
+
+// limits is where the rate limits and the sign-in throttle are kept: in memory when
+// one process serves (SQLite), in the database every process shares (PostgreSQL).
+func (a *App) limits() ratelimit.Factory {
+	if a.DB.Postgres() {
+		return a.DB.RateLimits
+	}
+	return ratelimit.InMemory
 }

@@ -62,6 +62,9 @@ type Config struct {
 	SignInWindow time.Duration
 	// Telemetry, when set, counts failed and throttled sign-ins.
 	Telemetry Telemetry
+	// Limits keeps the sign-in throttle (default: in this process's memory); several
+	// processes serving together share it in their store.
+	Limits ratelimit.Factory
 }
 
 // Telemetry is what the console tells operators' metrics (internal/telemetry
@@ -81,8 +84,8 @@ type Console struct {
 	cfg     Config
 	mux     *http.ServeMux
 	pages   map[string]*template.Template
-	byEmail *ratelimit.Limiter
-	byAddr  *ratelimit.Limiter
+	byEmail ratelimit.Counter
+	byAddr  ratelimit.Counter
 }
 
 // Cookie names.
@@ -106,12 +109,15 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Co
 	if cfg.SignInWindow <= 0 {
 		cfg.SignInWindow = 15 * time.Minute
 	}
+	if cfg.Limits == nil {
+		cfg.Limits = ratelimit.InMemory
+	}
 	if log == nil {
 		log = slog.Default()
 	}
 	c := &Console{svc: svc, cat: cat, log: log, cfg: cfg, mux: http.NewServeMux(),
-		byEmail: ratelimit.New(cfg.SignInFailures, cfg.SignInWindow),
-		byAddr:  ratelimit.New(4*cfg.SignInFailures, cfg.SignInWindow)}
+		byEmail: cfg.Limits("signin-email", cfg.SignInFailures, cfg.SignInWindow),
+		byAddr:  cfg.Limits("signin-address", 4*cfg.SignInFailures, cfg.SignInWindow)}
 	var err error
 	if c.pages, err = parsePages(); err != nil {
 		return nil, err
@@ -549,11 +555,15 @@ func (c *Console) signIn(r *req) error {
 	now := time.Now()
 	emailKey, addrKey := "e:"+strings.ToLower(email), "a:"+clientAddr(r.Request)
 	for _, l := range []struct {
-		lim *ratelimit.Limiter
+		lim ratelimit.Counter
 		key string
 		by  string
 	}{{c.byEmail, emailKey, "email"}, {c.byAddr, addrKey, "address"}} {
-		if res := l.lim.Peek(l.key, now); !res.Allowed {
+		res, err := l.lim.Peek(r.ctx(), l.key, now)
+		if err != nil {
+			return err
+		}
+		if !res.Allowed {
 			if t := c.cfg.Telemetry; t != nil {
 				t.RateLimited("console", l.by)
 			}
@@ -564,8 +574,14 @@ func (c *Console) signIn(r *req) error {
 	}
 	_, acct, secret, err := c.svc.SignIn(r.ctx(), email, r.PostFormValue("password"), c.cfg.SessionTTL)
 	if hosting.IsCode(err, hosting.CodeUnauthenticated) {
-		c.byEmail.Allow(emailKey, now)
-		c.byAddr.Allow(addrKey, now)
+		for _, l := range []struct {
+			lim ratelimit.Counter
+			key string
+		}{{c.byEmail, emailKey}, {c.byAddr, addrKey}} {
+			if _, err := l.lim.Allow(r.ctx(), l.key, now); err != nil {
+				return err
+			}
+		}
 		if t := c.cfg.Telemetry; t != nil {
 			t.SignInFailed()
 		}

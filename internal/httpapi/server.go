@@ -36,6 +36,9 @@ type Config struct {
 	Metrics MetricsReader
 	// Telemetry, when set, counts the 429 answers.
 	Telemetry Telemetry
+	// Limits keeps the rate limits (default: in this process's memory); several
+	// processes serving together share them in their store.
+	Limits ratelimit.Factory
 }
 
 // Telemetry is what the API tells operators' metrics (internal/telemetry implements
@@ -50,8 +53,8 @@ type Server struct {
 	svc     *ops.Service
 	i18n    *i18n.Catalog
 	log     *slog.Logger
-	tokens  *ratelimit.Limiter
-	anon    *ratelimit.Limiter
+	tokens  ratelimit.Counter
+	anon    ratelimit.Counter
 	mux     *http.ServeMux
 	openapi []byte
 	metrics MetricsReader
@@ -86,8 +89,11 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Limits == nil {
+		cfg.Limits = ratelimit.InMemory
+	}
 	s := &Server{svc: svc, i18n: cat, log: log, mux: http.NewServeMux(), openapi: doc,
-		tokens: ratelimit.New(cfg.RateLimit, time.Minute), anon: ratelimit.New(cfg.AnonRateLimit, time.Minute),
+		tokens: cfg.Limits("api-token", cfg.RateLimit, time.Minute), anon: cfg.Limits("api-address", cfg.AnonRateLimit, time.Minute),
 		metrics: cfg.Metrics, tel: cfg.Telemetry}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" /v1"+rt.path, s.dispatch(rt))
@@ -418,7 +424,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 	// An address past its budget of failed attempts is refused before any token
 	// lookup, so guessing tokens is slow.
 	ip := "ip:" + clientAddr(r)
-	if res := s.anon.Peek(ip, now); !res.Allowed {
+	ctx := r.Context()
+	res, err := s.anon.Peek(ctx, ip, now)
+	if err != nil {
+		s.fail(w, r, lang, err)
+		return hosting.Principal{}, lang, false
+	}
+	if !res.Allowed {
 		setLimitHeaders(w.Header(), res)
 		s.countLimited("address")
 		s.fail(w, r, lang, limited(res))
@@ -426,12 +438,15 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 	}
 	secret, ok := bearer(r)
 	var p hosting.Principal
-	var err error
 	if ok {
 		p, err = s.svc.Authenticate(r.Context(), secret)
 	}
 	if !ok || hosting.IsCode(err, hosting.CodeUnauthenticated) {
-		res := s.anon.Allow(ip, now)
+		res, err := s.anon.Allow(ctx, ip, now)
+		if err != nil {
+			s.fail(w, r, lang, err)
+			return p, lang, false
+		}
 		setLimitHeaders(w.Header(), res)
 		if !res.Allowed {
 			s.countLimited("address")
@@ -446,7 +461,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 		s.fail(w, r, lang, err)
 		return p, lang, false
 	}
-	res := s.tokens.Allow("t:"+strconv.FormatInt(p.Token.ID, 10), now)
+	res, err = s.tokens.Allow(ctx, "t:"+strconv.FormatInt(p.Token.ID, 10), now)
+	if err != nil {
+		s.fail(w, r, lang, err)
+		return p, lang, false
+	}
 	setLimitHeaders(w.Header(), res)
 	if i18n.Supported(p.Account.Language) {
 		lang = p.Account.Language

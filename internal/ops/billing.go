@@ -188,6 +188,12 @@ func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
 		done := false
 		err := s.store.InTx(ctx, func(tx store.Tx) error {
 			got = MeterResult{}
+			// Another pass (another process's, or the periodic one beside an
+			// operator's) charges nothing twice anyway, but would find the hours it
+			// saw due already charged.
+			if err := tx.Serialize(ctx, "meter"); err != nil {
+				return err
+			}
 			for range stepsPerTx {
 				due, err := tx.EarliestDue(ctx, now)
 				if err != nil {

@@ -24,6 +24,10 @@ func (s *Service) ResumeOrphanedOperations(ctx context.Context) (int, error) {
 	}
 	n := 0
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		// Two processes resuming at once would give an operation two jobs.
+		if err := tx.Serialize(ctx, "resume-operations"); err != nil {
+			return err
+		}
 		ids, err := tx.OrphanedOperations(ctx)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@
 package ratelimit
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -130,4 +131,32 @@ func (sh *shard) sweep(floor int64) {
 			delete(sh.keys, k)
 		}
 	}
+}
+
+// Counter is a rate limit wherever it is kept: in this process (a Limiter), or in a
+// store every process of a deployment shares, so that the limit holds for the
+// deployment as a whole (API-DECISIONS §4). A shared one can fail to answer: the
+// error says why, and the request is then not served.
+type Counter interface {
+	// Allow counts a request for key at now, if the window has room for it.
+	Allow(ctx context.Context, key string, now time.Time) (Result, error)
+	// Peek answers what Allow would, without counting anything.
+	Peek(ctx context.Context, key string, now time.Time) (Result, error)
+}
+
+// Factory makes the Counter named name (each name counts its own keys) allowing limit
+// requests per window per key.
+type Factory func(name string, limit int, window time.Duration) Counter
+
+// InMemory is the Factory of Limiters: limits of one process.
+func InMemory(_ string, limit int, window time.Duration) Counter { return local{New(limit, window)} }
+
+type local struct{ l *Limiter }
+
+func (c local) Allow(_ context.Context, key string, now time.Time) (Result, error) {
+	return c.l.Allow(key, now), nil
+}
+
+func (c local) Peek(_ context.Context, key string, now time.Time) (Result, error) {
+	return c.l.Peek(key, now), nil
 }

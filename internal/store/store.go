@@ -232,6 +232,13 @@ type Writer interface {
 	// FinishOperation records the end of an operation and frees its server.
 	FinishOperation(ctx context.Context, id int64, status hosting.OpStatus, errText string, at time.Time) error
 
+	// Serialize makes this transaction the only one of its name running: another
+	// transaction asking for the same name waits until this one ends. A use case
+	// that reads what is due and then does it (a metering pass, resuming operations)
+	// asks first, so that two processes never both do it. (SQLite runs every write
+	// transaction one at a time, so there it has nothing to do.)
+	Serialize(ctx context.Context, name string) error
+
 	// SetAccountLanguage sets the language an account reads Berth in.
 	SetAccountLanguage(ctx context.Context, id int64, language string) error
 	// CreateSession writes a console session.

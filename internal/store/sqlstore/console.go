@@ -51,7 +51,7 @@ const msPerDay = 24 * 60 * 60 * 1000
 func (q queries) DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT period_start / ? AS day, SUM(amount) FROM transactions
 		WHERE account_id = ? AND period_start >= ? AND type IN ('charge', 'refund')
-		GROUP BY period_start / ? ORDER BY day`, int64(msPerDay), accountID, ms(from), int64(msPerDay))
+		GROUP BY day ORDER BY day`, int64(msPerDay), accountID, ms(from))
 	if err != nil {
 		return nil, err
 	}

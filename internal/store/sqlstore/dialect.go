@@ -119,3 +119,12 @@ func (q queries) jsonInt(col, field string) string {
 	}
 	return "json_extract(" + col + ", '$." + field + "')"
 }
+
+// Serialize implements store.Writer: PostgreSQL's transaction-scoped advisory lock.
+func (q queries) Serialize(ctx context.Context, name string) error {
+	if q.d != dialectPostgres {
+		return nil
+	}
+	_, err := q.q.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "berth.tx."+name)
+	return err
+}
