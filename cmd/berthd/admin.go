@@ -19,6 +19,7 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
 func quietLogger() *slog.Logger {
@@ -118,7 +119,7 @@ func idArg(args []string) (int64, error) {
 
 func adminCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
-	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g))
+	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g), storeCmd(g))
 	cmd.AddCommand(hostCmd(g), imageCmd(g), poolCmd(g)) // libvirt driver
 	return cmd
 }
@@ -516,5 +517,35 @@ func auditCmd(g *globals) *cobra.Command {
 	list.Flags().Int64Var(&before, "before", 0, "only entries with a smaller id (the next page)")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many entries")
 	cmd.AddCommand(list)
+	return cmd
+}
+
+func storeCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "store", Short: "Move an installation between databases"}
+	var to string
+	copyCmd := &cobra.Command{
+		Use:   "copy",
+		Short: "Copy the SQLite installation in --data to an empty PostgreSQL database (--to), everything in it",
+		Long: "Copies every account, token, catalog item, server, simulated machine, snapshot, operation (with the jobs of " +
+			"those in flight), ledger entry, metric sample and audit entry of the SQLite database in --data to the " +
+			"PostgreSQL database --to, in one transaction. Stop serve first: the copy refuses a data directory a serve " +
+			"holds, and a target that holds anything. Afterwards serve with --database URL; the data directory is left as it was.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if to == "" {
+				return fail("--to postgres://... is required")
+			}
+			if g.database != "" {
+				return fail("the source is --data DIR (SQLite); the target is --to, not --database")
+			}
+			res, err := app.CopyStore(cmd.Context(), g.data, to)
+			if err != nil {
+				return err
+			}
+			return printJSON(map[string]any{"copied": res.Rows, "jobs": res.Jobs, "from": g.data, "to": sqlstore.Redact(to)})
+		},
+	}
+	copyCmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database to copy to (postgres://user:password@host:port/dbname), empty")
+	cmd.AddCommand(copyCmd)
 	return cmd
 }

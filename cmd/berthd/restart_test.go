@@ -94,13 +94,20 @@ func startServe(t *testing.T, bin, data, addr string, scale string, extra ...str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.cmd.Process.Kill(); _ = d.cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
+	d.waitUp(t)
+	return d
+}
+
+// waitUp waits until the daemon answers.
+func (d *daemon) waitUp(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(d.base + "/openapi.json")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return d
+				return
 			}
 		}
 		if time.Now().After(deadline) {

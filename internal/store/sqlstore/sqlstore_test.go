@@ -80,3 +80,13 @@ func TestPostgresMigrateTwice(t *testing.T) {
 		db.Close()
 	}
 }
+
+// A table a migration adds must be known to admin store copy, or the copy would
+// leave its rows behind.
+func TestCopyKnowsEveryTable(t *testing.T) {
+	t.Parallel()
+	db := openMigrated(t, t.TempDir())
+	if err := db.CheckCopyCovers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

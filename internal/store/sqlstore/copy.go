@@ -1,0 +1,200 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// CopyTables lists Berth's tables in the order a copy writes them (a row's foreign
+// keys point at tables earlier in the list). The job queue's tables are River's and
+// copied through River (internal/app); goose's version table is each database's own.
+var CopyTables = []string{
+	"accounts", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
+	"ssh_keys", "projects", "recipes", "servers", "server_keys", "operations", "transactions",
+	"sim_machines", "sim_events", "snapshots", "sim_snapshots", "metric_samples", "sim_counters",
+	"meters", "idempotency_keys", "audit_log", "sessions",
+	"libvirt_hosts", "libvirt_images", "libvirt_address_pools", "libvirt_addresses", "libvirt_machines", "libvirt_keys",
+}
+
+// notCopied are the tables of the SQLite schema a copy leaves behind: staging that is
+// empty between transactions, and what belongs to goose, River and SQLite.
+var notCopied = []string{"charge_batch", "goose_db_version", "sqlite_sequence"}
+
+// Tables lists the database's tables (its own, not River's).
+func (db *DB) Tables(ctx context.Context) ([]string, error) {
+	query := `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
+	if db.d == dialectPostgres {
+		query = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name`
+	}
+	rows, err := db.read.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(t, "river_") {
+			out = append(out, t)
+		}
+	}
+	return out, rows.Err()
+}
+
+// CheckCopyCovers reports a table of db that a copy would neither write nor knowingly
+// leave behind: a migration added it and CopyTables must learn of it.
+func (db *DB) CheckCopyCovers(ctx context.Context) error {
+	tables, err := db.Tables(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if !slices.Contains(CopyTables, t) && !slices.Contains(notCopied, t) {
+			return fmt.Errorf("table %s is not known to the copy", t)
+		}
+	}
+	return nil
+}
+
+// Empty reports the first of Berth's tables in db that holds a row ("" when none do).
+func (db *DB) Empty(ctx context.Context) (string, error) {
+	for _, t := range CopyTables {
+		var any int
+		err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM `+t+` LIMIT 1) AS x`).Scan(&any)
+		if err != nil {
+			return "", err
+		}
+		if any > 0 {
+			return t, nil
+		}
+	}
+	return "", nil
+}
+
+// copyBatch is how many rows one INSERT of a copy writes.
+const copyBatch = 200
+
+// CopyTo writes every row of Berth's tables in db into the PostgreSQL database to,
+// in one transaction of to's, and returns how many rows each table had. to must be
+// migrated and empty; db must not change meanwhile (no serve holds it). Identity
+// sequences continue after the copied ids, so that ids keep growing. then, when set,
+// runs in the same transaction before it commits (the job queue's copy).
+func (db *DB) CopyTo(ctx context.Context, to *DB, then func(tx *sql.Tx) error) (map[string]int, error) {
+	if to.d != dialectPostgres {
+		return nil, fmt.Errorf("copy: the target is not PostgreSQL")
+	}
+	if err := db.CheckCopyCovers(ctx); err != nil {
+		return nil, fmt.Errorf("copy: %w", err)
+	}
+	counts := map[string]int{}
+	tx, err := to.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	for _, table := range CopyTables {
+		cols := "*"
+		if table == "sim_machines" {
+			cols = "*, rowid" // the machines' addresses derive from it
+		}
+		rows, err := db.read.QueryContext(ctx, `SELECT `+cols+` FROM `+table)
+		if err != nil {
+			return nil, fmt.Errorf("copy %s: %w", table, err)
+		}
+		names, err := rows.Columns()
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		var batch []any
+		n := 0
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			var b strings.Builder
+			b.WriteString(`INSERT INTO ` + table + ` (` + strings.Join(names, ", ") + `) OVERRIDING SYSTEM VALUE VALUES `)
+			for r := 0; r < len(batch)/len(names); r++ {
+				if r > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteByte('(')
+				for c := range names {
+					if c > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "$%d", r*len(names)+c+1)
+				}
+				b.WriteByte(')')
+			}
+			_, err := tx.ExecContext(ctx, b.String(), batch...)
+			batch = batch[:0]
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(names))
+			ptrs := make([]any, len(names))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("copy %s: %w", table, err)
+			}
+			batch = append(batch, vals...)
+			n++
+			if n%copyBatch == 0 {
+				if err := flush(); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("copy %s: %w", table, err)
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("copy %s: %w", table, err)
+		}
+		rows.Close()
+		if err := flush(); err != nil {
+			return nil, fmt.Errorf("copy %s: %w", table, err)
+		}
+		counts[table] = n
+	}
+	// Identity columns continue after the highest id copied.
+	ids, err := tx.QueryContext(ctx, `SELECT table_name, column_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND is_identity = 'YES'`)
+	if err != nil {
+		return nil, err
+	}
+	var idCols [][2]string
+	for ids.Next() {
+		var t, c string
+		if err := ids.Scan(&t, &c); err != nil {
+			ids.Close()
+			return nil, err
+		}
+		idCols = append(idCols, [2]string{t, c})
+	}
+	ids.Close()
+	for _, tc := range idCols {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', '%s'),
+			COALESCE((SELECT MAX(%s) FROM %s), 0) + 1, false)`, tc[0], tc[1], tc[1], tc[0])); err != nil {
+			return nil, fmt.Errorf("copy: ids of %s: %w", tc[0], err)
+		}
+	}
+	if then != nil {
+		if err := then(tx); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return counts, nil
+}
