@@ -12,7 +12,7 @@ build: ## build berthd into ./berthd
 	go build -o berthd ./cmd/berthd
 
 test: ## run every test (what CI runs)
-	go test -race ./...
+	scripts/test.sh
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,8 +16,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	_ "modernc.org/sqlite"
 )
 
 var (
@@ -88,7 +85,8 @@ type daemon struct {
 func startServe(t *testing.T, bin, data, addr string, scale string, extra ...string) *daemon {
 	t.Helper()
 	d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
-	d.cmd = exec.Command(bin, append([]string{"serve", "--data", data, "--addr", addr, "--sim-time-scale", scale}, extra...)...)
+	args := append([]string{"serve", "--addr", addr, "--sim-time-scale", scale}, serveStoreFlags(t, data)...)
+	d.cmd = exec.Command(bin, append(args, extra...)...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -176,10 +174,11 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
-	runJSON(t, bin, "migrate", "--data", data)
-	acct := runJSON(t, bin, "admin", "account", "create", "--email", "ops@example.com", "--password", "long-enough-pw", "--credit", "500", "--data", data)
-	tok := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "restart",
-		"--scopes", "servers,power", "--data", data)
+	runJSON(t, bin, append([]string{"migrate"}, storeFlags(t, data)...)...)
+	acct := runJSON(t, bin, append([]string{"admin", "account", "create", "--email", "ops@example.com", "--password", "long-enough-pw",
+		"--credit", "500"}, storeFlags(t, data)...)...)
+	tok := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "restart",
+		"--scopes", "servers,power"}, storeFlags(t, data)...)...)
 	token := tok["token"].(string)
 	addr := freeAddr(t)
 	// Scale 0.4: provisioning 12 s, shutdown 2 s, reboot 4 s.
@@ -253,16 +252,12 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 
 	// Exactly once: one job per operation, completed; each operation finished once; the
 	// simulated machines saw each step once.
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "berth.db")+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, jsonInt, rebind := storeDB(t, data)
 	ctx := context.Background()
 	for _, o := range ops {
 		var jobs, completed int
-		err := db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(state = 'completed'), 0) FROM river_job
-			WHERE json_extract(args, '$.operation_id') = ?`, int64(o.op)).Scan(&jobs, &completed)
+		err := db.QueryRowContext(ctx, rebind(`SELECT COUNT(*), COUNT(CASE WHEN state = 'completed' THEN 1 END) FROM river_job
+			WHERE `+jsonInt("args", "operation_id")+` = ?`), int64(o.op)).Scan(&jobs, &completed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +279,7 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 		}
 	}
 	for server, want := range wantEvents {
-		rows, err := db.QueryContext(ctx, `SELECT event FROM sim_events WHERE machine = ? ORDER BY id`, server)
+		rows, err := db.QueryContext(ctx, rebind(`SELECT event FROM sim_events WHERE machine = ? ORDER BY id`), server)
 		if err != nil {
 			t.Fatal(err)
 		}

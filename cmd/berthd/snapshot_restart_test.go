@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -19,10 +17,11 @@ func TestScheduledSnapshotDeletionAcrossRestart(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
-	runJSON(t, bin, "migrate", "--data", data)
-	acct := runJSON(t, bin, "admin", "account", "create", "--email", "snap@example.com", "--password", "long-enough-pw", "--credit", "500", "--data", data)
-	tok := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "snap",
-		"--scopes", "servers,snapshots", "--data", data)
+	runJSON(t, bin, append([]string{"migrate"}, storeFlags(t, data)...)...)
+	acct := runJSON(t, bin, append([]string{"admin", "account", "create", "--email", "snap@example.com", "--password", "long-enough-pw",
+		"--credit", "500"}, storeFlags(t, data)...)...)
+	tok := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "snap",
+		"--scopes", "servers,snapshots"}, storeFlags(t, data)...)...)
 	token := tok["token"].(string)
 	addr := freeAddr(t)
 	// Scale 0.4: provisioning 12 s, a disk snapshot 4 s, one with memory 6 s.
@@ -67,11 +66,7 @@ func TestScheduledSnapshotDeletionAcrossRestart(t *testing.T) {
 		t.Fatalf("snapshots after the scheduled deletions: %d %v", code, m)
 	}
 
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "berth.db")+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, jsonInt, rebind := storeDB(t, data)
 	ctx := context.Background()
 	// The removal of each snapshot's data is a job of its own: wait for both.
 	deadline := time.Now().Add(30 * time.Second)
@@ -90,10 +85,10 @@ func TestScheduledSnapshotDeletionAcrossRestart(t *testing.T) {
 	}
 	for _, s := range []int64{first, second} {
 		var jobs, events int
-		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'berth.snapshot_delete' AND json_extract(args, '$.snapshot_id') = ?`, s).Scan(&jobs); err != nil {
+		if err := db.QueryRowContext(ctx, rebind(`SELECT COUNT(*) FROM river_job WHERE kind = 'berth.snapshot_delete' AND `+jsonInt("args", "snapshot_id")+` = ?`), s).Scan(&jobs); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sim_events WHERE machine = ? AND event = ?`, name, fmt.Sprintf("delete-snapshot:snap-%d", s)).Scan(&events); err != nil {
+		if err := db.QueryRowContext(ctx, rebind(`SELECT COUNT(*) FROM sim_events WHERE machine = ? AND event = ?`), name, fmt.Sprintf("delete-snapshot:snap-%d", s)).Scan(&events); err != nil {
 			t.Fatal(err)
 		}
 		if jobs != 1 || events != 1 {
@@ -101,7 +96,7 @@ func TestScheduledSnapshotDeletionAcrossRestart(t *testing.T) {
 		}
 	}
 	var left int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sim_snapshots WHERE machine = ?`, name).Scan(&left); err != nil || left != 0 {
+	if err := db.QueryRowContext(ctx, rebind(`SELECT COUNT(*) FROM sim_snapshots WHERE machine = ?`), name).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d snapshots left on the machine (%v)", left, err)
 	}
 }

@@ -105,6 +105,10 @@ type App struct {
 	working *workingJobs
 	// closePool closes the pgx pool of the PostgreSQL workers.
 	closePool func()
+	// live holds this process's liveness lock (PostgreSQL; liveness.go).
+	live *liveness
+	// dead is what the sweep knows of processes that died.
+	dead deadWorkers
 	// unwatch removes the scrape-time series of this App's store and hosts.
 	unwatch []func()
 }
@@ -258,6 +262,12 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		},
 	}
 	if a.DB.Postgres() {
+		cfg.ID = clientID()
+		live, err := startLiveness(ctx, a.DB.WriteDB(), cfg.ID)
+		if err != nil {
+			return err
+		}
+		a.live = live
 		// Jobs are inserted by a.jobs in the store's transactions, which notifies
 		// the workers of every process (LISTEN/NOTIFY) when they commit.
 		work, err := a.startPostgresWorkers(ctx, cfg)
@@ -399,6 +409,7 @@ func (a *App) Close(ctx context.Context) error {
 	if a.closePool != nil {
 		a.closePool()
 	}
+	a.live.close()
 	a.lead.close()
 	a.Service.Wait()
 	err := a.DB.Close()

@@ -109,6 +109,13 @@ func (a *App) sweep(ctx context.Context) {
 	if !a.lead.Leads(ctx) {
 		return
 	}
+	if a.DB.Postgres() {
+		if n, err := a.rescueDead(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("sweep: jobs of dead processes not rescued; next round tries again", "err", err)
+		} else if n > 0 {
+			a.log.Warn("sweep: took over the jobs of a process that died", "jobs", n)
+		}
+	}
 	if _, err := a.Service.ResumeOrphanedOperations(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("sweep: operations without a job not resumed; next round tries again", "err", err)
 	}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Berth's test command (the README's, and what .ci/run runs):
+#
+#   1. the whole suite on SQLite, with the race detector: unit, store, API contract,
+#      billing, console, restart and fault tests, and those of PostgreSQL's own
+#      (the store suite on it, the cluster test, store copy, an outage);
+#   2. every test that runs a Berth — store, API, billing, console, restart — again
+#      on PostgreSQL (BERTH_TEST_STORE=postgres).
+#
+# PostgreSQL comes from BERTH_TEST_DATABASE_URL; when that is unset and the server
+# binaries are installed (Debian: postgresql), a throwaway server is started with
+# scripts/pg-test-server.sh. Without either, the PostgreSQL tests skip with a loud
+# message; under BERTH_POSTGRES_REQUIRED=1 (set by .ci/run) they fail instead.
+# Arguments go to go test (e.g. scripts/test.sh -run TestCluster -v).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${BERTH_TEST_DATABASE_URL:-}" ] && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+	eval "$(scripts/pg-test-server.sh)"
+	export BERTH_TEST_DATABASE_URL
+fi
+
+echo "== the whole suite (SQLite, and PostgreSQL's own tests)"
+go test -race "$@" ./...
+
+# The packages whose tests run a Berth through internal/testenv or the berthd binary.
+pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/... ./cmd/berthd/...)
+if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
+	echo "== again on PostgreSQL: ${pg_packages[*]}"
+	BERTH_TEST_STORE=postgres go test -race "$@" "${pg_packages[@]}"
+else
+	echo
+	echo "*** PostgreSQL pass SKIPPED: no BERTH_TEST_DATABASE_URL and no PostgreSQL server binaries (apt-get install postgresql) ***"
+	echo
+	if [ "${BERTH_POSTGRES_REQUIRED:-}" = 1 ]; then
+		exit 1
+	fi
+fi
