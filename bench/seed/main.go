@@ -33,15 +33,16 @@ import (
 
 func main() {
 	data := flag.String("data", "", "data directory (created; should be empty)")
+	database := flag.String("database", "", "PostgreSQL database URL instead of -data (should be empty)")
 	n := flag.Int("n", 10000, "servers to create")
 	mode := flag.String("mode", "order", "order (ops.Service.OrderServer, one tx each) or store (batched store inserts)")
 	batch := flag.Int("batch", 1000, "servers per transaction in -mode store")
 	flag.Parse()
-	if *data == "" || *n <= 0 || *batch <= 0 || (*mode != "order" && *mode != "store") {
+	if (*data == "") == (*database == "") || *n <= 0 || *batch <= 0 || (*mode != "order" && *mode != "store") {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*data, *n, *mode, *batch); err != nil {
+	if err := run(*data, *database, *n, *mode, *batch); err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)
 	}
@@ -51,9 +52,9 @@ func main() {
 // default catalog.
 const planID, locationID, imageID int64 = 1, 1, 1
 
-func run(data string, n int, mode string, batch int) error {
+func run(data, database string, n int, mode string, batch int) error {
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Config{DataDir: data, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := app.Open(ctx, app.Config{DataDir: data, DatabaseURL: database, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}
