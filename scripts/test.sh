@@ -23,11 +23,15 @@ fi
 echo "== the whole suite (SQLite, and PostgreSQL's own tests)"
 go test -race "$@" ./...
 
-# The packages whose tests run a Berth through internal/testenv or the berthd binary.
-pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/... ./cmd/berthd/...)
+# The packages whose tests run a Berth through internal/testenv, and the tests of the
+# berthd binary that run it on a store of their own (the others are about SQLite's
+# data directory, or run on PostgreSQL in the first pass already).
+pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/...)
+pg_binary_tests='^(TestRestartAfterSIGKILL|TestScheduledSnapshotDeletionAcrossRestart)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
-	echo "== again on PostgreSQL: ${pg_packages[*]}"
+	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart tests of ./cmd/berthd"
 	BERTH_TEST_STORE=postgres go test -race "$@" "${pg_packages[@]}"
+	BERTH_TEST_STORE=postgres go test -race "$@" -run "$pg_binary_tests" ./cmd/berthd/
 else
 	echo
 	echo "*** PostgreSQL pass SKIPPED: no BERTH_TEST_DATABASE_URL and no PostgreSQL server binaries (apt-get install postgresql) ***"
