@@ -9,7 +9,8 @@
 # asserted; the table and wrk's output go to bench/results/scale-<date>.txt.
 #
 # PostgreSQL: BERTH_BENCH_DATABASE_URL (a server where a database may be created), or
-# the throwaway server of scripts/pg-test-server.sh.
+# a server of its own on 127.0.0.1:55433 (scripts/pg-test-server.sh with PostgreSQL's
+# durable settings, in /tmp/berth-pg-bench).
 # Environment (optional): SERVERS=10000 THREADS=2 CONNS=32 DURATION=10s ROUNDS=1
 #   ORDER_CONNS=8 WARMUP=2s QUIET_WAIT=60 QUIET_CORES=0.3 RATE_LIMIT=100000000 KEEP=1
 set -euo pipefail
@@ -49,7 +50,9 @@ trap 'exit 130' INT TERM
 if [ -n "${BERTH_BENCH_DATABASE_URL:-}" ]; then
 	PGADMIN="$BERTH_BENCH_DATABASE_URL"
 else
-	eval "$("$ROOT/scripts/pg-test-server.sh")"
+	# A server of its own with PostgreSQL's durable defaults (fsync, synchronous
+	# commits), unlike the tests' throwaway one.
+	eval "$(BERTH_PG_DURABLE=1 BERTH_PG_DIR=/tmp/berth-pg-bench BERTH_PG_PORT=55433 "$ROOT/scripts/pg-test-server.sh")"
 	PGADMIN="$BERTH_TEST_DATABASE_URL"
 fi
 PGDB="berth_bench_$(date +%s)"

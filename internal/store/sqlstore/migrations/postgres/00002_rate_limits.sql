@@ -18,6 +18,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     t BIGINT[];
 BEGIN
+    -- A count lost in a crash of the database costs nothing; waiting for the disk on
+    -- every request would.
+    PERFORM set_config('synchronous_commit', 'off', true);
     IF count THEN
         INSERT INTO rate_limits (key, times, touched) VALUES (k, '{}', at) ON CONFLICT (key) DO NOTHING;
         SELECT r.times INTO t FROM rate_limits r WHERE r.key = k FOR UPDATE;
