@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -28,8 +29,11 @@ import (
 // fresh query would have after the write was reported done.
 //
 // Writes by anything else (a sqlite3 shell, a restored backup) are caught by a watcher
-// that asks SQLite every second whether another connection committed (PRAGMA
-// data_version) and then counts a change too.
+// that asks SQLite every second, on the connection this process writes on, whether
+// another connection committed (PRAGMA data_version) and then counts a change too.
+// This process's own writes that do not go through a Tx (River's job queue, the
+// compute driver's tables, metric samples: through WriteDB) are not counted: they
+// must not change what the cache holds (TestNoRawWritesToCachedTables).
 //
 // Reads inside a transaction never use the cache.
 
@@ -115,36 +119,63 @@ func (c *cache) close() error {
 	return syscall.Munmap(m)
 }
 
-// watch counts a change whenever SQLite reports that another connection committed,
-// checking every interval on its own connection, until stop is closed. It takes its
-// first reading before it returns, so nothing committed after that is missed.
+// watch counts a change whenever SQLite reports that a connection other
+// than this process's writer committed, asking on that writer every interval until
+// stop is closed. (Asked on a connection of its own, it would count this process's
+// own writes too, the ones not counted on purpose: the job queue's, the metrics'.)
+// It takes its first reading before it returns, so nothing committed after that is
+// missed.
 func (c *cache) watch(db *sql.DB, interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
-	var last int64 = -1
-	if err := db.QueryRow(`PRAGMA data_version`).Scan(&last); err != nil {
-		last = -1
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-stop
+		cancel()
+	}()
+	first, err := dataVersion(ctx, db)
+	if err != nil {
+		first = dataVersionAt{v: -1}
 	}
-	go c.watchLoop(db, interval, last, stop, done)
+	go c.watchLoop(ctx, db, interval, first, done)
 }
 
-func (c *cache) watchLoop(db *sql.DB, interval time.Duration, last int64, stop <-chan struct{}, done chan<- struct{}) {
+// dataVersionAt is PRAGMA data_version as one connection answered it.
+type dataVersionAt struct {
+	v    int64
+	conn any // the driver's connection: another one's data_version says nothing
+}
+
+func dataVersion(ctx context.Context, db *sql.DB) (dataVersionAt, error) {
+	var d dataVersionAt
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return d, err
+	}
+	defer conn.Close()
+	if err := conn.Raw(func(dc any) error { d.conn = dc; return nil }); err != nil {
+		return d, err
+	}
+	err = conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&d.v)
+	return d, err
+}
+
+func (c *cache) watchLoop(ctx context.Context, db *sql.DB, interval time.Duration, last dataVersionAt, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		var v int64
-		if err := db.QueryRow(`PRAGMA data_version`).Scan(&v); err != nil {
-			c.changed() // cannot tell: assume the worst
-			continue
+		d, err := dataVersion(ctx, db)
+		if ctx.Err() != nil {
+			return
 		}
-		if v != last {
-			c.changed()
+		if err != nil || d != last {
+			c.changed() // another connection committed, or cannot tell: assume the worst
 		}
-		last = v
+		last = d
 	}
 }
 

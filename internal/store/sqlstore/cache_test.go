@@ -5,11 +5,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -117,6 +123,59 @@ func TestCachedReadsFollowWrites(t *testing.T) {
 	// Another account never gets a cached answer for this one's server.
 	if _, err := serve.Server(ctx, acct+1, byName); err != store.ErrNotFound {
 		t.Errorf("other account: %v", err)
+	}
+}
+
+// What this process writes on the store's writer outside a Tx (River's job queue,
+// the simulated driver's counters, metric samples) changes nothing the cache holds:
+// the change watcher, which looks for other connections' commits, does not count it.
+func TestWatcherCountsOnlyOtherConnections(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openMigrated(t, t.TempDir())
+	before := db.CacheCounters()
+	if err := db.AddMetricSamples(ctx, []metrics.Sample{{ServerID: 1, At: time.Unix(1e9, 0), CPU: 12.5}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.WriteDB().Exec(`INSERT INTO sim_counters (machine, at, cpu_ns, net_rx, net_tx, disk_read, disk_write) VALUES ('m', 1, 0, 0, 0, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // the watcher looks every second
+	if after := db.CacheCounters(); !slices.Equal(after, before) {
+		t.Errorf("change counters %v after writes on the store's own writer, were %v", after, before)
+	}
+}
+
+// Outside sqlstore, writes go through a Tx's methods: a statement run on WriteDB or
+// Tx.SQL is not looked at by the cache (cache.go), so none may write a table the
+// cached reads read.
+func TestNoRawWritesToCachedTables(t *testing.T) {
+	t.Parallel()
+	write := regexp.MustCompile(`(?i)\b(insert\s+(or\s+\w+\s+)?into|replace\s+into|update|delete\s+from)\s+["\x60]?(servers|operations|tokens|accounts)\b`)
+	root := filepath.Join("..", "..", "..")
+	for _, dir := range []string{"internal", "cmd"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "sqlstore" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if m := write.Find(b); m != nil {
+				t.Errorf("%s writes a table the cache holds outside the store: %q", path, m)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
