@@ -267,7 +267,12 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	t := &tx{queries: on(db.d, sqlTx), sqlTx: sqlTx, db: db}
+	t := &tx{sqlTx: sqlTx, db: db}
+	var q querier = sqlTx
+	if db.cache != nil {
+		q = markingQuerier{q: sqlTx, w: &t.writes}
+	}
+	t.queries = on(db.d, q)
 	t.queries.tx = true
 	if err := fn(t); err != nil {
 		_ = sqlTx.Rollback()
@@ -289,7 +294,7 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 func (db *DB) commit(t *tx) error {
 	err := t.sqlTx.Commit()
 	// Counted even when the commit reports an error: it may have landed anyway.
-	db.cache.changed()
+	db.cache.committed(&t.writes)
 	if err != nil {
 		return err
 	}
@@ -304,6 +309,8 @@ type tx struct {
 	sqlTx *sql.Tx
 	db    *DB
 	after []func()
+	// writes is what it changed that the cache may hold.
+	writes writes
 }
 
 // savepoint runs fn inside t as a savepoint: what fn wrote is undone when it fails,
