@@ -250,7 +250,9 @@ type Writer interface {
 }
 
 // Tx is a transaction: reads see its own writes; SQL exposes it so a job can be
-// enqueued in the same transaction as the state change it carries out.
+// enqueued in the same transaction as the state change it carries out (only that:
+// the store does not see what is written through it, and a read cache would not
+// learn of it).
 type Tx interface {
 	Reader
 	Writer
@@ -266,7 +268,10 @@ type Store interface {
 	Reader
 	// InTx runs fn in a write transaction, committing when it returns nil.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
-	// WriteDB is the pool transactions and jobs use.
+	// WriteDB is the pool transactions and jobs use. What is written on it outside
+	// InTx must be the job queue's or a driver's own tables: the store does not see
+	// it (sqlstore's read cache would not learn of a change of servers, operations,
+	// tokens or accounts).
 	WriteDB() *sql.DB
 	// Rebind turns a ? placeholder query into the database's dialect.
 	Rebind(q string) string

@@ -1,11 +1,13 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,30 +18,66 @@ import (
 )
 
 // The two reads every API request makes — the token and, mostly, one server — are
-// answered from memory while nothing has been written since they were read.
+// answered from memory while nothing they read has been written since.
 //
-// "Nothing written" is a change counter that every committed write transaction
-// increments after its commit, in every process that opens the database: berthd serve
-// and each admin command. The counter lives in a file of the data dir mapped into
-// memory (MAP_SHARED), so an admin command's write is seen by the serving process at
-// its next request, without a round trip. A reader notes the counter before it
-// queries and files what it read under that value, so a write that commits during the
-// query invalidates the entry at once: the cache never answers older data than a
-// fresh query would have after the write was reported done.
+// "Nothing written" is a set of change counters: one for what Server reads (the
+// servers table and the operations it joins), one for what TokenByHash reads (tokens
+// and accounts), and one for "anything, maybe". A write transaction notes which
+// counters its statements concern (markingQuerier: a statement that names servers or
+// operations, tokens or accounts, and is not a SELECT) and increments those after its
+// commit, in every process that opens the database: berthd serve and each admin
+// command. A write that concerns neither (metric samples, the audit log, idempotency
+// records, the job queue, a token's last use) leaves the cache as it is. The counters
+// live in a file of the data dir mapped into memory (MAP_SHARED), so an admin
+// command's write is seen by the serving process at its next request, without a round
+// trip. A reader notes the counters before it queries and files what it read under
+// their values, so a write that commits during the query invalidates the entry at
+// once: the cache never answers older data than a fresh query would have after the
+// write was reported done.
 //
-// Writes by anything else (a sqlite3 shell, a restored backup) are caught by a watcher
-// that asks SQLite every second whether another connection committed (PRAGMA
-// data_version) and then counts a change too.
+// A token's last use (TouchToken) is the exception: it is written once a minute per
+// token, by the process that authenticates (on SQLite, the one serving), and counting
+// it would empty the token cache as often. Instead, once it commits, that process
+// drops the one token's entry and files none that was read while it ran. (Another
+// process's, were there one, would be caught by the watcher below.)
+//
+// Writes that do not go through a Tx (River's job queue, the compute driver's tables,
+// metric samples: through WriteDB) and raw SQL through Tx.SQL (jobs) are not looked
+// at: they must not change what the cache holds (TestNoRawWritesToCachedTables).
+// Commits on any other connection — another process's (an admin command's, counted
+// already; one of a build from before the counters were split, which counts every
+// write as "anything"), a sqlite3 shell's, a restored backup — are caught by a
+// watcher that asks SQLite every second, on the connection this process writes on,
+// whether another connection committed (PRAGMA data_version), and then counts
+// "anything".
 //
 // Reads inside a transaction never use the cache.
 
-// genFile is the counter's file in the data dir.
+// genFile is the counters' file in the data dir.
 const genFile = GenFile
 
-// GenFile is the change counter's file in the data dir; DBFile the database's.
+// GenFile is the change counters' file in the data dir; DBFile the database's.
 const (
 	GenFile = "berth.gen"
 	DBFile  = "berth.db"
+)
+
+// The counters, 8 bytes each, in the order of the file. anyGen comes first: builds
+// before the counters were split incremented the file's first 8 bytes on every write,
+// and such a one (an admin command of the older build) is still seen.
+const (
+	anyGen = iota
+	serversGen
+	tokensGen
+	numGens
+)
+
+// kinds is a set of what the cache holds that a write may have changed.
+type kinds uint32
+
+const (
+	kindServers kinds = 1 << iota // servers and their operations: what Server reads
+	kindTokens                    // tokens and accounts: what TokenByHash reads
 )
 
 // maxCached bounds each map; when full it is emptied (a burst of misses, no growth).
@@ -47,21 +85,35 @@ const maxCached = 100_000
 
 type cache struct {
 	mapping []byte
-	gen     *atomic.Uint64
+	gens    [numGens]*atomic.Uint64
 
 	mu sync.RWMutex
-	// held is the counter value the maps' entries were read under. An entry can be
-	// answered only while the counter still has its value, so when one read under a
-	// newer value is filed, every older entry is dead and the maps start afresh: they
-	// hold what was read since the last write, not every token and server ever read
-	// (on a busy server, most of them stale, up to maxCached each).
-	held    uint64
-	tokens  map[[32]byte]cachedToken
-	servers map[serverKey]cachedServer
+	// heldServers and heldTokens are the counter values the maps' entries were read
+	// under. An entry can be answered only while the counters still have its values,
+	// so when one read under newer values is filed, every older entry is dead and the
+	// map starts afresh: it holds what was read since the last write that concerns
+	// it, not everything ever read (on a busy server, most of it stale, up to
+	// maxCached each).
+	heldServers gen
+	heldTokens  gen
+	servers     map[serverKey]cachedServer
+	tokens      map[[32]byte]cachedToken
+	// tokenKeys finds a token's entry by its id, for a touch.
+	tokenKeys map[int64][32]byte
+	// touches counts the touches committed; a token read while one committed is not
+	// filed (it may hold the last use from before).
+	touches uint64
 }
 
+// gen is what an entry was read under: the counter "anything" and its kind's own.
+type gen struct{ any, kind uint64 }
+
+// before reports whether g is older than h in a counter, that is, dead once h was
+// read: counters only grow.
+func (g gen) before(h gen) bool { return g.any < h.any || g.kind < h.kind }
+
 type cachedToken struct {
-	gen uint64
+	gen gen
 	t   hosting.Token
 	a   hosting.Account
 }
@@ -73,11 +125,11 @@ type serverKey struct {
 }
 
 type cachedServer struct {
-	gen uint64
+	gen gen
 	s   hosting.Server
 }
 
-// openCache maps the data dir's change counter.
+// openCache maps the data dir's change counters.
 func openCache(dir string) (*cache, error) {
 	f, err := os.OpenFile(filepath.Join(dir, genFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -88,22 +140,28 @@ func openCache(dir string) (*cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("change counter: %w", err)
 	}
-	if st.Size() < 8 {
-		// Growing a file zero-fills; a concurrent opener doing the same is harmless.
-		if err := f.Truncate(8); err != nil {
+	const size = 8 * numGens
+	if st.Size() < size {
+		// Growing a file zero-fills (a file of the older build keeps its first
+		// counter); a concurrent opener doing the same is harmless.
+		if err := f.Truncate(size); err != nil {
 			return nil, fmt.Errorf("change counter: %w", err)
 		}
 	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("change counter: map: %w", err)
 	}
-	return &cache{
-		mapping: m,
-		gen:     (*atomic.Uint64)(unsafe.Pointer(&m[0])),
-		tokens:  map[[32]byte]cachedToken{},
-		servers: map[serverKey]cachedServer{},
-	}, nil
+	c := &cache{
+		mapping:   m,
+		servers:   map[serverKey]cachedServer{},
+		tokens:    map[[32]byte]cachedToken{},
+		tokenKeys: map[int64][32]byte{},
+	}
+	for i := range c.gens {
+		c.gens[i] = (*atomic.Uint64)(unsafe.Pointer(&m[8*i]))
+	}
+	return c, nil
 }
 
 func (c *cache) close() error {
@@ -115,44 +173,102 @@ func (c *cache) close() error {
 	return syscall.Munmap(m)
 }
 
-// watch counts a change whenever SQLite reports that another connection committed,
-// checking every interval on its own connection, until stop is closed. It takes its
-// first reading before it returns, so nothing committed after that is missed.
+// watch counts a change of anything whenever SQLite reports that a connection other
+// than this process's writer committed, asking on that writer every interval until
+// stop is closed. (Asked on a connection of its own, it would count this process's
+// own writes too, the ones not counted on purpose: the job queue's, the metrics'.)
+// It takes its first reading before it returns, so nothing committed after that is
+// missed.
 func (c *cache) watch(db *sql.DB, interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
-	var last int64 = -1
-	if err := db.QueryRow(`PRAGMA data_version`).Scan(&last); err != nil {
-		last = -1
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-stop
+		cancel()
+	}()
+	first, err := dataVersion(ctx, db)
+	if err != nil {
+		first = dataVersionAt{v: -1}
 	}
-	go c.watchLoop(db, interval, last, stop, done)
+	go c.watchLoop(ctx, db, interval, first, done)
 }
 
-func (c *cache) watchLoop(db *sql.DB, interval time.Duration, last int64, stop <-chan struct{}, done chan<- struct{}) {
+// dataVersionAt is PRAGMA data_version as one connection answered it.
+type dataVersionAt struct {
+	v    int64
+	conn any // the driver's connection: another one's data_version says nothing
+}
+
+func dataVersion(ctx context.Context, db *sql.DB) (dataVersionAt, error) {
+	var d dataVersionAt
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return d, err
+	}
+	defer conn.Close()
+	if err := conn.Raw(func(dc any) error { d.conn = dc; return nil }); err != nil {
+		return d, err
+	}
+	err = conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&d.v)
+	return d, err
+}
+
+func (c *cache) watchLoop(ctx context.Context, db *sql.DB, interval time.Duration, last dataVersionAt, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		var v int64
-		if err := db.QueryRow(`PRAGMA data_version`).Scan(&v); err != nil {
-			c.changed() // cannot tell: assume the worst
-			continue
+		d, err := dataVersion(ctx, db)
+		if ctx.Err() != nil {
+			return
 		}
-		if v != last {
-			c.changed()
+		if err != nil || d != last {
+			c.changed() // another connection committed, or cannot tell: assume the worst
 		}
-		last = v
+		last = d
 	}
 }
 
-// changed records that a write committed (or may have).
+// changed records that anything may have changed.
 func (c *cache) changed() {
 	if c != nil {
-		c.gen.Add(1)
+		c.gens[anyGen].Add(1)
 	}
+}
+
+// committed records what a write transaction changed, once it has committed (or
+// failed to: it may have landed anyway).
+func (c *cache) committed(w *writes) {
+	if c == nil {
+		return
+	}
+	k := w.kinds
+	if k&kindServers != 0 {
+		c.gens[serversGen].Add(1)
+	}
+	if k&kindTokens != 0 {
+		c.gens[tokensGen].Add(1)
+	}
+	if len(w.touched) > 0 {
+		c.mu.Lock()
+		for _, id := range w.touched {
+			if key, ok := c.tokenKeys[id]; ok {
+				delete(c.tokens, key)
+				delete(c.tokenKeys, id)
+			}
+		}
+		c.touches++
+		c.mu.Unlock()
+	}
+}
+
+// now is what an entry of a kind read now is read under.
+func (c *cache) now(kind int) gen {
+	return gen{any: c.gens[anyGen].Load(), kind: c.gens[kind].Load()}
 }
 
 // A nil cache (PostgreSQL: other processes write, and nothing here would learn of
@@ -163,11 +279,12 @@ func (c *cache) token(hash []byte, load func() (hosting.Token, hosting.Account, 
 		return load()
 	}
 	key := [32]byte(hash)
-	gen := c.gen.Load()
+	g := c.now(tokensGen)
 	c.mu.RLock()
 	e, ok := c.tokens[key]
+	touches := c.touches
 	c.mu.RUnlock()
-	if ok && e.gen == gen {
+	if ok && e.gen == g {
 		return cloneToken(e.t), e.a, nil
 	}
 	t, a, err := load()
@@ -175,11 +292,14 @@ func (c *cache) token(hash []byte, load func() (hosting.Token, hosting.Account, 
 		return t, a, err
 	}
 	c.mu.Lock()
-	if c.admit(gen) {
+	if touches == c.touches && admit(&c.heldTokens, g, func() {
+		c.tokens, c.tokenKeys = map[[32]byte]cachedToken{}, map[int64][32]byte{}
+	}) {
 		if len(c.tokens) >= maxCached {
-			c.tokens = map[[32]byte]cachedToken{}
+			c.tokens, c.tokenKeys = map[[32]byte]cachedToken{}, map[int64][32]byte{}
 		}
-		c.tokens[key] = cachedToken{gen: gen, t: cloneToken(t), a: a}
+		c.tokens[key] = cachedToken{gen: g, t: cloneToken(t), a: a}
+		c.tokenKeys[t.ID] = key
 	}
 	c.mu.Unlock()
 	return t, a, nil
@@ -190,11 +310,11 @@ func (c *cache) server(accountID int64, ref hosting.ServerRef, load func() (host
 		return load()
 	}
 	key := serverKey{account: accountID, id: ref.ID, name: ref.Name}
-	gen := c.gen.Load()
+	g := c.now(serversGen)
 	c.mu.RLock()
 	e, ok := c.servers[key]
 	c.mu.RUnlock()
-	if ok && e.gen == gen {
+	if ok && e.gen == g {
 		return cloneServer(e.s), nil
 	}
 	s, err := load()
@@ -202,34 +322,114 @@ func (c *cache) server(accountID int64, ref hosting.ServerRef, load func() (host
 		return s, err
 	}
 	c.mu.Lock()
-	if c.admit(gen) {
+	if admit(&c.heldServers, g, func() { c.servers = map[serverKey]cachedServer{} }) {
 		if len(c.servers) >= maxCached {
 			c.servers = map[serverKey]cachedServer{}
 		}
-		c.servers[key] = cachedServer{gen: gen, s: cloneServer(s)}
+		c.servers[key] = cachedServer{gen: g, s: cloneServer(s)}
 	}
 	c.mu.Unlock()
 	return s, nil
 }
 
-// admit reports whether an entry read under counter value gen is worth filing (it is
-// not when entries read under a newer value are already filed: it is dead), and drops
-// the entries it makes dead. New maps rather than clear: a map keeps the room it once
-// grew to. c.mu must be held for writing.
-func (c *cache) admit(gen uint64) bool {
+// admit reports whether an entry read under g is worth filing in a map whose entries
+// were read under *held (it is not when it is older in a counter: it is dead), and
+// when g is newer, empties the map (reset: new maps rather than clear, as a map keeps
+// the room it once grew to). c.mu must be held for writing.
+func admit(held *gen, g gen, reset func()) bool {
 	switch {
-	case gen < c.held:
+	case g == *held:
+		return true
+	case g.before(*held):
 		return false
-	case gen > c.held:
-		c.held = gen
-		if len(c.tokens) > 0 {
-			c.tokens = map[[32]byte]cachedToken{}
-		}
-		if len(c.servers) > 0 {
-			c.servers = map[serverKey]cachedServer{}
-		}
 	}
+	*held = g
+	reset()
 	return true
+}
+
+// writes is what a write transaction changed that the cache may hold. Like the
+// transaction, it is used by one goroutine at a time.
+type writes struct {
+	kinds kinds
+	// touched lists the tokens whose last use it recorded.
+	touched []int64
+}
+
+// markingQuerier runs a write transaction's statements, noting in w what each may
+// change.
+type markingQuerier struct {
+	q querier
+	w *writes
+}
+
+func (m markingQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	m.mark(query)
+	return m.q.ExecContext(ctx, query, args...)
+}
+
+func (m markingQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	m.mark(query)
+	return m.q.QueryContext(ctx, query, args...)
+}
+
+func (m markingQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	m.mark(query)
+	return m.q.QueryRowContext(ctx, query, args...)
+}
+
+func (m markingQuerier) mark(query string) {
+	m.w.kinds |= statementKinds(query)
+}
+
+// touched notes on q's transaction, if it is one the cache follows, that it
+// recorded a token's last use.
+func touched(q querier, tokenID int64) {
+	if m, ok := q.(markingQuerier); ok {
+		m.w.touched = append(m.w.touched, tokenID)
+	}
+}
+
+// statementKinds says what a statement run in a write transaction may change of
+// what the cache holds: any but a SELECT that names one of the cached reads' tables
+// (whatever it does with it: a join into another table's write counts too). SQLite
+// has no cascades or triggers in Berth's schema, so a row of a table changes only
+// by a statement naming it. touchTokenQuery is counted apart (touched).
+func statementKinds(query string) kinds {
+	if query == touchTokenQuery {
+		return 0
+	}
+	var k kinds
+	first := true
+	for i := 0; i < len(query); {
+		if !isIdent(query[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(query) && isIdent(query[j]) {
+			j++
+		}
+		w := query[i:j]
+		if first {
+			if strings.EqualFold(w, "SELECT") {
+				return 0
+			}
+			first = false
+		}
+		switch {
+		case strings.EqualFold(w, "servers"), strings.EqualFold(w, "operations"):
+			k |= kindServers
+		case strings.EqualFold(w, "tokens"), strings.EqualFold(w, "accounts"):
+			k |= kindTokens
+		}
+		i = j
+	}
+	return k
+}
+
+func isIdent(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
 }
 
 func clonePtr[T any](p *T) *T {

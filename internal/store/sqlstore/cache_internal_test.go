@@ -73,3 +73,117 @@ func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 		t.Errorf("%d servers held, want 1 (the one read after the write)", got)
 	}
 }
+
+// A write of one kind empties only its own map; one of "anything" both.
+func TestCacheCountsKindsApart(t *testing.T) {
+	t.Parallel()
+	c, err := openCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.close() })
+	loads := 0
+	read := func() {
+		t.Helper()
+		if _, err := c.server(1, hosting.ServerRef{ID: 1}, func() (hosting.Server, error) {
+			loads++
+			return hosting.Server{ID: 1, AccountID: 1}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		hash := sha256.Sum256([]byte("t"))
+		if _, _, err := c.token(hash[:], func() (hosting.Token, hosting.Account, error) {
+			loads += 10
+			return hosting.Token{ID: 1, Hash: hash[:]}, hosting.Account{ID: 1}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	for _, step := range []struct {
+		name  string
+		write func()
+		loads int // 1: the server read again, 10: the token, 11: both
+	}{
+		{"nothing", func() {}, 0},
+		{"a write of nothing cached", func() { c.committed(&writes{}) }, 0},
+		{"a write of servers", func() { c.committed(&writes{kinds: kindServers}) }, 1},
+		{"a write of tokens", func() { c.committed(&writes{kinds: kindTokens}) }, 10},
+		{"a write of both", func() { c.committed(&writes{kinds: kindServers | kindTokens}) }, 11},
+		{"anything", c.changed, 11},
+		{"a token's last use", func() { c.committed(&writes{touched: []int64{1}}) }, 10},
+		{"another token's last use", func() { c.committed(&writes{touched: []int64{2}}) }, 0},
+	} {
+		loads = 0
+		step.write()
+		read()
+		if loads != step.loads {
+			t.Errorf("after %s: loads %d, want %d", step.name, loads, step.loads)
+		}
+	}
+}
+
+// A token read while a last use of it commits is not filed: it may hold the last use
+// from before, and nothing else would drop it.
+func TestCacheFilesNoTokenReadDuringATouch(t *testing.T) {
+	t.Parallel()
+	c, err := openCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.close() })
+	hash := sha256.Sum256([]byte("t"))
+	loads := 0
+	read := func(during func()) {
+		t.Helper()
+		_, _, err := c.token(hash[:], func() (hosting.Token, hosting.Account, error) {
+			loads++
+			during()
+			return hosting.Token{ID: 1, Hash: hash[:]}, hosting.Account{ID: 1}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(func() { c.committed(&writes{touched: []int64{1}}) })
+	read(func() {})
+	if loads != 2 {
+		t.Errorf("%d loads, want 2: the token read during its touch was answered again", loads)
+	}
+	read(func() {})
+	if loads != 2 {
+		t.Errorf("%d loads, want 2: the token read after the touch was not filed", loads)
+	}
+}
+
+func TestStatementKinds(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		query string
+		want  kinds
+	}{
+		{`SELECT s.id FROM servers s LEFT JOIN operations o ON o.id = s.operation_id`, 0},
+		{` select * from tokens`, 0},
+		{tokenByHashQuery, 0},
+		{touchTokenQuery, 0},
+		{`UPDATE servers SET status = ? WHERE id = ?`, kindServers},
+		{`update "Servers" set status = ?`, kindServers},
+		{`UPDATE operations SET status = ?`, kindServers},
+		{`INSERT INTO operations (account_id) VALUES (?) RETURNING id`, kindServers},
+		{`DELETE FROM main.servers WHERE id = ?`, kindServers},
+		{`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, kindTokens},
+		{`UPDATE accounts SET quota_tokens = ? WHERE id = ?`, kindTokens},
+		{`UPDATE accounts SET credit = credit - t.total FROM (SELECT account_id FROM charge_batch) AS t`, kindTokens},
+		{`INSERT INTO transactions (account_id) SELECT b.account_id FROM charge_batch b JOIN accounts a ON a.id = b.account_id`, kindTokens},
+		{`WITH x AS (SELECT id FROM servers) UPDATE tokens SET name = ''`, kindServers | kindTokens},
+		{`INSERT INTO audit_log (at, actor) VALUES (?, ?)`, 0},
+		{`INSERT INTO server_keys (server_id) VALUES (?)`, 0},
+		{`INSERT INTO metric_samples (server_id) VALUES (?)`, 0},
+		{`DELETE FROM idempotency_keys WHERE created_at < ?`, 0},
+		{`UPDATE projects SET name = ?`, 0},
+	} {
+		if got := statementKinds(c.query); got != c.want {
+			t.Errorf("%q: %b, want %b", c.query, got, c.want)
+		}
+	}
+}

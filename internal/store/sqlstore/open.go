@@ -36,8 +36,7 @@ type DB struct {
 	read  *sql.DB
 	path  string
 	cache *cache
-	// watchDB is the one connection the change watcher asks on.
-	watchDB   *sql.DB
+	// stopWatch ends the change watcher (cache.watch).
 	stopWatch chan struct{}
 	watchDone chan struct{}
 
@@ -57,8 +56,8 @@ var _ store.Store = (*DB)(nil)
 // class of modernc.org/memory). SQLite's default, 2,000 KiB (483 pages) a
 // connection, made that pool 483 pages per connection (7 on 2 cores, 2 more per
 // core), about 27 MB of C heap here, which berthd filled at the pace its database
-// grew (bench/README.md, soak.sh). With the sizes below it is 522 pages here
-// (256 + 4 x 64 + 10), about 4 MB of C heap.
+// grew (bench/README.md, soak.sh). With the sizes below it is 512 pages here
+// (256 + 4 x 64), about 4 MB of C heap.
 //
 // A page missing from the cache is read from the OS's page cache (a pread and a
 // copy), so little is lost by keeping this small. In WAL mode a reader's cache is
@@ -71,7 +70,6 @@ var _ store.Store = (*DB)(nil)
 const (
 	writeCachePages = 256 // 1 MiB of pages
 	readCachePages  = 64  // what a reader reads between two writes
-	watchCachePages = 10  // reads no pages; SQLite keeps 10 at least
 )
 
 // OpenSQLite opens (creating if needed) the SQLite database berth.db in dir. SQLite
@@ -107,14 +105,8 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	if db.watchDB, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+cache(watchCachePages)+"&_pragma=query_only(1)"); err != nil {
-		db.Close()
-		return nil, err
-	}
-	db.watchDB.SetMaxOpenConns(1)
-	db.watchDB.SetConnMaxIdleTime(0)
 	db.stopWatch, db.watchDone = make(chan struct{}), make(chan struct{})
-	db.cache.watch(db.watchDB, time.Second, db.stopWatch, db.watchDone)
+	db.cache.watch(db.write, time.Second, db.stopWatch, db.watchDone)
 	return db, nil
 }
 
@@ -197,7 +189,6 @@ func (db *DB) Close() error {
 	if db.stopWatch != nil {
 		close(db.stopWatch)
 		<-db.watchDone
-		db.watchDB.Close()
 	}
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {
@@ -276,7 +267,12 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	t := &tx{queries: on(db.d, sqlTx), sqlTx: sqlTx, db: db}
+	t := &tx{sqlTx: sqlTx, db: db}
+	var q querier = sqlTx
+	if db.cache != nil {
+		q = markingQuerier{q: sqlTx, w: &t.writes}
+	}
+	t.queries = on(db.d, q)
 	t.queries.tx = true
 	if err := fn(t); err != nil {
 		_ = sqlTx.Rollback()
@@ -298,7 +294,7 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 func (db *DB) commit(t *tx) error {
 	err := t.sqlTx.Commit()
 	// Counted even when the commit reports an error: it may have landed anyway.
-	db.cache.changed()
+	db.cache.committed(&t.writes)
 	if err != nil {
 		return err
 	}
@@ -313,6 +309,8 @@ type tx struct {
 	sqlTx *sql.Tx
 	db    *DB
 	after []func()
+	// writes is what it changed that the cache may hold.
+	writes writes
 }
 
 // savepoint runs fn inside t as a savepoint: what fn wrote is undone when it fails,

@@ -271,8 +271,16 @@ func (q queries) RevokeToken(ctx context.Context, id int64, at time.Time) error 
 	return q.execOne(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, ms(at), id)
 }
 
+// touchTokenQuery records a token's last use, and nothing else: the cache drops the
+// token's entry rather than counting a change of tokens (touched).
+const touchTokenQuery = `UPDATE tokens SET last_used_at = ? WHERE id = ?`
+
 func (q queries) TouchToken(ctx context.Context, id int64, at time.Time) error {
-	return q.execOne(ctx, `UPDATE tokens SET last_used_at = ? WHERE id = ?`, ms(at), id)
+	if err := q.execOne(ctx, touchTokenQuery, ms(at), id); err != nil {
+		return err
+	}
+	touched(q.q, id)
+	return nil
 }
 
 func orNotFound(err error) error {

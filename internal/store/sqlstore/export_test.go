@@ -1,0 +1,17 @@
+package sqlstore
+
+// CachedEntries is how many servers and tokens db's cache holds.
+func (db *DB) CachedEntries() (servers, tokens int) {
+	db.cache.mu.RLock()
+	defer db.cache.mu.RUnlock()
+	return len(db.cache.servers), len(db.cache.tokens)
+}
+
+// CacheCounters is the change counters of db's cache: anything, servers, tokens.
+func (db *DB) CacheCounters() []uint64 {
+	out := make([]uint64, len(db.cache.gens))
+	for i, g := range db.cache.gens {
+		out[i] = g.Load()
+	}
+	return out
+}
