@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,11 @@ func TestPostgresOutage(t *testing.T) {
 	t.Parallel()
 	pg := testpg.NewServer(t)
 	bin := buildBerthd(t)
+	// An operator command on a database without Berth's schema (a mistyped URL) is
+	// an error, not a new, empty Berth.
+	if msg := runError(t, bin, "admin", "account", "list", "--database", pg.URL); !strings.Contains(msg, "migrate") {
+		t.Errorf("admin on a database without Berth: %q", msg)
+	}
 	runJSON(t, bin, "migrate", "--database", pg.URL)
 	acct := runJSON(t, bin, "admin", "account", "create", "--email", "o@example.com", "--password", "long-enough-pw", "--database", pg.URL)
 	token := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "t", "--database", pg.URL)["token"].(string)
