@@ -7,6 +7,12 @@
 local first = tonumber(os.getenv("FIRST_ID") or "1")
 local last = tonumber(os.getenv("LAST_ID") or "10000")
 local token = os.getenv("TOKEN") or ""
+-- TOKENS (comma-separated), when set: each request takes one of them at random, as
+-- many clients would (bench/scale.sh).
+local tokens = {}
+for t in string.gmatch(os.getenv("TOKENS") or "", "[^,]+") do
+  table.insert(tokens, t)
+end
 
 local headers = { ["Accept"] = "application/json" }
 if token ~= "" then
@@ -25,5 +31,8 @@ function init(args)
 end
 
 function request()
+  if #tokens > 0 then
+    headers["Authorization"] = "Bearer " .. tokens[math.random(1, #tokens)]
+  end
   return wrk.format("GET", "/v1/servers/" .. math.random(first, last), headers)
 end

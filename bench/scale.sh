@@ -5,8 +5,10 @@
 #     one process, and with three processes on one database (three wrk, one each, the
 #     connections split; their req/s summed, the worst p99 shown);
 #   - POST /v1/servers (orders) per second on SQLite and on PostgreSQL (one process).
-# Every berthd keeps its rate limit on with the quota raised. Figures only: nothing is
-# asserted; the table and wrk's output go to bench/results/scale-<date>.txt.
+# Every berthd keeps its rate limit on with the quota raised, and runs at
+# --sim-time-scale 1: the seeded servers are running already, and a faster scale would
+# sample their metrics every few ms (the sampling interval scales too). Figures only:
+# nothing is asserted; the table and wrk's output go to bench/results/scale-<date>.txt.
 #
 # PostgreSQL: BERTH_BENCH_DATABASE_URL (a server where a database may be created), or
 # a server of its own on 127.0.0.1:55433 (scripts/pg-test-server.sh with PostgreSQL's
@@ -72,11 +74,25 @@ LAST_ID="$(seed_field "$S_JSON" last)"
 [ "$FIRST_ID..$LAST_ID" = "$(seed_field "$P_JSON" first)..$(seed_field "$P_JSON" last)" ] || { echo "scale.sh: the stores' ids differ" >&2; exit 1; }
 S_TOKEN="$(seed_field "$S_JSON" token)"
 P_TOKEN="$(seed_field "$P_JSON" token)"
+# The GETs come from TOKEN_COUNT clients, each with a token of its own (a single token
+# would make every request of the run wait for the one key's rate-limit row).
+TOKEN_COUNT="${TOKEN_COUNT:-32}"
+tokens() { # tokens STORE-FLAGS...: TOKEN_COUNT new tokens of account 1, comma-separated
+	local i out=()
+	for ((i = 0; i < TOKEN_COUNT; i++)); do
+		out+=("$("$TMP/berthd" admin token create --account 1 --name "bench-$i" --scopes read "$@" | sed -E 's/.*"token":"([^"]+)".*/\1/')")
+	done
+	local IFS=,
+	echo "${out[*]}"
+}
+log "creating $TOKEN_COUNT tokens on each store"
+S_TOKENS="$(tokens --data "$TMP/data")"
+P_TOKENS="$(tokens --database "$PGURL")"
 
 serve() { # serve NAME PORT STORE-FLAGS...
 	local name=$1 port=$2
 	shift 2
-	"$TMP/berthd" serve --addr "127.0.0.1:$port" --sim-time-scale 0.001 --rate-limit "$RATE_LIMIT" "$@" \
+	"$TMP/berthd" serve --addr "127.0.0.1:$port" --sim-time-scale 1 --rate-limit "$RATE_LIMIT" "$@" \
 		>"$TMP/$name.out" 2>"$TMP/$name.log" &
 	PIDS+=($!)
 	wait_http "http://127.0.0.1:$port/v1/openapi.json" 300
@@ -95,14 +111,14 @@ BARE_PID=${PIDS[-1]}
 wait_http "http://127.0.0.1:${PORTS[0]}/v1/servers/1" 300
 
 export FIRST_ID LAST_ID
-get() { # get NAME OUT PID PORT TOKEN DURATION
-	TOKEN=$5 measure "$2" "http://127.0.0.1:$4" "$3" "$6"
+get() { # get NAME OUT PID PORT TOKENS DURATION
+	TOKENS=$5 measure "$2" "http://127.0.0.1:$4" "$3" "$6"
 }
 # get3 OUT DURATION: three wrk at once, one per PostgreSQL process.
 get3() {
 	local out=$1 dur=$2 i pids=()
 	for i in 2 3 4; do
-		TOKEN=$P_TOKEN wrk -t1 -c$((CONNS / 3)) -d"$dur" --latency -s "$BENCH/get-server.lua" "http://127.0.0.1:${PORTS[$i]}" >"$out.$i" &
+		TOKENS=$P_TOKENS wrk -t1 -c$((CONNS / 3)) -d"$dur" --latency -s "$BENCH/get-server.lua" "http://127.0.0.1:${PORTS[$i]}" >"$out.$i" &
 		pids+=($!)
 	done
 	wait "${pids[@]}"
@@ -119,19 +135,19 @@ order() { # order OUT PORT TOKEN
 
 if [ "$WARMUP" != 0 ]; then
 	log "warming up"
-	get bare "$TMP/w-bare" "$BARE_PID" "${PORTS[0]}" "$S_TOKEN" "$WARMUP"
-	get sqlite "$TMP/w-sqlite" "$SQLITE_PID" "${PORTS[1]}" "$S_TOKEN" "$WARMUP"
-	get pg1 "$TMP/w-pg1" "$PG1_PID" "${PORTS[2]}" "$P_TOKEN" "$WARMUP"
+	get bare "$TMP/w-bare" "$BARE_PID" "${PORTS[0]}" "$S_TOKENS" "$WARMUP"
+	get sqlite "$TMP/w-sqlite" "$SQLITE_PID" "${PORTS[1]}" "$S_TOKENS" "$WARMUP"
+	get pg1 "$TMP/w-pg1" "$PG1_PID" "${PORTS[2]}" "$P_TOKENS" "$WARMUP"
 	get3 "$TMP/w-pg3" "$WARMUP"
 fi
 for ((r = 1; r <= ROUNDS; r++)); do
 	log "round $r/$ROUNDS: GET on bare, SQLite, PostgreSQL x1, PostgreSQL x3"
 	wait_quiet
-	get bare "$TMP/bare-$r" "$BARE_PID" "${PORTS[0]}" "$S_TOKEN" "$DURATION"
+	get bare "$TMP/bare-$r" "$BARE_PID" "${PORTS[0]}" "$S_TOKENS" "$DURATION"
 	wait_quiet
-	get sqlite "$TMP/sqlite-$r" "$SQLITE_PID" "${PORTS[1]}" "$S_TOKEN" "$DURATION"
+	get sqlite "$TMP/sqlite-$r" "$SQLITE_PID" "${PORTS[1]}" "$S_TOKENS" "$DURATION"
 	wait_quiet
-	get pg1 "$TMP/pg1-$r" "$PG1_PID" "${PORTS[2]}" "$P_TOKEN" "$DURATION"
+	get pg1 "$TMP/pg1-$r" "$PG1_PID" "${PORTS[2]}" "$P_TOKENS" "$DURATION"
 	wait_quiet
 	get3 "$TMP/pg3-$r" "$DURATION"
 done
@@ -152,6 +168,7 @@ SUMMARY="$(
 	echo "machine: $(machine)"
 	echo "commit: $(commit)"
 	echo "store: $SERVERS servers each (seeded straight into the store, running); PostgreSQL $(psql "$PGADMIN" -Atc 'SHOW server_version')"
+	echo "clients: $TOKEN_COUNT tokens, each request one at random; every berthd --rate-limit $RATE_LIMIT"
 	echo "load: wrk -t$THREADS -c$CONNS -d$DURATION --latency (PostgreSQL x3: three wrk -t1 -c$((CONNS / 3)), one per process); orders: wrk -t1 -c$ORDER_CONNS -d$DURATION"
 	echo
 	printf '%-22s %10s %8s %8s %8s\n' "GET" "req/s" "p50 ms" "p99 ms" "non-2xx"

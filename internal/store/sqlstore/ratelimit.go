@@ -60,6 +60,9 @@ func (l *sharedLimit) sweep(ctx context.Context, now time.Time) {
 	if now.UnixNano()-last < int64(l.window) || !l.swept.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
+	// Idle keys go with their events (all of them older than the window); a take of
+	// such a key meanwhile finds no row and starts afresh, which is what it would count.
 	floor := now.Add(-l.window).UnixMicro()
-	_, _ = l.db.write.ExecContext(ctx, `DELETE FROM rate_limits WHERE touched < $1 AND key LIKE $2`, floor, l.name+"|%")
+	_, _ = l.db.write.ExecContext(ctx, `WITH idle AS (DELETE FROM rate_limits WHERE touched < $1 AND key LIKE $2 RETURNING key)
+		DELETE FROM rate_events e USING idle WHERE e.key = idle.key AND e.at < $1`, floor, l.name+"|%")
 }
