@@ -16,6 +16,9 @@ func (a *App) LibvirtDriver() *libvirtdriver.Driver {
 	if opt.Log == nil {
 		opt.Log = a.log
 	}
+	if a.DB.Postgres() {
+		opt.ForUpdate = " FOR UPDATE"
+	}
 	return libvirtdriver.New(a.DB.WriteDB(), a.DB.ReadDB(), a.DB.Rebind, opt)
 }
 

@@ -53,6 +53,10 @@ type Options struct {
 	Poll time.Duration
 	// Machine is the QEMU machine type (default "pc").
 	Machine string
+	// ForUpdate is the database's clause that locks the rows a SELECT reads (" FOR
+	// UPDATE" on PostgreSQL, where several processes place machines at once; "" on
+	// SQLite, whose write transactions run one at a time).
+	ForUpdate string
 	Log     *slog.Logger
 }
 

@@ -179,6 +179,15 @@ func (d *Driver) place(ctx context.Context, spec compute.Spec) (machine, error) 
 		return machine{}, err
 	}
 	defer tx.Rollback()
+	if d.opt.ForUpdate != "" {
+		// Room is read, then taken: no other placement may read it in between.
+		rows, err := tx.QueryContext(ctx, d.rebind(`SELECT id FROM libvirt_hosts WHERE (? = 0 OR location_id = ?) ORDER BY id`+d.opt.ForUpdate),
+			spec.LocationID, spec.LocationID)
+		if err != nil {
+			return machine{}, err
+		}
+		rows.Close()
+	}
 	var hostID, locationID int64
 	err = tx.QueryRowContext(ctx, d.rebind(`SELECT h.id, h.location_id FROM libvirt_hosts h
 		LEFT JOIN libvirt_machines m ON m.host_id = h.id AND m.destroyed_at IS NULL
