@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -444,6 +445,54 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		got, err := s.ServerAny(ctx, srv)
 		if err != nil || got.PlanID != 2 || got.VCPUs != 4 || got.MemoryMB != 8192 || got.DiskGB != 80 {
 			t.Fatalf("after SetServerPlan: %+v, %v", got, err)
+		}
+	})
+
+	t.Run("SerializeRunsOneAtATime", func(t *testing.T) {
+		// Two transactions serialized under one name never overlap: the second
+		// gets past Serialize only once the first has committed, and then reads
+		// what it wrote. (A metering pass relies on it to see the hours another
+		// pass charged.)
+		s := open(t)
+		id := newAccount(t, s, "serial@example.com")
+		entered, release := make(chan struct{}), make(chan struct{})
+		var committed atomic.Bool
+		errc := make(chan error, 1)
+		go func() {
+			errc <- s.InTx(ctx, func(tx store.Tx) error {
+				if err := tx.Serialize(ctx, "storetest"); err != nil {
+					return err
+				}
+				if _, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxTopup, Amount: 100,
+					Description: "first", CreatedAt: now}); err != nil {
+					return err
+				}
+				close(entered)
+				<-release
+				committed.Store(true) // it commits as this returns
+				return nil
+			})
+		}()
+		<-entered
+		go func() {
+			time.Sleep(200 * time.Millisecond) // the second has had time to get past, were it not held
+			close(release)
+		}()
+		in(t, s, func(tx store.Tx) error {
+			if err := tx.Serialize(ctx, "storetest"); err != nil {
+				return err
+			}
+			if !committed.Load() {
+				t.Error("the second transaction got past Serialize while the first ran")
+			}
+			a, err := tx.Account(ctx, id)
+			if err == nil && a.Credit != 100 {
+				t.Errorf("after Serialize the second reads credit %s, want the first's 0.0100", a.Credit)
+			}
+			return err
+		})
+		if err := <-errc; err != nil {
+			t.Fatal(err)
 		}
 	})
 
