@@ -17,16 +17,18 @@ func (a *App) sampleInterval() time.Duration {
 // startSampler starts recording metrics of every live server; the process that works
 // the operations (the one holding the lock) is the one that samples.
 func (a *App) startSampler() {
+	ctx, cancel := context.WithCancel(context.Background())
 	s := metrics.NewSampler(a.DB, a.driver, a.sampleInterval(), a.log)
-	// One process samples: the leader (on SQLite, the only one).
-	a.stopSampler = every(a.sampleInterval(), func(ctx context.Context) {
-		if !a.lead.Leads(ctx) {
-			return
-		}
-		if err := s.SampleOnce(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("metrics sampling", "err", err)
-		}
-	})
+	s.Leads = a.lead.Leads // one process samples: the leader (on SQLite, the only one)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx)
+	}()
+	a.stopSampler = func() {
+		cancel()
+		<-done
+	}
 }
 
 // metricsReader answers the metrics route from the stored samples.

@@ -27,6 +27,9 @@ type Sampler struct {
 	Now func() time.Time
 	// Retention is how long samples are kept (default Retention).
 	Retention time.Duration
+	// Leads, when set, says whether this process samples now: of several processes
+	// serving one database, only the leader does (nil: always).
+	Leads func(ctx context.Context) bool
 
 	prev map[int64]compute.Stats
 }
@@ -50,6 +53,9 @@ func (s *Sampler) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if s.Leads != nil && !s.Leads(ctx) {
+				continue
+			}
 			if err := s.SampleOnce(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("metrics sampling", "err", err)
 			}
