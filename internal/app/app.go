@@ -275,6 +275,16 @@ func (a *App) StartWorkers(ctx context.Context) error {
 			return err
 		}
 		a.work = work
+		// River notifies the other processes of inserted jobs, but at most so often
+		// per queue: this process is woken as on SQLite, by a wake job its working
+		// client inserts once the transaction has committed.
+		q := newJobQueue(a.jobs, a.log)
+		q.insertWake = func(ctx context.Context) error {
+			_, err := work.Insert(ctx, wakeArgs{}, nil)
+			return err
+		}
+		a.Service.SetEnqueuer(q)
+		a.stopWaker = q.start()
 	} else {
 		jobs, err := river.NewClient(a.sqlDriver(), cfg)
 		if err != nil {

@@ -144,7 +144,7 @@ func (a *App) completeTx() ops.CompleteTx {
 }
 
 // startPostgresWorkers starts a River client on the pgx driver working the queue.
-func (a *App) startPostgresWorkers(ctx context.Context, cfg *river.Config) (jobWorker, error) {
+func (a *App) startPostgresWorkers(ctx context.Context, cfg *river.Config) (*river.Client[pgx.Tx], error) {
 	pool, err := pgxpool.New(ctx, a.cfg.DatabaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)

@@ -9,6 +9,9 @@ import (
 	"github.com/riverqueue/river"
 )
 
+// On PostgreSQL River notifies inserted jobs (LISTEN/NOTIFY), but at most so often
+// per queue, so the same wake serves there too (see StartWorkers).
+//
 // River on SQLite has no notifications: a job inserted in a transaction (every
 // operation's job is inserted with the state change it carries out) is found by the
 // workers' next poll of the queue, FetchPoll later (100 ms), 50 ms on average, a sixth
@@ -44,10 +47,16 @@ type jobQueue struct {
 	*river.Client[*sql.Tx]
 	log  *slog.Logger
 	wake chan struct{}
+	// insertWake inserts a wake job through the client that works this process's
+	// jobs (on PostgreSQL another client than the one inserting in transactions).
+	insertWake func(ctx context.Context) error
 }
 
 func newJobQueue(c *river.Client[*sql.Tx], log *slog.Logger) *jobQueue {
-	return &jobQueue{Client: c, log: log, wake: make(chan struct{}, 1)}
+	return &jobQueue{Client: c, log: log, wake: make(chan struct{}, 1), insertWake: func(ctx context.Context) error {
+		_, err := c.Insert(ctx, wakeArgs{}, nil)
+		return err
+	}}
 }
 
 // Wake asks for a wake job; it never blocks.
@@ -72,7 +81,7 @@ func (q *jobQueue) start() (stop func()) {
 			}
 			ictx, icancel := context.WithTimeout(ctx, 10*time.Second)
 			// When this fails the jobs are still fetched, by the poll.
-			if _, err := q.Insert(ictx, wakeArgs{}, nil); err != nil && ctx.Err() == nil {
+			if err := q.insertWake(ictx); err != nil && ctx.Err() == nil {
 				q.log.Warn("job queue not woken; the jobs wait for its next poll", "err", err)
 			}
 			icancel()
