@@ -57,7 +57,7 @@ type Options struct {
 	// UPDATE" on PostgreSQL, where several processes place machines at once; "" on
 	// SQLite, whose write transactions run one at a time).
 	ForUpdate string
-	Log     *slog.Logger
+	Log       *slog.Logger
 }
 
 // Driver is the libvirt driver.
