@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/riverqueue/river/riverdriver"
@@ -30,10 +29,8 @@ import (
 
 // liveness holds this process's lock.
 type liveness struct {
-	db   *sql.DB
 	id   string
-	mu   sync.Mutex
-	conn *sql.Conn
+	lock sessionLock
 	stop func()
 }
 
@@ -50,41 +47,12 @@ func livenessLock(id string) string { return "berth.worker." + id }
 // startLiveness takes the lock (an error when it cannot) and keeps it until close:
 // when its connection breaks it takes it again on a new one.
 func startLiveness(ctx context.Context, db *sql.DB, id string) (*liveness, error) {
-	l := &liveness{db: db, id: id}
-	if err := l.hold(ctx); err != nil {
-		return nil, fmt.Errorf("liveness lock: %w", err)
+	l := &liveness{id: id, lock: sessionLock{db: db, name: livenessLock(id)}}
+	if !l.lock.take(ctx) {
+		return nil, fmt.Errorf("liveness lock %s: not taken", l.lock.name)
 	}
-	l.stop = every(2*time.Second, func(ctx context.Context) { _ = l.hold(ctx) })
+	l.stop = every(2*time.Second, func(ctx context.Context) { l.lock.take(ctx) })
 	return l, nil
-}
-
-func (l *liveness) hold(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.conn != nil {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := l.conn.PingContext(pctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		l.conn.Close()
-		l.conn = nil
-	}
-	conn, err := l.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	var ok bool
-	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtext($1))`, livenessLock(l.id)).Scan(&ok); err != nil || !ok {
-		conn.Close()
-		if err == nil {
-			err = fmt.Errorf("held by another session")
-		}
-		return err
-	}
-	l.conn = conn
-	return nil
 }
 
 func (l *liveness) close() {
@@ -92,12 +60,7 @@ func (l *liveness) close() {
 		return
 	}
 	l.stop()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.conn != nil {
-		l.conn.Close()
-		l.conn = nil
-	}
+	l.lock.release()
 }
 
 // deadWorkers finds the jobs of processes that died; suspects are the clients seen

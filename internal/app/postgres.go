@@ -172,36 +172,23 @@ func (a *App) rescueMargin() time.Duration {
 	return 2 * time.Minute
 }
 
-// leader says whether this process is the one doing the cluster's periodic work now.
-// On SQLite the process holding the data directory's lock is the only one that
-// serves; on PostgreSQL it is the one holding an advisory lock, on a connection of
-// its own. A nil leader always leads.
-type leader struct {
+// sessionLock is a PostgreSQL session advisory lock held on a connection of its own:
+// PostgreSQL releases it when that connection closes, as it does when the process
+// dies.
+type sessionLock struct {
 	db   *sql.DB
+	name string
 	mu   sync.Mutex
 	conn *sql.Conn
 	held bool
 }
 
-// leaderLock names the advisory lock.
-const leaderLock = "berth.leader"
-
-func newLeader(db *sqlstore.DB) *leader {
-	if !db.Postgres() {
-		return nil
-	}
-	return &leader{db: db.WriteDB()}
-}
-
-// Leads reports whether this process leads, taking the lead when no one holds it.
-func (l *leader) Leads(ctx context.Context) bool {
-	if l == nil {
-		return true
-	}
+// take reports whether this process holds the lock, taking it when no one does. A
+// broken connection lost the lock with it: take tries again on a new one.
+func (l *sessionLock) take(ctx context.Context) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil {
-		// A lost connection lost the lock with it.
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := l.conn.PingContext(pctx)
 		cancel()
@@ -221,7 +208,7 @@ func (l *leader) Leads(ctx context.Context) bool {
 		l.conn = conn
 	}
 	var ok bool
-	if err := l.conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtext($1))`, leaderLock).Scan(&ok); err != nil {
+	if err := l.conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtext($1))`, l.name).Scan(&ok); err != nil {
 		l.conn.Close()
 		l.conn = nil
 		return false
@@ -230,15 +217,35 @@ func (l *leader) Leads(ctx context.Context) bool {
 	return ok
 }
 
-func (l *leader) close() {
-	if l == nil {
-		return
-	}
+// release gives the lock up (with the session that holds it).
+func (l *sessionLock) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil {
-		l.conn.Close() // the lock goes with the session
+		l.conn.Close()
 		l.conn, l.held = nil, false
+	}
+}
+
+// leader says whether this process is the one doing the cluster's periodic work now.
+// On SQLite the process holding the data directory's lock is the only one that
+// serves; on PostgreSQL it is the one holding the berth.leader advisory lock. A nil
+// leader always leads.
+type leader struct{ lock sessionLock }
+
+func newLeader(db *sqlstore.DB) *leader {
+	if !db.Postgres() {
+		return nil
+	}
+	return &leader{lock: sessionLock{db: db.WriteDB(), name: "berth.leader"}}
+}
+
+// Leads reports whether this process leads, taking the lead when no one holds it.
+func (l *leader) Leads(ctx context.Context) bool { return l == nil || l.lock.take(ctx) }
+
+func (l *leader) close() {
+	if l != nil {
+		l.lock.release()
 	}
 }
 
