@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,6 +72,45 @@ func TestClusterSharedState(t *testing.T) {
 		}
 	}
 
+	// The reads each process answers from memory (a server, a token) too: a server
+	// ordered on one, renamed on each in turn, read on the other at once; and a ?wait
+	// on the other process for an operation ends with it.
+	code, body, _ = send(a, "POST", "/servers", `{"plan_id": 1, "location_id": 1, "image_id": 1}`, "")
+	if code != 201 {
+		t.Fatalf("order: %d %s", code, body)
+	}
+	var order struct {
+		Data struct {
+			ID        int64 `json:"id"`
+			Operation struct {
+				ID int64 `json:"id"`
+			} `json:"operation"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &order); err != nil || order.Data.ID == 0 {
+		t.Fatalf("order: %s (%v)", body, err)
+	}
+	srv := fmt.Sprintf("/servers/%d", order.Data.ID)
+	for _, d := range nodes {
+		if code, body, _ := send(d, "GET", fmt.Sprintf("/operations/%d?wait=60", order.Data.Operation.ID), "", ""); code != 200 || !strings.Contains(body, `"status":"success"`) {
+			t.Fatalf("?wait for the order's operation: %d %s", code, body)
+		}
+	}
+	for i := 1; i <= 10; i++ {
+		w, r := a, b
+		if i%2 == 0 {
+			w, r = b, a
+		}
+		send(r, "GET", srv, "", "") // held in r's memory now
+		name := fmt.Sprintf("web-%d", i)
+		if code, body, _ := send(w, "PATCH", srv, fmt.Sprintf(`{"display_name": %q}`, name), ""); code != 200 {
+			t.Fatalf("rename: %d %s", code, body)
+		}
+		if _, body, _ := send(r, "GET", srv, "", ""); !strings.Contains(body, `"display_name":"`+name+`"`) {
+			t.Fatalf("after a rename to %s on one process the other shows %s", name, body)
+		}
+	}
+
 	// Idempotency-Key: the answer of one process is the answer of the other.
 	code1, first, _ := send(a, "POST", "/projects", `{"name": "once"}`, "key-1")
 	code2, again, h := send(b, "POST", "/projects", `{"name": "once"}`, "key-1")
@@ -132,6 +172,20 @@ func TestClusterSharedState(t *testing.T) {
 	for _, d := range nodes {
 		if code := signIn(d, "long-enough-pw"); code != http.StatusTooManyRequests {
 			t.Errorf("sign-in after five failures over two processes: %d, want 429", code)
+		}
+	}
+
+	// A token revoked (here by an admin command, a third process) is refused by the
+	// very next request on either, though both have just answered it from memory.
+	for _, d := range nodes {
+		if code, body, _ := send(d, "GET", "/servers", "", ""); code != 200 {
+			t.Fatalf("before the revocation: %d %s", code, body)
+		}
+	}
+	runJSON(t, bin, "admin", "token", "revoke", "1", "--database", db)
+	for _, d := range nodes {
+		if code, body, _ := send(d, "GET", "/servers", "", ""); code != 401 {
+			t.Errorf("a revoked token on a process that held it: %d %s, want 401", code, body)
 		}
 	}
 }

@@ -84,8 +84,11 @@ const (
 const maxCached = 100_000
 
 type cache struct {
+	// SQLite: the counters, in the data dir's mapped file.
 	mapping []byte
 	gens    [numGens]*atomic.Uint64
+	// PostgreSQL: the counters, in the database (cache_postgres.go).
+	pg *pgGens
 
 	mu sync.RWMutex
 	// heldServers and heldTokens are the counter values the maps' entries were read
@@ -114,6 +117,7 @@ func (g gen) before(h gen) bool { return g.any < h.any || g.kind < h.kind }
 
 type cachedToken struct {
 	gen gen
+	at  time.Time // when it was read (PostgreSQL: pgEntryTTL)
 	t   hosting.Token
 	a   hosting.Account
 }
@@ -126,6 +130,7 @@ type serverKey struct {
 
 type cachedServer struct {
 	gen gen
+	at  time.Time
 	s   hosting.Server
 }
 
@@ -235,7 +240,7 @@ func (c *cache) watchLoop(ctx context.Context, db *sql.DB, interval time.Duratio
 
 // changed records that anything may have changed.
 func (c *cache) changed() {
-	if c != nil {
+	if c != nil && c.pg == nil {
 		c.gens[anyGen].Add(1)
 	}
 }
@@ -247,11 +252,13 @@ func (c *cache) committed(w *writes) {
 		return
 	}
 	k := w.kinds
-	if k&kindServers != 0 {
-		c.gens[serversGen].Add(1)
-	}
-	if k&kindTokens != 0 {
-		c.gens[tokensGen].Add(1)
+	if c.pg == nil { // PostgreSQL's were added to in the transaction (pgGens.add)
+		if k&kindServers != 0 {
+			c.gens[serversGen].Add(1)
+		}
+		if k&kindTokens != 0 {
+			c.gens[tokensGen].Add(1)
+		}
 	}
 	if len(w.touched) > 0 {
 		c.mu.Lock()
@@ -266,25 +273,41 @@ func (c *cache) committed(w *writes) {
 	}
 }
 
-// now is what an entry of a kind read now is read under.
-func (c *cache) now(kind int) gen {
-	return gen{any: c.gens[anyGen].Load(), kind: c.gens[kind].Load()}
+// now is what an entry of a kind read now is read under; false when that cannot be
+// told (PostgreSQL failed to answer), and the read goes to the database.
+func (c *cache) now(ctx context.Context, kind int) (gen, bool) {
+	if c.pg != nil {
+		v, err := c.pg.read(ctx)
+		if err != nil {
+			return gen{}, false
+		}
+		return gen{any: v[anyGen], kind: v[kind]}, true
+	}
+	return gen{any: c.gens[anyGen].Load(), kind: c.gens[kind].Load()}, true
 }
 
-// A nil cache (PostgreSQL: other processes write, and nothing here would learn of
-// it) reads through every time.
+// fresh reports whether an entry read at at may still be answered: always on SQLite,
+// whose every change is counted; within pgEntryTTL on PostgreSQL.
+func (c *cache) fresh(at time.Time) bool {
+	return c.pg == nil || time.Since(at) < pgEntryTTL
+}
 
-func (c *cache) token(hash []byte, load func() (hosting.Token, hosting.Account, error)) (hosting.Token, hosting.Account, error) {
+// A nil cache reads through every time.
+
+func (c *cache) token(ctx context.Context, hash []byte, load func() (hosting.Token, hosting.Account, error)) (hosting.Token, hosting.Account, error) {
 	if c == nil || len(hash) != 32 {
 		return load()
 	}
 	key := [32]byte(hash)
-	g := c.now(tokensGen)
+	g, known := c.now(ctx, tokensGen)
+	if !known {
+		return load()
+	}
 	c.mu.RLock()
 	e, ok := c.tokens[key]
 	touches := c.touches
 	c.mu.RUnlock()
-	if ok && e.gen == g {
+	if ok && e.gen == g && c.fresh(e.at) {
 		return cloneToken(e.t), e.a, nil
 	}
 	t, a, err := load()
@@ -298,23 +321,26 @@ func (c *cache) token(hash []byte, load func() (hosting.Token, hosting.Account, 
 		if len(c.tokens) >= maxCached {
 			c.tokens, c.tokenKeys = map[[32]byte]cachedToken{}, map[int64][32]byte{}
 		}
-		c.tokens[key] = cachedToken{gen: g, t: cloneToken(t), a: a}
+		c.tokens[key] = cachedToken{gen: g, at: time.Now(), t: cloneToken(t), a: a}
 		c.tokenKeys[t.ID] = key
 	}
 	c.mu.Unlock()
 	return t, a, nil
 }
 
-func (c *cache) server(accountID int64, ref hosting.ServerRef, load func() (hosting.Server, error)) (hosting.Server, error) {
+func (c *cache) server(ctx context.Context, accountID int64, ref hosting.ServerRef, load func() (hosting.Server, error)) (hosting.Server, error) {
 	if c == nil {
 		return load()
 	}
 	key := serverKey{account: accountID, id: ref.ID, name: ref.Name}
-	g := c.now(serversGen)
+	g, known := c.now(ctx, serversGen)
+	if !known {
+		return load()
+	}
 	c.mu.RLock()
 	e, ok := c.servers[key]
 	c.mu.RUnlock()
-	if ok && e.gen == g {
+	if ok && e.gen == g && c.fresh(e.at) {
 		return cloneServer(e.s), nil
 	}
 	s, err := load()
@@ -326,7 +352,7 @@ func (c *cache) server(accountID int64, ref hosting.ServerRef, load func() (host
 		if len(c.servers) >= maxCached {
 			c.servers = map[serverKey]cachedServer{}
 		}
-		c.servers[key] = cachedServer{gen: g, s: cloneServer(s)}
+		c.servers[key] = cachedServer{gen: g, at: time.Now(), s: cloneServer(s)}
 	}
 	c.mu.Unlock()
 	return s, nil
@@ -385,6 +411,9 @@ func (m markingQuerier) mark(query string) {
 // touched notes on q's transaction, if it is one the cache follows, that it
 // recorded a token's last use.
 func touched(q querier, tokenID int64) {
+	if p, ok := q.(pgQuerier); ok {
+		q = p.q
+	}
 	if m, ok := q.(markingQuerier); ok {
 		m.w.touched = append(m.w.touched, tokenID)
 	}
@@ -395,8 +424,11 @@ func touched(q querier, tokenID int64) {
 // (whatever it does with it: a join into another table's write counts too). SQLite
 // has no cascades or triggers in Berth's schema, so a row of a table changes only
 // by a statement naming it. touchTokenQuery is counted apart (touched).
+// touchTokenQueryPostgres is touchTokenQuery as it reaches PostgreSQL.
+var touchTokenQueryPostgres = rebindPostgres(touchTokenQuery)
+
 func statementKinds(query string) kinds {
-	if query == touchTokenQuery {
+	if query == touchTokenQuery || query == touchTokenQueryPostgres {
 		return 0
 	}
 	var k kinds

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"testing"
@@ -22,7 +23,7 @@ func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 	loads := 0
 	read := func(id int64) {
 		t.Helper()
-		_, err := c.server(1, hosting.ServerRef{ID: id}, func() (hosting.Server, error) {
+		_, err := c.server(context.Background(), 1, hosting.ServerRef{ID: id}, func() (hosting.Server, error) {
 			loads++
 			return hosting.Server{ID: id, AccountID: 1, Name: fmt.Sprintf("server-%d", id)}, nil
 		})
@@ -30,7 +31,7 @@ func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 			t.Fatal(err)
 		}
 		hash := sha256.Sum256(fmt.Appendf(nil, "token-%d", id))
-		_, _, err = c.token(hash[:], func() (hosting.Token, hosting.Account, error) {
+		_, _, err = c.token(context.Background(), hash[:], func() (hosting.Token, hosting.Account, error) {
 			loads++
 			return hosting.Token{ID: id, Hash: hash[:]}, hosting.Account{ID: 1}, nil
 		})
@@ -61,7 +62,7 @@ func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 
 	// A read that began before a write and ends after a newer read was filed is not
 	// filed: it could never be answered.
-	_, err = c.server(1, hosting.ServerRef{ID: 2000}, func() (hosting.Server, error) {
+	_, err = c.server(context.Background(), 1, hosting.ServerRef{ID: 2000}, func() (hosting.Server, error) {
 		c.changed() // a write commits during the query
 		read(1000)  // and another read, after it, is filed
 		return hosting.Server{ID: 2000, AccountID: 1}, nil
@@ -85,14 +86,14 @@ func TestCacheCountsKindsApart(t *testing.T) {
 	loads := 0
 	read := func() {
 		t.Helper()
-		if _, err := c.server(1, hosting.ServerRef{ID: 1}, func() (hosting.Server, error) {
+		if _, err := c.server(context.Background(), 1, hosting.ServerRef{ID: 1}, func() (hosting.Server, error) {
 			loads++
 			return hosting.Server{ID: 1, AccountID: 1}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 		hash := sha256.Sum256([]byte("t"))
-		if _, _, err := c.token(hash[:], func() (hosting.Token, hosting.Account, error) {
+		if _, _, err := c.token(context.Background(), hash[:], func() (hosting.Token, hosting.Account, error) {
 			loads += 10
 			return hosting.Token{ID: 1, Hash: hash[:]}, hosting.Account{ID: 1}, nil
 		}); err != nil {
@@ -136,7 +137,7 @@ func TestCacheFilesNoTokenReadDuringATouch(t *testing.T) {
 	loads := 0
 	read := func(during func()) {
 		t.Helper()
-		_, _, err := c.token(hash[:], func() (hosting.Token, hosting.Account, error) {
+		_, _, err := c.token(context.Background(), hash[:], func() (hosting.Token, hosting.Account, error) {
 			loads++
 			during()
 			return hosting.Token{ID: 1, Hash: hash[:]}, hosting.Account{ID: 1}, nil

@@ -17,6 +17,8 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/testpg"
 )
 
 // cacheFixture is an account with a token, a project and a running server in it, as
@@ -65,6 +67,35 @@ func seedCacheFixture(t *testing.T, s store.Store) cacheFixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// cacheStores are the stores the cache tests run on: open returns two handles on one
+// database, as two processes (berthd serve and an admin command, or two serve
+// processes on PostgreSQL) open it.
+var cacheStores = []struct {
+	name string
+	open func(t *testing.T) (serve, other *sqlstore.DB)
+}{
+	{"sqlite", func(t *testing.T) (*sqlstore.DB, *sqlstore.DB) {
+		dir := t.TempDir()
+		return openMigrated(t, dir), openMigrated(t, dir)
+	}},
+	{"postgres", func(t *testing.T) (*sqlstore.DB, *sqlstore.DB) {
+		u := testpg.NewDatabase(t)
+		open := func() *sqlstore.DB {
+			db, err := sqlstore.OpenPostgres(context.Background(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		}
+		serve := open()
+		if err := serve.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return serve, open()
+	}},
 }
 
 // The token and server reads are answered from memory; these tests prove they are
@@ -167,15 +198,23 @@ func TestCachedReadsFollowWrites(t *testing.T) {
 // cache counts only some writes as changes, and must count each of these.
 func TestCachedReadsSeeEveryWrite(t *testing.T) {
 	t.Parallel()
-	for _, writer := range []string{"own", "another process"} {
-		t.Run(writer, func(t *testing.T) {
-			t.Parallel()
+	for _, st := range cacheStores {
+		for _, writer := range []string{"own", "another process"} {
+			t.Run(st.name+"/"+writer, func(t *testing.T) {
+				t.Parallel()
+				cachedReadsSeeEveryWrite(t, st.open, writer)
+			})
+		}
+	}
+}
+
+func cachedReadsSeeEveryWrite(t *testing.T, open func(t *testing.T) (serve, other *sqlstore.DB), writer string) {
+	{
+		{
 			ctx := context.Background()
-			dir := t.TempDir()
-			serve := openMigrated(t, dir)
-			w := serve
-			if writer != "own" {
-				w = openMigrated(t, dir)
+			serve, w := open(t)
+			if writer == "own" {
+				w = serve
 			}
 			f := seedCacheFixture(t, serve)
 			refs := []hosting.ServerRef{{ID: f.srv}, {Name: "server-abc123"}}
@@ -285,7 +324,7 @@ func TestCachedReadsSeeEveryWrite(t *testing.T) {
 					t.Errorf("token after %s: an older answer (err %v)", c.name, err)
 				}
 			}
-		})
+		}
 	}
 }
 
@@ -295,8 +334,17 @@ func TestCachedReadsSeeEveryWrite(t *testing.T) {
 // TestWatcherCountsOnlyOtherConnections).
 func TestCacheOutlivesWritesOfOtherRows(t *testing.T) {
 	t.Parallel()
+	for _, st := range cacheStores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			db, _ := st.open(t)
+			cacheOutlivesWritesOfOtherRows(t, db)
+		})
+	}
+}
+
+func cacheOutlivesWritesOfOtherRows(t *testing.T, db *sqlstore.DB) {
 	ctx := context.Background()
-	db := openMigrated(t, t.TempDir())
 	f := seedCacheFixture(t, db)
 	refs := []hosting.ServerRef{{ID: f.srv}, {Name: "server-abc123"}}
 	fill := func() {

@@ -225,7 +225,7 @@ func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 
 // TokenByHash implements store.Reader, from memory while nothing changed.
 func (db *DB) TokenByHash(ctx context.Context, hash []byte) (hosting.Token, hosting.Account, error) {
-	return db.cache.token(hash, func() (hosting.Token, hosting.Account, error) {
+	return db.cache.token(ctx, hash, func() (hosting.Token, hosting.Account, error) {
 		st, err := db.stmt(ctx, tokenByHashQuery)
 		if err != nil {
 			return hosting.Token{}, hosting.Account{}, err
@@ -236,7 +236,7 @@ func (db *DB) TokenByHash(ctx context.Context, hash []byte) (hosting.Token, host
 
 // Server implements store.Reader, from memory while nothing changed.
 func (db *DB) Server(ctx context.Context, accountID int64, ref hosting.ServerRef) (hosting.Server, error) {
-	return db.cache.server(accountID, ref, func() (hosting.Server, error) {
+	return db.cache.server(ctx, accountID, ref, func() (hosting.Server, error) {
 		query, args := serverQuery(accountID, ref)
 		st, err := db.stmt(ctx, query)
 		if err != nil {
@@ -292,6 +292,12 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 
 // commit commits t and, once it has committed, runs what waited for that.
 func (db *DB) commit(t *tx) error {
+	if db.cache != nil && db.cache.pg != nil {
+		if err := db.cache.pg.add(context.Background(), t.sqlTx, t.writes.kinds); err != nil {
+			_ = t.sqlTx.Rollback()
+			return err
+		}
+	}
 	err := t.sqlTx.Commit()
 	// Counted even when the commit reports an error: it may have landed anyway.
 	db.cache.committed(&t.writes)

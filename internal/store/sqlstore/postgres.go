@@ -19,8 +19,9 @@ var postgresMigrations embed.FS
 
 // OpenPostgres opens the PostgreSQL database at url (postgres://...). Several berthd
 // processes may open one database: every write transaction is PostgreSQL's, rows a
-// rule depends on are locked (LockAccount, a metering step), and nothing is cached in
-// a process, since another process may have written since.
+// rule depends on are locked (LockAccount, a metering step), and what a process
+// answers from memory is checked against the database's change counters first
+// (cache_postgres.go).
 func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
@@ -35,6 +36,7 @@ func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	db := &DB{queries: on(dialectPostgres, pool), d: dialectPostgres, write: pool, read: pool, path: Redact(rawURL),
 		stmts: map[string]*sql.Stmt{}}
+	db.cache = newPostgresCache(db)
 	if err := db.ping(ctx); err != nil {
 		db.Close()
 		return nil, err

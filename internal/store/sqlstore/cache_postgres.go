@@ -1,0 +1,131 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// On PostgreSQL the cache's change counters are in the database (table berth_gens),
+// and a write transaction that changed what the cache holds adds to its kinds'
+// counters in the same transaction, just before it commits (DB.commit): they change
+// exactly when what they count does, for every process of a deployment, as on
+// SQLite the mapped file's counters are advanced by every process that opens it.
+// Memory cannot be shared between processes on several machines, so a process reads
+// the counters from the database before it answers from memory: a fence. A fence is
+// a read that began after the request arrived: a write reported done before the
+// request was sent, by any process, has committed by then, counters and all, and its
+// entry is not answered; and what a read queries after its fence is at least as new
+// as the counters the fence saw, so it is filed under them rightly. One query serves
+// every request waiting when it begins (they are batched), so under load a fence
+// costs a small part of a query per request, and an idle process one query.
+//
+// What changes the tables other than through a Tx of this code (SQL typed by an
+// operator in psql, a restored dump) adds to no counter: an entry is also never
+// answered once it is older than pgEntryTTL, so such a change shows within it.
+
+// pgEntryTTL bounds how long a cached read is answered on PostgreSQL.
+const pgEntryTTL = 30 * time.Second
+
+// pgGenQuery reads the counters, in the order of the const block (anyGen ...).
+const pgGenQuery = `SELECT COALESCE(sum(anything), 0), COALESCE(sum(servers), 0), COALESCE(sum(tokens), 0) FROM berth_gens`
+
+// pgGenShards is how many rows berth_gens has (its migration makes them).
+const pgGenShards = 32
+
+// pgGenAdd adds to the counters of the kinds a transaction changed ($1 servers, $2
+// tokens), in one row ($3) of berth_gens.
+const pgGenAdd = `UPDATE berth_gens SET servers = servers + $1, tokens = tokens + $2 WHERE shard = $3`
+
+type pgGens struct {
+	db *DB
+
+	mu sync.Mutex
+	// next is the fence that begins when the one running ends; the requests that
+	// arrive meanwhile wait for it.
+	next    *fence
+	running bool
+}
+
+type fence struct {
+	done chan struct{}
+	vals [numGens]uint64
+	err  error
+}
+
+// newPostgresCache is the cache of a PostgreSQL database.
+func newPostgresCache(db *DB) *cache {
+	return &cache{
+		pg:        &pgGens{db: db},
+		servers:   map[serverKey]cachedServer{},
+		tokens:    map[[32]byte]cachedToken{},
+		tokenKeys: map[int64][32]byte{},
+	}
+}
+
+// read returns the counters as a query begun after it was called found them.
+func (p *pgGens) read(ctx context.Context) ([numGens]uint64, error) {
+	p.mu.Lock()
+	f := p.next
+	if f == nil {
+		f = &fence{done: make(chan struct{})}
+		p.next = f
+	}
+	if !p.running {
+		p.running = true
+		go p.run()
+	}
+	p.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.vals, f.err
+	case <-ctx.Done():
+		return [numGens]uint64{}, ctx.Err()
+	}
+}
+
+// run runs the fences one after another while requests wait for one.
+func (p *pgGens) run() {
+	for {
+		p.mu.Lock()
+		f := p.next
+		p.next = nil
+		if f == nil {
+			p.running = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		f.vals, f.err = p.query(ctx)
+		cancel()
+		close(f.done)
+	}
+}
+
+func (p *pgGens) query(ctx context.Context) ([numGens]uint64, error) {
+	var v [numGens]int64
+	st, err := p.db.stmt(ctx, pgGenQuery)
+	if err != nil {
+		return [numGens]uint64{}, err
+	}
+	if err := st.QueryRowContext(ctx).Scan(&v[anyGen], &v[serversGen], &v[tokensGen]); err != nil {
+		return [numGens]uint64{}, err
+	}
+	var out [numGens]uint64
+	for i := range v {
+		out[i] = uint64(v[i])
+	}
+	return out, nil
+}
+
+// add adds to the counters of what tx changed, in tx.
+func (p *pgGens) add(ctx context.Context, tx *sql.Tx, k kinds) error {
+	if k&(kindServers|kindTokens) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, pgGenAdd, b2i(k&kindServers != 0), b2i(k&kindTokens != 0), rand.IntN(pgGenShards))
+	return err
+}
