@@ -158,7 +158,11 @@ func (a *App) startPostgresWorkers(ctx context.Context, cfg *river.Config) (*riv
 		pool.Close()
 		return nil, err
 	}
-	a.closePool = pool.Close
+	stopListen := listenOperationsEnded(pool, a.Service.OperationEnded, a.log)
+	a.closePool = func() {
+		stopListen()
+		pool.Close()
+	}
 	return work, nil
 }
 

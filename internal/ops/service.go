@@ -279,8 +279,9 @@ func (s *Service) Operation(ctx context.Context, p hosting.Principal, id int64, 
 			s.unsubscribe(id, ch)
 			return op, nil
 		}
-		// Woken by this process's worker at once, or by polling when another process
-		// runs the job.
+		// Woken by this process's worker at once, or when another process runs the
+		// job by its notification (OperationEnded); polling is what is left when
+		// that is lost.
 		t := time.NewTimer(min(left, 250*time.Millisecond))
 		select {
 		case <-ch:
@@ -323,6 +324,10 @@ func (s *Service) unsubscribe(id int64, ch chan struct{}) {
 		s.waiters[id] = list
 	}
 }
+
+// OperationEnded wakes whoever waits on operation id in this process: another
+// process ran it and says it ended (PostgreSQL's LISTEN/NOTIFY).
+func (s *Service) OperationEnded(id int64) { s.notify(id) }
 
 // notify wakes everyone waiting on an operation.
 func (s *Service) notify(id int64) {

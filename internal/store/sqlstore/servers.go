@@ -211,9 +211,21 @@ func (q queries) FinishOperation(ctx context.Context, id int64, status hosting.O
 		string(status), errText, ms(at), id); err != nil {
 		return err
 	}
-	_, err := q.q.ExecContext(ctx, `UPDATE servers SET operation_id = NULL WHERE operation_id = ?`, id)
-	return err
+	if _, err := q.q.ExecContext(ctx, `UPDATE servers SET operation_id = NULL WHERE operation_id = ?`, id); err != nil {
+		return err
+	}
+	if q.d == dialectPostgres {
+		// Delivered to every process listening once the transaction commits, and
+		// never if it does not: a ?wait on another process ends at once.
+		_, err := q.q.ExecContext(ctx, `SELECT pg_notify('`+OperationEndedChannel+`', ?)`, strconv.FormatInt(id, 10))
+		return err
+	}
+	return nil
 }
+
+// OperationEndedChannel is the PostgreSQL channel on which the id of every operation
+// that ended is notified.
+const OperationEndedChannel = "berth_operation_ended"
 
 const opCols = `id, account_id, server_id, type, action, snapshot_id, image_id, plan_id, upgrade_disk, after_status, status, error, started_at, finished_at`
 
