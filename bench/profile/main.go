@@ -24,6 +24,7 @@ import (
 
 func main() {
 	data := flag.String("data", "", "data directory (seeded)")
+	database := flag.String("database", "", "PostgreSQL URL (seeded), instead of -data")
 	addr := flag.String("addr", "127.0.0.1:18080", "API address")
 	pprofAddr := flag.String("pprof", "127.0.0.1:18082", "pprof address")
 	rateLimit := flag.Int("rate-limit", 100000000, "requests per minute per token")
@@ -31,8 +32,8 @@ func main() {
 	mutexRate := flag.Int("mutex-fraction", 0, "runtime.SetMutexProfileFraction (0: off)")
 	blockRate := flag.Int("block-rate", 0, "runtime.SetBlockProfileRate in ns (0: off)")
 	flag.Parse()
-	if *data == "" {
-		log.Fatal("profile: -data is required")
+	if (*data == "") == (*database == "") {
+		log.Fatal("profile: one of -data and -database is required")
 	}
 	runtime.SetMutexProfileFraction(*mutexRate)
 	runtime.SetBlockProfileRate(*blockRate)
@@ -40,7 +41,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	a, err := app.Open(ctx, app.Config{DataDir: *data, Driver: "sim", SimTimeScale: *scale, RateLimit: *rateLimit, Logger: logger})
+	a, err := app.Open(ctx, app.Config{DataDir: *data, DatabaseURL: *database, Driver: "sim", SimTimeScale: *scale, RateLimit: *rateLimit, Logger: logger})
 	if err != nil {
 		log.Fatalf("profile: %v", err)
 	}
