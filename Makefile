@@ -1,9 +1,9 @@
 # Berth. `make` lists the targets.
 .DEFAULT_GOAL := help
-.PHONY: help run test lint bench build
+.PHONY: help run test lint lint-openapi bench build
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 run: ## serve the sandbox on SQLite + the simulated driver, with a demo account
 	go run ./cmd/berthd serve --demo
@@ -17,6 +17,9 @@ test: ## run every test (what CI runs)
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
 	go vet ./...
+
+lint-openapi: ## lint api/openapi.yaml with Redocly CLI and Spectral (from npm, cached)
+	scripts/lint-openapi.sh
 
 bench: ## GET /v1/servers/{id} under wrk vs a bare net/http handler (see bench/README.md)
 	bash bench/get-server.sh

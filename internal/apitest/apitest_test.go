@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -239,7 +240,7 @@ func TestCheckServerAnswers(t *testing.T) {
 		c.Check(tb, power, 422, jsonHeader(), mustJSON(tb, invalid))
 		suspended := api.Error{Message: "Suspended.", Code: "server_suspended"}
 		c.Check(tb, power, 403, jsonHeader(), mustJSON(tb, suspended))
-		c.Check(tb, get, 401, jsonHeader(), mustJSON(tb, api.Error{Message: "Unauthenticated.", Code: "unauthenticated"}))
+		c.Check(tb, get, 401, jsonHeader("WWW-Authenticate", `Bearer realm="berth"`), mustJSON(tb, api.Error{Message: "Unauthenticated.", Code: "unauthenticated"}))
 		c.Check(tb, get, 429, jsonHeader("Retry-After", "30"), mustJSON(tb, api.Error{Message: "Slow down.", Code: "rate_limited"}))
 	})
 
@@ -273,6 +274,72 @@ func TestCheckServerAnswers(t *testing.T) {
 	mustFail(t, "code", func(tb testing.TB) {
 		c.Check(tb, get, 403, jsonHeader(), mustJSON(tb, api.Error{Message: "Suspended.", Code: "server_suspended"}))
 	})
+}
+
+// TestCheckNullableFields: the fields that are null in everyday answers (an idle
+// server's operation, a billing without budget, a top-up's period_start) pass,
+// while what is not null keeps being checked against its schema (issue 14: these
+// were `nullable` beside a bare allOf, which OpenAPI 3.0 leaves not nullable).
+func TestCheckNullableFields(t *testing.T) {
+	c := New(t)
+	get := httptest.NewRequest(http.MethodGet, base+"/servers/42", nil)
+	idle := sampleServer()
+	idle.Status, idle.Operation = "running", nil
+	mustPass(t, func(tb testing.TB) {
+		c.Check(tb, get, 200, jsonHeader(), mustJSON(tb, api.One[api.Server]{Data: idle}))
+	})
+	withOp := func(op string) []byte {
+		b := mustJSON(t, api.One[api.Server]{Data: idle})
+		return bytes.Replace(b, []byte(`"operation":null`), []byte(`"operation":`+op), 1)
+	}
+	mustFail(t, "started_at", func(tb testing.TB) { c.Check(tb, get, 200, jsonHeader(), withOp(`{"id":7,"type":"power"}`)) })
+	mustFail(t, "type", func(tb testing.TB) {
+		c.Check(tb, get, 200, jsonHeader(), withOp(`{"id":7,"type":"nap","started_at":"2026-11-22T10:00:00Z"}`))
+	})
+	mustFail(t, "operation", func(tb testing.TB) { c.Check(tb, get, 200, jsonHeader(), withOp(`"busy"`)) })
+
+	billing := httptest.NewRequest(http.MethodGet, base+"/billing", nil)
+	withBudget := func(budget string) []byte {
+		return []byte(`{"data":{"credit":"10.0000","currency":"EUR","hourly_burn":"0.0000","monthly_burn":"0.0000",` +
+			`"days_left":null,"month_to_date":"0.0000","budget":` + budget + `}}`)
+	}
+	mustPass(t, func(tb testing.TB) {
+		c.Check(tb, billing, 200, jsonHeader(), withBudget(`null`))
+		c.Check(tb, billing, 200, jsonHeader(), withBudget(`"50.0000"`))
+	})
+	mustFail(t, "budget", func(tb testing.TB) { c.Check(tb, billing, 200, jsonHeader(), withBudget(`"50.00"`)) })
+	mustFail(t, "budget", func(tb testing.TB) { c.Check(tb, billing, 200, jsonHeader(), withBudget(`50`)) })
+
+	ledger := httptest.NewRequest(http.MethodGet, base+"/billing/transactions", nil)
+	withPeriod := func(period string) []byte {
+		return []byte(`{"data":[{"id":1,"type":"topup","amount":"10.0000","balance_after":"10.0000","description":"Top-up",` +
+			`"resource":null,"period_start":` + period + `,"created_at":"2026-11-22T10:00:00Z"}],` +
+			`"links":{"first":"http://x/v1/billing/transactions?page=1","last":"http://x/v1/billing/transactions?page=1","prev":null,"next":null},` +
+			`"meta":{"current_page":1,"from":1,"last_page":1,"path":"http://x/v1/billing/transactions","per_page":50,"to":1,"total":1}}`)
+	}
+	mustPass(t, func(tb testing.TB) {
+		c.Check(tb, ledger, 200, jsonHeader(), withPeriod(`null`))
+		c.Check(tb, ledger, 200, jsonHeader(), withPeriod(`"2026-11-22T10:00:00Z"`))
+	})
+	mustFail(t, "period_start", func(tb testing.TB) { c.Check(tb, ledger, 200, jsonHeader(), withPeriod(`"yesterday"`)) })
+}
+
+// TestCheckMetricPoints: a point is [integer time, number value], both at least 0.
+func TestCheckMetricPoints(t *testing.T) {
+	c := New(t)
+	get := httptest.NewRequest(http.MethodGet, base+"/servers/42/metrics", nil)
+	withCPU := func(points string) []byte {
+		return []byte(`{"data":{"range":"1h","step_seconds":60,"cpu":` + points +
+			`,"network":{"in":[],"out":[]},"disk":{"read":[],"write":[]}}}`)
+	}
+	mustPass(t, func(tb testing.TB) {
+		c.Check(tb, get, 200, jsonHeader(), withCPU(`[]`))
+		c.Check(tb, get, 200, jsonHeader(), withCPU(`[[1795514400,12.5],[1795514460,0],[1795514520,100]]`))
+	})
+	mustFail(t, "cpu", func(tb testing.TB) { c.Check(tb, get, 200, jsonHeader(), withCPU(`[[1795514400]]`)) })
+	mustFail(t, "cpu", func(tb testing.TB) { c.Check(tb, get, 200, jsonHeader(), withCPU(`[[1795514400,1,2]]`)) })
+	mustFail(t, "cpu", func(tb testing.TB) { c.Check(tb, get, 200, jsonHeader(), withCPU(`[["1795514400",1]]`)) })
+	mustFail(t, "cpu", func(tb testing.TB) { c.Check(tb, get, 200, jsonHeader(), withCPU(`[[1795514400,-1]]`)) })
 }
 
 func TestCheckUndocumented(t *testing.T) {
@@ -357,7 +424,7 @@ func TestOperations(t *testing.T) {
 		statuses []string
 	}
 	want := map[string]op{
-		"GET /openapi.json":                               {"", []string{"200"}},
+		"GET /openapi.json":                               {"", []string{"200", "500"}},
 		"GET /me":                                         {"read", []string{"200", "401", "429", "500", "503"}},
 		"GET /billing":                                    {"read", []string{"200", "401", "403", "429", "500", "503"}},
 		"GET /billing/transactions":                       {"read", []string{"200", "401", "403", "422", "429", "500", "503"}},

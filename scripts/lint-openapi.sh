@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Lints api/openapi.yaml with two linters nobody here wrote, as .ci/run does:
+#
+#   - Redocly CLI (`redocly lint`, its recommended rules; config redocly.yaml, accepted
+#     problems in .redocly.lint-ignore.yaml),
+#   - Spectral (`spectral lint`, every rule of spectral:oas; config .spectral.yaml).
+#
+# Both must report no error and no warning: a rule or a problem the project accepts is
+# turned off in their config, with its reason.
+#
+# They come from the npm registry at pinned versions and are installed once into a
+# cache outside the checkout, ${BERTH_TOOLS_CACHE:-/var/cache/berth-tools}/npm (or
+# ~/.cache/berth-tools/npm where that cannot be written); later runs reuse them and
+# need no network. Needs node (18 or later) and npm: on Debian, apt-get install nodejs
+# npm (.ci/run does it where they are missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Redocly CLI 2 needs Node 20.19 or later; Debian 12 ships Node 18, on which 1.34 runs.
+REDOCLY_CLI_VERSION=1.34.20
+SPECTRAL_CLI_VERSION=6.16.3
+doc=api/openapi.yaml
+
+cache="${BERTH_TOOLS_CACHE:-/var/cache/berth-tools}"
+if ! mkdir -p "$cache/npm" 2>/dev/null || [ ! -w "$cache/npm" ]; then
+	cache="${XDG_CACHE_HOME:-$HOME/.cache}/berth-tools"
+	mkdir -p "$cache/npm"
+fi
+tools="$cache/npm/redocly-cli-$REDOCLY_CLI_VERSION+spectral-cli-$SPECTRAL_CLI_VERSION"
+bin="$tools/node_modules/.bin"
+
+if ! command -v node >/dev/null; then
+	echo "lint-openapi: node is not installed (Debian: apt-get install nodejs npm)" >&2
+	exit 1
+fi
+if [ ! -x "$bin/redocly" ] || [ ! -x "$bin/spectral" ]; then
+	if ! command -v npm >/dev/null; then
+		echo "lint-openapi: npm is not installed (Debian: apt-get install nodejs npm)" >&2
+		exit 1
+	fi
+	echo "lint-openapi: installing @redocly/cli@$REDOCLY_CLI_VERSION and @stoplight/spectral-cli@$SPECTRAL_CLI_VERSION into $tools"
+	# Into a fresh directory, renamed into place only when complete: an interrupted or
+	# concurrent install never leaves a half-filled $tools behind. No install scripts:
+	# neither linter needs one (the ones in their tree only print or phone home).
+	tmp="$(mktemp -d "$cache/npm/.install.XXXXXX")"
+	trap 'rm -rf "$tmp"' EXIT
+	echo '{"private": true}' >"$tmp/package.json"
+	npm install --prefix "$tmp" --no-audit --no-fund --ignore-scripts --save-exact \
+		"@redocly/cli@$REDOCLY_CLI_VERSION" "@stoplight/spectral-cli@$SPECTRAL_CLI_VERSION"
+	if ! mv -T "$tmp" "$tools" 2>/dev/null; then
+		if [ -x "$bin/redocly" ] && [ -x "$bin/spectral" ]; then
+			rm -rf "$tmp" # another run installed them meanwhile
+		else
+			rm -rf "$tools" # a broken copy
+			mv -T "$tmp" "$tools"
+		fi
+	fi
+	trap - EXIT
+fi
+
+status=0
+
+echo "== redocly lint $doc (@redocly/cli $REDOCLY_CLI_VERSION)"
+# No usage report and no look-up of a newer version: CI has no use for either.
+out="$(REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+	node "$bin/redocly" lint --config redocly.yaml --format=codeframe "$doc" 2>&1)" || status=1
+printf '%s\n' "$out"
+# redocly exits 0 on warnings; an accepted warning is turned off in redocly.yaml.
+if printf '%s\n' "$out" | grep -Eq 'You have [0-9]+ warnings?'; then
+	echo "lint-openapi: redocly reported warnings: fix them, or turn the rule off in redocly.yaml with the reason" >&2
+	status=1
+fi
+
+echo "== spectral lint $doc (@stoplight/spectral-cli $SPECTRAL_CLI_VERSION, spectral:oas)"
+# --fail-severity=hint: any finding fails, warnings included.
+node "$bin/spectral" lint --ruleset .spectral.yaml --fail-severity=hint "$doc" || status=1
+
+if [ "$status" != 0 ]; then
+	echo "lint-openapi: $doc does not lint clean" >&2
+fi
+exit "$status"
