@@ -373,6 +373,7 @@ func TestOperations(t *testing.T) {
 		"GET /servers/{id}/rescale-options":               {"read", []string{"200", "401", "403", "404", "429", "500", "503"}},
 		"GET /servers/{id}/metrics":                       {"read", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 		"POST /servers/{id}/rescale":                      {"servers", []string{"200", "401", "403", "404", "409", "422", "429", "500", "503"}},
+		"GET /servers/{id}/operations":                    {"read", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 		"GET /servers/{id}/snapshots":                     {"read", []string{"200", "401", "403", "404", "429", "500", "503"}},
 		"POST /servers/{id}/snapshots":                    {"snapshots", []string{"201", "401", "403", "404", "409", "422", "429", "500", "503"}},
 		"POST /servers/{id}/snapshots/{snapshot}/restore": {"snapshots", []string{"200", "401", "403", "404", "409", "422", "429", "500", "503"}},
@@ -389,6 +390,7 @@ func TestOperations(t *testing.T) {
 		"GET /recipes/{id}":                               {"read", []string{"200", "401", "403", "404", "429", "500", "503"}},
 		"PATCH /recipes/{id}":                             {"recipes", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 		"DELETE /recipes/{id}":                            {"recipes", []string{"204", "401", "403", "404", "429", "500", "503"}},
+		"GET /operations":                                 {"read", []string{"200", "401", "403", "422", "429", "500", "503"}},
 		"GET /operations/{id}":                            {"read", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 	}
 	seen := map[string]bool{}

@@ -122,6 +122,7 @@ func (s *Server) routes() []route {
 		{"GET", "/servers/{id}/rescale-options", R, s.rescaleOptions},
 		{"GET", "/servers/{id}/metrics", R, s.serverMetrics},
 		{"POST", "/servers/{id}/rescale", S, s.rescale},
+		{"GET", "/servers/{id}/operations", R, s.listServerOperations},
 		{"GET", "/servers/{id}/snapshots", R, s.listSnapshots},
 		{"POST", "/servers/{id}/snapshots", N, s.createSnapshot},
 		{"POST", "/servers/{id}/snapshots/{snapshot}/restore", N, s.restoreSnapshot},
@@ -138,6 +139,7 @@ func (s *Server) routes() []route {
 		{"GET", "/recipes/{id}", R, s.getRecipe},
 		{"PATCH", "/recipes/{id}", C, s.updateRecipe},
 		{"DELETE", "/recipes/{id}", C, s.deleteRecipe},
+		{"GET", "/operations", R, s.listOperations},
 		{"GET", "/operations/{id}", R, s.getOperation},
 	}
 }
