@@ -359,6 +359,7 @@ func TestOperations(t *testing.T) {
 	want := map[string]op{
 		"GET /openapi.json":                               {"", []string{"200"}},
 		"GET /me":                                         {"read", []string{"200", "401", "429", "500", "503"}},
+		"PATCH /me":                                       {"read", []string{"200", "401", "403", "422", "429", "500", "503"}},
 		"GET /billing":                                    {"read", []string{"200", "401", "403", "429", "500", "503"}},
 		"GET /billing/transactions":                       {"read", []string{"200", "401", "403", "422", "429", "500", "503"}},
 		"GET /locations":                                  {"read", []string{"200", "401", "403", "429", "500", "503"}},

@@ -108,6 +108,7 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
+		{"PATCH", "/me", R, s.patchMe},
 		{"GET", "/billing", R, s.getBilling},
 		{"GET", "/billing/transactions", R, s.listTransactions},
 		{"GET", "/locations", R, s.locations},
