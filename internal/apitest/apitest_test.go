@@ -400,6 +400,19 @@ func TestOperations(t *testing.T) {
 		for method, o := range item.Operations() {
 			key := method + " " + path
 			seen[key] = true
+			if method == http.MethodOptions {
+				// Every path answers OPTIONS alike (its methods; CORS preflights).
+				_, only204 := o.Responses.Map()["204"]
+				if o.OperationID == "" || ids[o.OperationID] || o.Security == nil || len(*o.Security) != 0 ||
+					o.Responses.Len() != 1 || !only204 {
+					t.Errorf("%s: want a unique operationId, security: [] and only 204", key)
+				}
+				ids[o.OperationID] = true
+				continue
+			}
+			if item.Options == nil {
+				t.Errorf("%s: its path has no OPTIONS", key)
+			}
 			w, ok := want[key]
 			if !ok {
 				t.Errorf("%s is documented but not in this test's route table", key)

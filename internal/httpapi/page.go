@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/hosting"
@@ -29,7 +30,7 @@ func pageFromQuery(r *http.Request, v *hosting.Validation) int {
 
 // pageOf builds the links and meta of page (from 1) holding n of total items. The
 // links keep the list's filters (query, without page); they are absolute, on the
-// request's own host.
+// public URL when one is set (Config.PublicURL), else on the request's own host.
 func (s *Server) pageOf(r *http.Request, query url.Values, page, perPage, n, total int) (api.PageLinks, api.PageMeta) {
 	path := s.absolute(r)
 	last := max(1, (total+perPage-1)/perPage)
@@ -60,9 +61,12 @@ func (s *Server) pageOf(r *http.Request, query url.Values, page, perPage, n, tot
 	return links, meta
 }
 
-// absolute is the absolute URL of the request's path: on the scheme of the
-// connection and the request's Host.
+// absolute is the absolute URL of the request's path: on the public URL when one is
+// set, else on the scheme of the connection and the request's Host.
 func (s *Server) absolute(r *http.Request) string {
+	if s.publicURL != nil {
+		return strings.TrimSuffix(s.publicURL.String(), "/") + r.URL.EscapedPath()
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
