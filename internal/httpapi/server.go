@@ -199,11 +199,11 @@ const HSTS = "max-age=63072000; includeSubDomains"
 
 // ServeHTTP implements http.Handler. Every answer carries the security headers of a
 // JSON API: never cached, never sniffed as another type, never framed or allowed to
-// load anything, no referrer; under TLS, HSTS; from an allowed browser origin, CORS
-// (cors.go). A path that is not in clean form (a "."
-// or ".." segment, an empty one as in "//") is answered 404 like any unknown path:
-// ServeMux would redirect it with 307, keeping the method, to the cleaned path, so that
-// DELETE /v1/servers/1/snapshots/.. followed to DELETE /v1/servers/1.
+// load anything, no referrer; under TLS, HSTS; to an allowed browser origin, CORS
+// (cors.go). A path that is not in clean form (a "." or ".." segment, an empty one as
+// in "//") is answered 404 like any unknown path: ServeMux would redirect it with 307,
+// keeping the method, to the cleaned path, so that DELETE /v1/servers/1/snapshots/..
+// followed to DELETE /v1/servers/1.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
