@@ -64,6 +64,12 @@ type Me struct {
 	Token    TokenInfo `json:"token"`
 }
 
+// MeUpdate is the body of PATCH /me; a field left out keeps its value.
+type MeUpdate struct {
+	// Language is the language of messages: en, de or fr.
+	Language *string `json:"language"`
+}
+
 // Plan is a server size with money strings.
 type Plan struct {
 	ID           int64  `json:"id"`

@@ -20,6 +20,7 @@ import (
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
@@ -35,6 +36,9 @@ type serveFlags struct {
 	demo          bool
 	rateLimit     int
 	allowInsecure bool
+	// behind a proxy, and browser clients
+	publicURL   string
+	corsOrigins []string
 	// operations
 	shutdownTimeout time.Duration
 	stepAllowance   time.Duration
@@ -61,6 +65,10 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.BoolVar(&f.demo, "demo", false, "create (once) a demo account with credit and an all-scopes token, and print the token")
 	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")
 	fl.BoolVar(&f.allowInsecure, "allow-insecure-http", false, "serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy)")
+	fl.StringVar(&f.publicURL, "public-url", "", "the address clients reach the service at, without /v1, e.g. https://api.example.com: "+
+		"the API's absolute links (pagination) start with it (default: the request's scheme and Host)")
+	fl.StringArrayVar(&f.corsOrigins, "cors-origin", nil, "a browser origin whose scripts may call the API, e.g. https://app.example.com "+
+		"(repeatable; default: none)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 120*time.Second,
 		"how long a guest's graceful shutdown may take before it is given up (the server stays running)")
 	fl.DurationVar(&f.stepAllowance, "step-allowance", 0, "what an operation's attempt may take beside graceful shutdowns (0: 3m)")
@@ -107,6 +115,18 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 			return fmt.Errorf("--metrics-addr %q: %v", f.metricsAddr, err)
 		}
 	}
+	if f.publicURL != "" {
+		u, err := httpapi.ParsePublicURL(f.publicURL)
+		if err != nil {
+			return fmt.Errorf("--public-url %q: %v", f.publicURL, err)
+		}
+		f.publicURL = u.String()
+	}
+	for _, o := range f.corsOrigins {
+		if _, err := httpapi.ParseCORSOrigin(o); err != nil {
+			return fmt.Errorf("--cors-origin %q: %v", o, err)
+		}
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -117,7 +137,8 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	}
 	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
 		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance,
-		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel})
+		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
+		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins})
 	if err != nil {
 		return err
 	}
@@ -148,6 +169,9 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		scheme = "https"
 	}
 	base := scheme + "://" + ln.Addr().String() + "/v1"
+	if f.publicURL != "" {
+		base = f.publicURL + "/v1" // where clients reach it
+	}
 	if f.demo {
 		if err := demo(ctx, a, g.data, base); err != nil {
 			return fmt.Errorf("demo: %w", err)
@@ -166,7 +190,8 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if g.database != "" {
 		store = []any{"database", sqlstore.Redact(g.database)}
 	}
-	log.Info("serving", append([]any{"api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver}, store...)...)
+	log.Info("serving", append([]any{"addr", ln.Addr().String(), "api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver,
+		"cors_origins", f.corsOrigins}, store...)...)
 	errc := make(chan error, 1)
 	go func() {
 		if useTLS {

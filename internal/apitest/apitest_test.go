@@ -426,6 +426,7 @@ func TestOperations(t *testing.T) {
 	want := map[string]op{
 		"GET /openapi.json":                               {"", []string{"200", "500"}},
 		"GET /me":                                         {"read", []string{"200", "401", "429", "500", "503"}},
+		"PATCH /me":                                       {"read", []string{"200", "401", "403", "422", "429", "500", "503"}},
 		"GET /billing":                                    {"read", []string{"200", "401", "403", "429", "500", "503"}},
 		"GET /billing/transactions":                       {"read", []string{"200", "401", "403", "422", "429", "500", "503"}},
 		"GET /locations":                                  {"read", []string{"200", "401", "403", "429", "500", "503"}},
@@ -440,6 +441,7 @@ func TestOperations(t *testing.T) {
 		"GET /servers/{id}/rescale-options":               {"read", []string{"200", "401", "403", "404", "429", "500", "503"}},
 		"GET /servers/{id}/metrics":                       {"read", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 		"POST /servers/{id}/rescale":                      {"servers", []string{"200", "401", "403", "404", "409", "422", "429", "500", "503"}},
+		"GET /servers/{id}/operations":                    {"read", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 		"GET /servers/{id}/snapshots":                     {"read", []string{"200", "401", "403", "404", "429", "500", "503"}},
 		"POST /servers/{id}/snapshots":                    {"snapshots", []string{"201", "401", "403", "404", "409", "422", "429", "500", "503"}},
 		"POST /servers/{id}/snapshots/{snapshot}/restore": {"snapshots", []string{"200", "401", "403", "404", "409", "422", "429", "500", "503"}},
@@ -456,6 +458,7 @@ func TestOperations(t *testing.T) {
 		"GET /recipes/{id}":                               {"read", []string{"200", "401", "403", "404", "429", "500", "503"}},
 		"PATCH /recipes/{id}":                             {"recipes", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 		"DELETE /recipes/{id}":                            {"recipes", []string{"204", "401", "403", "404", "429", "500", "503"}},
+		"GET /operations":                                 {"read", []string{"200", "401", "403", "422", "429", "500", "503"}},
 		"GET /operations/{id}":                            {"read", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 	}
 	seen := map[string]bool{}
@@ -464,6 +467,19 @@ func TestOperations(t *testing.T) {
 		for method, o := range item.Operations() {
 			key := method + " " + path
 			seen[key] = true
+			if method == http.MethodOptions {
+				// Every path answers OPTIONS alike (its methods; CORS preflights).
+				_, only204 := o.Responses.Map()["204"]
+				if o.OperationID == "" || ids[o.OperationID] || o.Security == nil || len(*o.Security) != 0 ||
+					o.Responses.Len() != 1 || !only204 {
+					t.Errorf("%s: want a unique operationId, security: [] and only 204", key)
+				}
+				ids[o.OperationID] = true
+				continue
+			}
+			if item.Options == nil {
+				t.Errorf("%s: its path has no OPTIONS", key)
+			}
 			w, ok := want[key]
 			if !ok {
 				t.Errorf("%s is documented but not in this test's route table", key)

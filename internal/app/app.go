@@ -74,6 +74,13 @@ type Config struct {
 	// Telemetry collects the operators' metrics (nil: none are). An App watches its
 	// store on it from Open to Close, and its libvirt hosts once its workers run.
 	Telemetry *telemetry.Metrics
+	// PublicURL is the address clients reach the service at behind a proxy, /v1 left
+	// out (serve --public-url): the API's absolute links start with it (default: the
+	// request's own scheme and Host). httpapi.ParsePublicURL says what it may be.
+	PublicURL string
+	// CORSOrigins are the browser origins whose scripts may call the API (serve
+	// --cors-origin; none by default). httpapi.ParseCORSOrigin says what each may be.
+	CORSOrigins []string
 }
 
 // App is a wired Berth.
@@ -380,7 +387,8 @@ func (a *App) Handler() (*httpapi.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, Metrics: a.metricsReader(), Limits: a.limits()}
+	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, Metrics: a.metricsReader(), Limits: a.limits(),
+		PublicURL: a.cfg.PublicURL, CORSOrigins: a.cfg.CORSOrigins}
 	if a.cfg.Telemetry != nil {
 		cfg.Telemetry = a.cfg.Telemetry
 	}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/billing"
@@ -25,13 +24,10 @@ func (s *Server) getBilling(r *request) (int, any, error) {
 }
 
 func (s *Server) listTransactions(r *request) (int, any, error) {
-	page := 1
-	if raw, ok := r.URL.Query()["page"]; ok {
-		n, err := strconv.Atoi(raw[0])
-		if err != nil || n < 1 || len(raw) > 1 {
-			return 0, nil, hosting.Invalid("page", "validation.page")
-		}
-		page = n
+	var v hosting.Validation
+	page := pageFromQuery(r.Request, &v)
+	if err := v.Err(); err != nil {
+		return 0, nil, err
 	}
 	list, total, err := s.svc.Transactions(r.ctx, r.p, page)
 	if err != nil {
@@ -46,34 +42,8 @@ func (s *Server) listTransactions(r *request) (int, any, error) {
 			out.Data[i].Resource = &api.ResourceRef{Type: t.ResourceType, ID: *t.ResourceID, Name: t.ResourceName}
 		}
 	}
-	out.Links, out.Meta = pageOf(r.Request, page, ops.TransactionsPageSize, len(list), total)
+	out.Links, out.Meta = s.pageOf(r.Request, nil, page, ops.TransactionsPageSize, len(list), total)
 	return http.StatusOK, out, nil
-}
-
-// pageOf builds the links and meta of page (from 1) holding n of total items.
-func pageOf(r *http.Request, page, perPage, n, total int) (api.PageLinks, api.PageMeta) {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	path := scheme + "://" + r.Host + r.URL.Path
-	last := max(1, (total+perPage-1)/perPage)
-	at := func(p int) string { return path + "?page=" + strconv.Itoa(p) }
-	links := api.PageLinks{First: at(1), Last: at(last)}
-	if page > 1 {
-		prev := at(min(page-1, last))
-		links.Prev = &prev
-	}
-	if page < last {
-		next := at(page + 1)
-		links.Next = &next
-	}
-	meta := api.PageMeta{CurrentPage: page, LastPage: last, Path: path, PerPage: perPage, Total: total}
-	if n > 0 {
-		from, to := (page-1)*perPage+1, (page-1)*perPage+n
-		meta.From, meta.To = &from, &to
-	}
-	return links, meta
 }
 
 // describeTransaction is an entry's description in lang: the operator's words for

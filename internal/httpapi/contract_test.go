@@ -364,6 +364,8 @@ func validBody(t testing.TB, method, path string) any {
 	switch method + " " + path {
 	case "POST /v1/servers":
 		return baseOrder()
+	case "PATCH /v1/me":
+		return map[string]any{"language": "en"}
 	case "PATCH /v1/servers/{id}":
 		return map[string]any{"display_name": "renamed"}
 	case "POST /v1/servers/{id}/power":

@@ -33,6 +33,7 @@ var bodyRoutes = []struct {
 	dst   func() any
 	max   int64
 }{
+	{"PATCH /me", func() any { return new(api.MeUpdate) }, MaxBody},
 	{"POST /servers", func() any { return new(api.ServerCreate) }, MaxBody},
 	{"PATCH /servers/{id}", func() any { return new(api.ServerUpdate) }, MaxBody},
 	{"POST /servers/{id}/power", func() any { return new(api.PowerRequest) }, MaxBody},

@@ -13,6 +13,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -39,6 +40,14 @@ type Config struct {
 	// Limits keeps the rate limits (default: in this process's memory); several
 	// processes serving together share them in their store.
 	Limits ratelimit.Factory
+	// PublicURL, when set, is the address clients reach the service at, /v1 left out
+	// (https://api.example.com, behind a proxy): the absolute links the API builds
+	// start with it. Unset, they start with the scheme of the connection and the
+	// request's Host. See ParsePublicURL.
+	PublicURL string
+	// CORSOrigins are the browser origins whose scripts may call the API (none by
+	// default). See ParseCORSOrigin and cors.go.
+	CORSOrigins []string
 }
 
 // Telemetry is what the API tells operators' metrics (internal/telemetry implements
@@ -59,6 +68,10 @@ type Server struct {
 	openapi []byte
 	metrics MetricsReader
 	tel     Telemetry
+	// publicURL is Config.PublicURL parsed (nil: none).
+	publicURL *url.URL
+	// corsOrigins are Config.CORSOrigins as browsers send them.
+	corsOrigins map[string]bool
 }
 
 // request is what a handler gets.
@@ -95,8 +108,33 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 	s := &Server{svc: svc, i18n: cat, log: log, mux: http.NewServeMux(), openapi: doc,
 		tokens: cfg.Limits("api-token", cfg.RateLimit, time.Minute), anon: cfg.Limits("api-address", cfg.AnonRateLimit, time.Minute),
 		metrics: cfg.Metrics, tel: cfg.Telemetry}
+	if cfg.PublicURL != "" {
+		if s.publicURL, err = ParsePublicURL(cfg.PublicURL); err != nil {
+			return nil, fmt.Errorf("public URL %q: %w", cfg.PublicURL, err)
+		}
+	}
+	for _, o := range cfg.CORSOrigins {
+		origin, err := ParseCORSOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("CORS origin %q: %w", o, err)
+		}
+		if s.corsOrigins == nil {
+			s.corsOrigins = map[string]bool{}
+		}
+		s.corsOrigins[origin] = true
+	}
+	// Every path answers OPTIONS with its methods (and CORS preflights, cors.go).
+	var paths []string
+	methods := map[string][]string{}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" /v1"+rt.path, s.dispatch(rt))
+		if _, ok := methods[rt.path]; !ok {
+			paths = append(paths, rt.path)
+		}
+		methods[rt.path] = append(methods[rt.path], rt.method)
+	}
+	for _, p := range paths {
+		s.mux.Handle("OPTIONS /v1"+p, s.options(append(methods[p], http.MethodOptions)))
 	}
 	s.mux.HandleFunc("/", s.unknown)
 	return s, nil
@@ -108,6 +146,7 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
+		{"PATCH", "/me", R, s.patchMe},
 		{"GET", "/billing", R, s.getBilling},
 		{"GET", "/billing/transactions", R, s.listTransactions},
 		{"GET", "/locations", R, s.locations},
@@ -122,6 +161,7 @@ func (s *Server) routes() []route {
 		{"GET", "/servers/{id}/rescale-options", R, s.rescaleOptions},
 		{"GET", "/servers/{id}/metrics", R, s.serverMetrics},
 		{"POST", "/servers/{id}/rescale", S, s.rescale},
+		{"GET", "/servers/{id}/operations", R, s.listServerOperations},
 		{"GET", "/servers/{id}/snapshots", R, s.listSnapshots},
 		{"POST", "/servers/{id}/snapshots", N, s.createSnapshot},
 		{"POST", "/servers/{id}/snapshots/{snapshot}/restore", N, s.restoreSnapshot},
@@ -138,6 +178,7 @@ func (s *Server) routes() []route {
 		{"GET", "/recipes/{id}", R, s.getRecipe},
 		{"PATCH", "/recipes/{id}", C, s.updateRecipe},
 		{"DELETE", "/recipes/{id}", C, s.deleteRecipe},
+		{"GET", "/operations", R, s.listOperations},
 		{"GET", "/operations/{id}", R, s.getOperation},
 	}
 }
@@ -158,10 +199,11 @@ const HSTS = "max-age=63072000; includeSubDomains"
 
 // ServeHTTP implements http.Handler. Every answer carries the security headers of a
 // JSON API: never cached, never sniffed as another type, never framed or allowed to
-// load anything, no referrer; under TLS, HSTS. A path that is not in clean form (a "."
-// or ".." segment, an empty one as in "//") is answered 404 like any unknown path:
-// ServeMux would redirect it with 307, keeping the method, to the cleaned path, so that
-// DELETE /v1/servers/1/snapshots/.. followed to DELETE /v1/servers/1.
+// load anything, no referrer; under TLS, HSTS; to an allowed browser origin, CORS
+// (cors.go). A path that is not in clean form (a "." or ".." segment, an empty one as
+// in "//") is answered 404 like any unknown path: ServeMux would redirect it with 307,
+// keeping the method, to the cleaned path, so that DELETE /v1/servers/1/snapshots/..
+// followed to DELETE /v1/servers/1.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -172,6 +214,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		h.Set("Strict-Transport-Security", HSTS)
 	}
+	s.setCORS(h, r)
 	if !isCleanPath(r.URL.EscapedPath()) {
 		s.unknown(w, r)
 		return
@@ -520,7 +563,7 @@ func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 	}
 	var allow []string
 	if isCleanPath(r.URL.EscapedPath()) { // else no route has it, whatever the method
-		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
 			probe := r.Clone(r.Context())
 			probe.Method = m
 			if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -302,13 +301,7 @@ const TransactionsPageSize = 50
 // Transactions returns page (from 1) of the principal's ledger, newest first, and
 // how many entries there are in all.
 func (s *Service) Transactions(ctx context.Context, p hosting.Principal, page int) ([]hosting.Transaction, int, error) {
-	// A page so far on that its offset does not fit an int is past any ledger;
-	// (page-1)*size would wrap negative, and a negative OFFSET reads from the start.
-	offset := math.MaxInt
-	if page-1 <= math.MaxInt/TransactionsPageSize {
-		offset = (page - 1) * TransactionsPageSize
-	}
-	list, total, err := s.store.Transactions(ctx, p.Account.ID, TransactionsPageSize, offset)
+	list, total, err := s.store.Transactions(ctx, p.Account.ID, TransactionsPageSize, pageOffset(page, TransactionsPageSize))
 	return list, total, internal("transactions", err)
 }
 

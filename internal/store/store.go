@@ -24,6 +24,12 @@ type ServerFilter struct {
 	Status    *hosting.Status
 }
 
+// OperationFilter narrows an operation list.
+type OperationFilter struct {
+	ServerID *int64
+	Status   *hosting.OpStatus
+}
+
 // Reader reads. On a Store it reads the latest committed state; on a Tx it reads
 // inside the transaction.
 type Reader interface {
@@ -79,6 +85,9 @@ type Reader interface {
 
 	// Operation finds an operation of an account (accountID 0: any account).
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
+	// Operations lists an account's operations, of live and deleted servers alike,
+	// newest first: limit from offset (limit 0: all), and how many match in all.
+	Operations(ctx context.Context, accountID int64, f OperationFilter, limit, offset int) ([]hosting.Operation, int, error)
 	// RunningOperations lists every operation still running, oldest first.
 	RunningOperations(ctx context.Context) ([]hosting.Operation, error)
 	// OrphanedOperations lists the operations still running that have no job left to

@@ -49,6 +49,9 @@ type Options struct {
 	SweepEvery time.Duration
 	// Telemetry collects the operators' metrics (default: none).
 	Telemetry *telemetry.Metrics
+	// PublicURL and CORSOrigins are serve's --public-url and --cors-origin.
+	PublicURL   string
+	CORSOrigins []string
 }
 
 // Env is a running Berth.
@@ -95,7 +98,8 @@ func New(t testing.TB, opts ...Options) *Env {
 	// of its own in the middle of a test would be correct too, but harder to reason about.
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
-		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry})
+		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
+		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -325,6 +325,98 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("OperationsNewestFirstByAccount", func(t *testing.T) {
+		s := open(t)
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })
+		a := newAccount(t, s, "ops@example.com")
+		b := newAccount(t, s, "ops-other@example.com")
+		// Two servers of a, one of b; each operation ends before the next starts.
+		var srv [3]int64
+		var ops []int64 // a's, in creation order
+		in(t, s, func(tx store.Tx) error {
+			for i, acct := range []int64{a, a, b} {
+				id, err := tx.CreateServer(ctx, hosting.Server{AccountID: acct, Name: fmt.Sprintf("server-op%04d", i), DisplayName: "s",
+					Status: hosting.StatusRunning, LocationID: 1, PlanID: 1, ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20, CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				srv[i] = id
+			}
+			for i, step := range []struct {
+				server int
+				end    hosting.OpStatus // "" leaves it running
+			}{{0, hosting.OpSuccess}, {1, hosting.OpError}, {2, hosting.OpSuccess}, {0, hosting.OpSuccess}, {1, ""}} {
+				acct := a
+				if step.server == 2 {
+					acct = b
+				}
+				id, err := tx.StartOperation(ctx, hosting.Operation{AccountID: acct, ServerID: srv[step.server], Type: hosting.OpPower,
+					Action: hosting.PowerOff, StartedAt: now.Add(time.Duration(i) * time.Minute)})
+				if err != nil {
+					return err
+				}
+				if acct == a {
+					ops = append(ops, id)
+				}
+				if step.end != "" {
+					if err := tx.FinishOperation(ctx, id, step.end, "", now.Add(time.Duration(i)*time.Minute+time.Second)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		ids := func(list []hosting.Operation) []int64 {
+			out := []int64{}
+			for _, o := range list {
+				out = append(out, o.ID)
+			}
+			return out
+		}
+		srv0, srv2 := srv[0], srv[2]
+		success, running := hosting.OpSuccess, hosting.OpRunning
+		for _, tc := range []struct {
+			name          string
+			f             store.OperationFilter
+			limit, offset int
+			want          []int64
+			total         int
+		}{
+			{"all", store.OperationFilter{}, 0, 0, []int64{ops[3], ops[2], ops[1], ops[0]}, 4},
+			{"first page", store.OperationFilter{}, 3, 0, []int64{ops[3], ops[2], ops[1]}, 4},
+			{"second page", store.OperationFilter{}, 3, 3, []int64{ops[0]}, 4},
+			{"past the end", store.OperationFilter{}, 3, 6, []int64{}, 4},
+			{"one server", store.OperationFilter{ServerID: &srv0}, 0, 0, []int64{ops[2], ops[0]}, 2},
+			{"one status", store.OperationFilter{Status: &success}, 0, 0, []int64{ops[2], ops[0]}, 2},
+			{"both", store.OperationFilter{ServerID: &srv0, Status: &running}, 0, 0, []int64{}, 0},
+			{"another account's server", store.OperationFilter{ServerID: &srv2}, 0, 0, []int64{}, 0},
+		} {
+			list, total, err := s.Operations(ctx, a, tc.f, tc.limit, tc.offset)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if got := ids(list); fmt.Sprint(got) != fmt.Sprint(tc.want) || total != tc.total {
+				t.Errorf("%s: %v of %d, want %v of %d", tc.name, got, total, tc.want, tc.total)
+			}
+		}
+		list, _, err := s.Operations(ctx, a, store.OperationFilter{}, 1, 0)
+		if err != nil || len(list) != 1 {
+			t.Fatalf("newest: %v %v", list, err)
+		}
+		if o := list[0]; o.AccountID != a || o.ServerID != srv[1] || o.Status != hosting.OpRunning || o.FinishedAt != nil ||
+			o.Type != hosting.OpPower || o.Action != hosting.PowerOff || !o.StartedAt.Equal(now.Add(4*time.Minute)) {
+			t.Errorf("newest operation %+v", o)
+		}
+		// A deleted server's operations stay in the history.
+		in(t, s, func(tx store.Tx) error { return tx.DeleteServer(ctx, srv0, now.Add(time.Hour)) })
+		if _, total, err := s.Operations(ctx, a, store.OperationFilter{ServerID: &srv0}, 0, 0); err != nil || total != 2 {
+			t.Errorf("operations of a deleted server: %d %v, want 2", total, err)
+		}
+		if list, total, err := s.Operations(ctx, 1<<40, store.OperationFilter{}, 0, 0); err != nil || total != 0 || list == nil || len(list) != 0 {
+			t.Errorf("no account: %v of %d, %v; want an empty list", list, total, err)
+		}
+	})
+
 	t.Run("UniqueNames", func(t *testing.T) {
 		s := open(t)
 		a := newAccount(t, s, "u@example.com")

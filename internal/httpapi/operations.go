@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// opStatuses are the statuses an operation list filters on.
+var opStatuses = []hosting.OpStatus{hosting.OpRunning, hosting.OpSuccess, hosting.OpError}
+
+// listOperations answers GET /operations?server_id=&status=&page=: the account's
+// operations, of live and deleted servers, newest first, a page at a time. A
+// server_id of no server of the account lists nothing.
+func (s *Server) listOperations(r *request) (int, any, error) {
+	var f store.OperationFilter
+	var v hosting.Validation
+	query := url.Values{}
+	if raw, ok := r.URL.Query()["server_id"]; ok {
+		if id, err := hosting.ParseID(raw[0]); err != nil || len(raw) > 1 {
+			v.Add("server_id", "validation.positive_integer")
+		} else {
+			f.ServerID = &id
+			query.Set("server_id", raw[0])
+		}
+	}
+	f.Status = opStatusFromQuery(r.Request, &v, query)
+	page := pageFromQuery(r.Request, &v)
+	if err := v.Err("server_id", "status", "page"); err != nil {
+		return 0, nil, err
+	}
+	return s.operationPage(r, f, query, page)
+}
+
+// listServerOperations answers GET /servers/{id}/operations?status=&page=: the
+// operations of one of the account's servers, newest first, a page at a time. The
+// server is looked up first: an unknown one is 404 before any 422.
+func (s *Server) listServerOperations(r *request) (int, any, error) {
+	ref, err := s.serverRef(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	srv, err := s.svc.Server(r.ctx, r.p, ref)
+	if err != nil {
+		return 0, nil, err
+	}
+	var v hosting.Validation
+	query := url.Values{}
+	f := store.OperationFilter{ServerID: &srv.ID, Status: opStatusFromQuery(r.Request, &v, query)}
+	page := pageFromQuery(r.Request, &v)
+	if err := v.Err("status", "page"); err != nil {
+		return 0, nil, err
+	}
+	return s.operationPage(r, f, query, page)
+}
+
+// opStatusFromQuery reads the status filter (nil: none), given once and one of
+// opStatuses, else records an error on status. A valid one is kept in query, for the
+// page links.
+func opStatusFromQuery(r *http.Request, v *hosting.Validation, query url.Values) *hosting.OpStatus {
+	raw, ok := r.URL.Query()["status"]
+	if !ok {
+		return nil
+	}
+	st := hosting.OpStatus(raw[0])
+	for _, x := range opStatuses {
+		if st == x && len(raw) == 1 {
+			query.Set("status", raw[0])
+			return &st
+		}
+	}
+	names := make([]string, len(opStatuses))
+	for i, x := range opStatuses {
+		names[i] = string(x)
+	}
+	v.Add("status", "validation.one_of", "values", strings.Join(names, ", "))
+	return nil
+}
+
+func (s *Server) operationPage(r *request, f store.OperationFilter, query url.Values, page int) (int, any, error) {
+	list_, total, err := s.svc.Operations(r.ctx, r.p, f, page)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := api.Page[api.Operation]{Data: make([]api.Operation, len(list_))}
+	for i, o := range list_ {
+		out.Data[i] = toOperation(o)
+	}
+	out.Links, out.Meta = s.pageOf(r.Request, query, page, ops.OperationsPageSize, len(list_), total)
+	return http.StatusOK, out, nil
+}
