@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,15 +81,18 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	path := filepath.Join(dir, DBFile)
+	// The file: URI's path: SQLite would end it at a '?' or '#' of the directory's name,
+	// and decode a '%'.
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
 	cache := func(pages int) string { return fmt.Sprintf("&_pragma=cache_size(%d)", pages) }
-	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+cache(writeCachePages)+"&_txlock=immediate")
+	write, err := sql.Open("sqlite", uri+"?"+pragmas+cache(writeCachePages)+"&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
 	write.SetMaxOpenConns(1)
 	write.SetConnMaxIdleTime(0)
-	read, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+cache(readCachePages)+"&_pragma=query_only(1)")
+	read, err := sql.Open("sqlite", uri+"?"+pragmas+cache(readCachePages)+"&_pragma=query_only(1)")
 	if err != nil {
 		write.Close()
 		return nil, err
@@ -186,9 +190,10 @@ func (db *DB) Rebind(q string) string {
 
 // Close closes both pools.
 func (db *DB) Close() error {
-	if db.stopWatch != nil {
+	if db.stopWatch != nil { // a second Close finds it nil
 		close(db.stopWatch)
 		<-db.watchDone
+		db.stopWatch = nil
 	}
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {

@@ -2,6 +2,8 @@ package sqlstore_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/berthhq/berth/internal/store"
@@ -88,5 +90,26 @@ func TestCopyKnowsEveryTable(t *testing.T) {
 	db := openMigrated(t, t.TempDir())
 	if err := db.CheckCopyCovers(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A data directory's name may hold the characters a file: URI gives a meaning to: the
+// database is the one inside it, never a file named by a part of its path.
+func TestDataDirNameWithURICharacters(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "a#b?c%41d")
+	openMigrated(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, sqlstore.DBFile)); err != nil {
+		t.Errorf("the database is not in the data directory: %v", err)
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "a#b?c%41d" {
+			t.Errorf("a file beside the data directory: %s", e.Name())
+		}
 	}
 }
