@@ -58,6 +58,15 @@ const (
 	faultDiskSettle = 120 * time.Second // for what was in flight to end after space is back
 )
 
+// faultSweepEvery is how often serve's sweep runs on PostgreSQL. There a killed
+// process's jobs stay "running" until the next process's sweep has found the dead
+// one's liveness lock free twice (internal/app/liveness.go): at the default 5 s that
+// is about 10 s, longer than any round lives, so no operation would be taken over
+// (and killed again, and taken over again) before the workload ends. At 250 ms they
+// are taken over within about half a second of a restart, as SQLite's restart
+// resumes them at once.
+const faultSweepEvery = "250ms"
+
 // faultDiskRounds are the rounds whose uptime fills the disk.
 var faultDiskRounds = map[int]bool{5: true, 15: true}
 
@@ -65,7 +74,8 @@ var faultDiskRounds = map[int]bool{5: true, 15: true}
 // database that stands for it), started and killed many times.
 type faultDaemon struct {
 	bin, data, addr, logPath string
-	store                    []string // the flags that point berthd at its store (storeFlags)
+	store                    []string // the flags that point admin commands at its store (storeFlags)
+	serve                    []string // serve's store flags, and on PostgreSQL its sweep (faultSweepEvery)
 	cmd                      *exec.Cmd
 	exited                   chan error
 	logf                     *os.File
@@ -88,7 +98,7 @@ func (d *faultDaemon) spawn() error {
 		return err
 	}
 	fmt.Fprintf(f, "---- start %s\n", time.Now().Format(time.RFC3339Nano))
-	args := append(append([]string{"serve"}, d.store...), "--addr", d.addr, "--sim-time-scale", faultSimScale,
+	args := append(append([]string{"serve"}, d.serve...), "--addr", d.addr, "--sim-time-scale", faultSimScale,
 		"--rate-limit", "10000000")
 	cmd := exec.Command(d.bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -561,6 +571,7 @@ func TestFaultSIGKILL(t *testing.T) {
 		t.Log("on PostgreSQL: the disk-full rounds are skipped (they fill the data directory's disk, which PostgreSQL does not use)")
 		d.data = filepath.Join(dir, "data")
 		d.store = storeFlags(t, d.data)
+		d.serve = append(serveStoreFlags(t, d.data), "--sweep-every", faultSweepEvery)
 		t.Cleanup(func() {
 			if t.Failed() || os.Getenv("BERTH_FAULT_KEEP") != "" {
 				dumpPostgres(t, d.store[1], filepath.Join(dir, "berth.sql")) // before the database is dropped
@@ -570,7 +581,7 @@ func TestFaultSIGKILL(t *testing.T) {
 		// The data directory sits on a disk of its own, which the disk rounds fill.
 		disk = testdisk.Mount(t, faultDiskSize)
 		d.data = filepath.Join(disk.Dir, "data")
-		d.store = storeFlags(t, d.data)
+		d.store, d.serve = storeFlags(t, d.data), serveStoreFlags(t, d.data)
 		t.Cleanup(func() {
 			if t.Failed() || os.Getenv("BERTH_FAULT_KEEP") != "" {
 				_ = exec.Command("cp", "-a", d.data, filepath.Join(dir, "data")).Run() // before the disk goes
