@@ -42,6 +42,11 @@ import (
 // restart (fault_burst_test.go); and twice the data directory's disk fills up for a
 // while with the workload running, and every operation in flight then must end by
 // itself once space is back, without a restart.
+//
+// With BERTH_TEST_STORE=postgres (the second pass of scripts/test.sh) it runs on a
+// PostgreSQL database of its own instead, with the same checks; there the next process
+// takes over a killed one's operations (faultSweepEvery), and the disk rounds, which
+// are about SQLite's own files, are skipped.
 const (
 	faultRounds     = 24     // kill/restart rounds
 	faultMaxRounds  = 60     // more rounds only while fewer than faultMinOps were accepted
