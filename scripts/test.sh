@@ -4,8 +4,8 @@
 #   1. the whole suite on SQLite, with the race detector: unit, store, API contract,
 #      billing, console, restart and fault tests, and those of PostgreSQL's own
 #      (the store suite on it, the cluster test, store copy, an outage);
-#   2. every test that runs a Berth — store, API, billing, console, restart — again
-#      on PostgreSQL (BERTH_TEST_STORE=postgres).
+#   2. every test that runs a Berth — store, API, billing, console, restart, fault,
+#      operator commands — again on PostgreSQL (BERTH_TEST_STORE=postgres).
 #
 # PostgreSQL comes from BERTH_TEST_DATABASE_URL; when that is unset and the server
 # binaries are installed (Debian: postgresql), a throwaway server is started with
@@ -24,12 +24,14 @@ echo "== the whole suite (SQLite, and PostgreSQL's own tests)"
 go test -race "$@" ./...
 
 # The packages whose tests run a Berth through internal/testenv, and the tests of the
-# berthd binary that run it on a store of their own (the others are about SQLite's
-# data directory, or run on PostgreSQL in the first pass already).
+# berthd binary that run it on a store of their own: the restart tests, the fault test
+# (SIGKILL rounds, idempotent bursts, the ledger; its disk-full rounds are SQLite's
+# alone) and the admin commands. The binary's other tests are about SQLite's data
+# directory, or run on PostgreSQL in the first pass already.
 pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/...)
-pg_binary_tests='^(TestRestartAfterSIGKILL|TestScheduledSnapshotDeletionAcrossRestart)$'
+pg_binary_tests='^(TestRestartAfterSIGKILL|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
-	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart tests of ./cmd/berthd"
+	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart, fault and admin tests of ./cmd/berthd"
 	BERTH_TEST_STORE=postgres go test -race "$@" "${pg_packages[@]}"
 	BERTH_TEST_STORE=postgres go test -race "$@" -run "$pg_binary_tests" ./cmd/berthd/
 else

@@ -10,8 +10,9 @@ import (
 	"testing"
 )
 
-// TestAdminCommands runs every operator command against one data directory and
-// checks the one JSON object each prints, flags before and after arguments.
+// TestAdminCommands runs every operator command against one data directory (on
+// PostgreSQL, one database: storeFlags) and checks the one JSON object each prints,
+// flags before and after arguments.
 func TestAdminCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the daemon")
@@ -19,7 +20,8 @@ func TestAdminCommands(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
-	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, "--data", data)...) }
+	store := storeFlags(t, data)
+	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, store...)...) }
 
 	run("migrate") // admin never creates a database
 	acct := run("admin", "account", "create", "--email", "ada@example.com", "--password", "s3cret-password",
@@ -30,7 +32,7 @@ func TestAdminCommands(t *testing.T) {
 	if got := run("admin", "account", "block", "1"); got["blocked"] != true {
 		t.Fatalf("block: %v", got)
 	}
-	if got := runJSON(t, bin, "admin", "account", "unblock", "--data", data, "1"); got["blocked"] != false {
+	if got := runJSON(t, bin, append(append([]string{"admin", "account", "unblock"}, store...), "1")...); got["blocked"] != false {
 		t.Fatalf("unblock (flag before argument): %v", got)
 	}
 	tok := run("admin", "token", "create", "--account", "1", "--name", "ci", "--scopes", "power,servers", "--expires-in", "24h")
@@ -103,7 +105,7 @@ func TestAdminCommands(t *testing.T) {
 		{"admin", "billing", "budget", "--account", "99", "--amount", "5"},
 		{"admin", "catalog", "apply", "/nonexistent.yaml"},
 	} {
-		cmd := exec.Command(bin, append(args, "--data", data)...)
+		cmd := exec.Command(bin, append(args, store...)...)
 		out, err := cmd.Output()
 		var ee *exec.ExitError
 		if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
@@ -134,7 +136,8 @@ func TestAdminMistypedCommands(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
-	runJSON(t, bin, "migrate", "--data", data)
+	store := storeFlags(t, data)
+	runJSON(t, bin, append([]string{"migrate"}, store...)...)
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -151,11 +154,11 @@ func TestAdminMistypedCommands(t *testing.T) {
 		{[]string{"amdin", "account", "list"}, `unknown command "amdin" for "berthd"`},
 		{[]string{"admin", "account", "list", "--bogus"}, `unknown flag: --bogus`},
 	} {
-		if got := runError(t, bin, append(tt.args, "--data", data)...); !strings.HasPrefix(got, tt.want) {
+		if got := runError(t, bin, append(tt.args, store...)...); !strings.HasPrefix(got, tt.want) {
 			t.Errorf("berthd %q: error %q, want %q", tt.args, got, tt.want)
 		}
 	}
-	if got := run(t, bin, "admin", "audit", "list", "--data", data); got != `{"entries":[]}`+"\n" {
+	if got := run(t, bin, append([]string{"admin", "audit", "list"}, store...)...); got != `{"entries":[]}`+"\n" {
 		t.Errorf("a mistyped command reached the audit log: %s", got)
 	}
 
@@ -166,7 +169,7 @@ func TestAdminMistypedCommands(t *testing.T) {
 	}{
 		{[]string{"admin"}, "account"},
 		{[]string{"admin", "account"}, "list"},
-		{[]string{"admin", "token", "--data", data}, "list"},
+		{append([]string{"admin", "token"}, store...), "list"},
 	} {
 		out := run(t, bin, tt.args...)
 		if !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "\n  "+tt.sub+" ") {
@@ -194,7 +197,8 @@ func TestAdminLists(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
-	do := func(args ...string) map[string]any { return runJSON(t, bin, append(args, "--data", data)...) }
+	store := storeFlags(t, data)
+	do := func(args ...string) map[string]any { return runJSON(t, bin, append(args, store...)...) }
 
 	do("migrate")
 	if got := do("admin", "account", "list")["accounts"].([]any); len(got) != 0 {
@@ -252,10 +256,10 @@ func TestAdminLists(t *testing.T) {
 		t.Errorf("tokens of account 2: %v", got)
 	}
 
-	if msg := runError(t, bin, "admin", "token", "list", "--account", "99", "--data", data); !strings.Contains(msg, "99") {
+	if msg := runError(t, bin, append([]string{"admin", "token", "list", "--account", "99"}, store...)...); !strings.Contains(msg, "99") {
 		t.Errorf("tokens of no account: %q, want an error naming 99", msg)
 	}
-	runError(t, bin, "admin", "token", "list", "--data", data) // --account is required
+	runError(t, bin, append([]string{"admin", "token", "list"}, store...)...) // --account is required
 
 	for _, e := range do("admin", "audit", "list")["entries"].([]any) {
 		if action := e.(map[string]any)["action"].(string); strings.HasSuffix(action, " list") {

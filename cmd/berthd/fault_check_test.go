@@ -78,7 +78,8 @@ type faultWorld struct {
 func resKey(typ string, id int64) [2]string { return [2]string{typ, strconv.FormatInt(id, 10)} }
 
 // loadWorld reads every table the checks need.
-func loadWorld(ctx context.Context, t *testing.T, db *sql.DB) *faultWorld {
+// jsonInt writes a JSON field of an integer in the store's dialect (storeDB).
+func loadWorld(ctx context.Context, t *testing.T, db *sql.DB, jsonInt func(col, field string) string) *faultWorld {
 	t.Helper()
 	w := &faultWorld{servers: map[int64]*fServer{}, byName: map[string]*fServer{}, ops: map[int64]*fOp{},
 		snapshots: map[int64]*fSnap{}, machines: map[string]*fMachine{}, simSnaps: map[[2]string]bool{},
@@ -148,8 +149,13 @@ func loadWorld(ctx context.Context, t *testing.T, db *sql.DB) *faultWorld {
 	})
 	// The periodic jobs (metering, housekeeping) are not the workload's: whether a
 	// round lived long enough for the elected leader to enqueue them is chance.
-	each(fmt.Sprintf(`SELECT id, kind, state, COALESCE(json_extract(args, '$.operation_id'), 0), COALESCE(json_extract(args, '$.snapshot_id'), 0),
-		COALESCE(errors, '') LIKE '%%berthd stopped%%' FROM river_job WHERE kind NOT IN ('%s', '%s')`,
+	// A job that a kill interrupted was resumed by the next process's start (SQLite) or
+	// taken over by the sweep once the dead process's liveness lock was free
+	// (PostgreSQL, internal/app/liveness.go); each says so in the job's errors.
+	each(fmt.Sprintf(`SELECT id, kind, state, COALESCE(%s, 0), COALESCE(%s, 0),
+		COALESCE(%s, '') LIKE '%%berthd stopped%%' OR COALESCE(%s, '') LIKE '%%process working this job died%%'
+		FROM river_job WHERE kind NOT IN ('%s', '%s')`,
+		jsonInt("args", "operation_id"), jsonInt("args", "snapshot_id"), asText("errors"), asText("errors"),
 		ops.MeterArgs{}.Kind(), ops.HousekeepingArgs{}.Kind()), func(r *sql.Rows) error {
 		var j fJob
 		var resumed bool

@@ -42,6 +42,11 @@ import (
 // restart (fault_burst_test.go); and twice the data directory's disk fills up for a
 // while with the workload running, and every operation in flight then must end by
 // itself once space is back, without a restart.
+//
+// With BERTH_TEST_STORE=postgres (the second pass of scripts/test.sh) it runs on a
+// PostgreSQL database of its own instead, with the same checks; there the next process
+// takes over a killed one's operations (faultSweepEvery), and the disk rounds, which
+// are about SQLite's own files, are skipped.
 const (
 	faultRounds     = 24     // kill/restart rounds
 	faultMaxRounds  = 60     // more rounds only while fewer than faultMinOps were accepted
@@ -58,12 +63,24 @@ const (
 	faultDiskSettle = 120 * time.Second // for what was in flight to end after space is back
 )
 
+// faultSweepEvery is how often serve's sweep runs on PostgreSQL. There a killed
+// process's jobs stay "running" until the next process's sweep has found the dead
+// one's liveness lock free twice (internal/app/liveness.go): at the default 5 s that
+// is about 10 s, longer than any round lives, so no operation would be taken over
+// (and killed again, and taken over again) before the workload ends. At 250 ms they
+// are taken over within about half a second of a restart, as SQLite's restart
+// resumes them at once.
+const faultSweepEvery = "250ms"
+
 // faultDiskRounds are the rounds whose uptime fills the disk.
 var faultDiskRounds = map[int]bool{5: true, 15: true}
 
-// faultDaemon is `berthd serve` on one data directory, started and killed many times.
+// faultDaemon is `berthd serve` on one data directory (or, on PostgreSQL, the
+// database that stands for it), started and killed many times.
 type faultDaemon struct {
 	bin, data, addr, logPath string
+	store                    []string // the flags that point admin commands at its store (storeFlags)
+	serve                    []string // serve's store flags, and on PostgreSQL its sweep (faultSweepEvery)
 	cmd                      *exec.Cmd
 	exited                   chan error
 	logf                     *os.File
@@ -86,8 +103,9 @@ func (d *faultDaemon) spawn() error {
 		return err
 	}
 	fmt.Fprintf(f, "---- start %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(d.bin, "serve", "--data", d.data, "--addr", d.addr, "--sim-time-scale", faultSimScale,
+	args := append(append([]string{"serve"}, d.serve...), "--addr", d.addr, "--sim-time-scale", faultSimScale,
 		"--rate-limit", "10000000")
+	cmd := exec.Command(d.bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
@@ -488,14 +506,15 @@ func (c *faultClient) deleteSnapshot(s *ownedServer) {
 
 // topups adds credit through `berthd admin credit add`, a process of its own that works
 // whether or not serve runs.
-func topups(bin, data string, account int64, rng *rand.Rand, log *faultLog, round *atomic.Int64, stop *atomic.Bool, done func()) {
+func topups(bin string, store []string, account int64, rng *rand.Rand, log *faultLog, round *atomic.Int64, stop *atomic.Bool, done func()) {
 	defer done()
 	for n := 1; !stop.Load(); n++ {
 		time.Sleep(time.Duration(200+rng.IntN(600)) * time.Millisecond)
 		r := faultReq{kind: "topup", round: round.Load(), client: -1, name: fmt.Sprintf("fault-topup-%d", n),
 			amount: fmt.Sprintf("0.%04d", 100+rng.IntN(400))}
-		out, err := exec.Command(bin, "admin", "credit", "add", "--account", strconv.FormatInt(account, 10), "--amount", r.amount,
-			"--description", r.name, "--data", data).Output()
+		args := append([]string{"admin", "credit", "add", "--account", strconv.FormatInt(account, 10), "--amount", r.amount,
+			"--description", r.name}, store...)
+		out, err := exec.Command(bin, args...).Output()
 		var res struct {
 			TransactionID int64  `json:"transaction_id"`
 			Amount        string `json:"amount"`
@@ -547,34 +566,57 @@ func TestFaultSIGKILL(t *testing.T) {
 		}
 		os.RemoveAll(dir)
 	})
-	// The data directory sits on a disk of its own, which the disk rounds fill.
-	disk := testdisk.Mount(t, faultDiskSize)
-	d := &faultDaemon{bin: bin, data: filepath.Join(disk.Dir, "data"), addr: freeAddr(t), logPath: filepath.Join(dir, "serve.log")}
-	t.Cleanup(func() {
-		if t.Failed() || os.Getenv("BERTH_FAULT_KEEP") != "" {
-			_ = exec.Command("cp", "-a", d.data, filepath.Join(dir, "data")).Run() // before the disk goes
-		}
-	})
+	d := &faultDaemon{bin: bin, addr: freeAddr(t), logPath: filepath.Join(dir, "serve.log")}
+	var disk *testdisk.Disk
+	if onPostgres() {
+		// The disk rounds fill the data directory's own disk, to see what SQLite's
+		// writes failing with ENOSPC do; PostgreSQL keeps nothing there (its server's
+		// disk is not the test's to fill), so on PostgreSQL they are skipped. The
+		// directory's name stands for the test's database (storeFlags).
+		t.Log("on PostgreSQL: the disk-full rounds are skipped (they fill the data directory's disk, which PostgreSQL does not use)")
+		d.data = filepath.Join(dir, "data")
+		d.store = storeFlags(t, d.data)
+		d.serve = append(serveStoreFlags(t, d.data), "--sweep-every", faultSweepEvery)
+		t.Cleanup(func() {
+			if t.Failed() || os.Getenv("BERTH_FAULT_KEEP") != "" {
+				dumpPostgres(t, d.store[1], filepath.Join(dir, "berth.sql")) // before the database is dropped
+			}
+		})
+	} else {
+		// The data directory sits on a disk of its own, which the disk rounds fill.
+		disk = testdisk.Mount(t, faultDiskSize)
+		d.data = filepath.Join(disk.Dir, "data")
+		d.store, d.serve = storeFlags(t, d.data), serveStoreFlags(t, d.data)
+		t.Cleanup(func() {
+			if t.Failed() || os.Getenv("BERTH_FAULT_KEEP") != "" {
+				_ = exec.Command("cp", "-a", d.data, filepath.Join(dir, "data")).Run() // before the disk goes
+			}
+		})
+	}
 	t.Cleanup(d.kill)
 	fatal := func(round int, format string, args ...any) {
 		t.Helper()
 		t.Fatalf("seed %d, round %d: %s\n%s", seed, round, fmt.Sprintf(format, args...), tail(d.logPath, 40))
 	}
+	admin := func(args ...string) map[string]any {
+		t.Helper()
+		return runJSON(t, bin, append(args, d.store...)...)
+	}
 
 	const startCredit = "0.0500"
-	runJSON(t, bin, "migrate", "--data", d.data) // admin never creates a database
-	acct := runJSON(t, bin, "admin", "account", "create", "--email", "fault@example.com", "--password", "long-enough-pw",
-		"--credit", startCredit, "--quota-servers", "1000", "--data", d.data)
+	admin("migrate") // admin never creates a database
+	acct := admin("admin", "account", "create", "--email", "fault@example.com", "--password", "long-enough-pw",
+		"--credit", startCredit, "--quota-servers", "1000")
 	account := int64(acct["id"].(float64))
-	tok := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(account), "--name", "fault",
-		"--scopes", "servers,power,snapshots", "--data", d.data)
+	tok := admin("admin", "token", "create", "--account", fmt.Sprint(account), "--name", "fault",
+		"--scopes", "servers,power,snapshots")
 	token := tok["token"].(string)
 	const burstCredit = "1000.0000"
-	bacct := runJSON(t, bin, "admin", "account", "create", "--email", "burst@example.com", "--password", "long-enough-pw",
-		"--credit", burstCredit, "--quota-servers", "1000", "--data", d.data)
+	bacct := admin("admin", "account", "create", "--email", "burst@example.com", "--password", "long-enough-pw",
+		"--credit", burstCredit, "--quota-servers", "1000")
 	burstAccount := int64(bacct["id"].(float64))
-	burstToken := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(burstAccount), "--name", "burst",
-		"--scopes", "servers", "--data", d.data)["token"].(string)
+	burstToken := admin("admin", "token", "create", "--account", fmt.Sprint(burstAccount), "--name", "burst",
+		"--scopes", "servers")["token"].(string)
 
 	if err := d.start(); err != nil {
 		fatal(0, "%v", err)
@@ -592,7 +634,7 @@ func TestFaultSIGKILL(t *testing.T) {
 		go clients[i].run(wg.Done)
 	}
 	wg.Add(1)
-	go topups(bin, d.data, account, rand.New(rand.NewPCG(uint64(seed), 2)), log, &round, &stop, wg.Done)
+	go topups(bin, d.store, account, rand.New(rand.NewPCG(uint64(seed), 2)), log, &round, &stop, wg.Done)
 
 	abort := func(round int, format string, args ...any) {
 		t.Helper()
@@ -612,7 +654,7 @@ func TestFaultSIGKILL(t *testing.T) {
 			// Soon after the restart: the operations it resumed are in flight again.
 			uptime = time.Duration(rng.Int64N(int64(faultMinUptime)))
 		}
-		if faultDiskRounds[r+1] {
+		if faultDiskRounds[r+1] && disk != nil { // SQLite's own disk: see above
 			if err := fillDisk(t, disk, d.data, r+1); err != nil {
 				abort(r+1, "%v", err)
 			}
@@ -668,11 +710,7 @@ func TestFaultSIGKILL(t *testing.T) {
 		t.Errorf("seed %d: %s", seed, p)
 	}
 
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(d.data, "berth.db")+"?mode=ro&_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, jsonInt, _ := storeDB(t, d.data)
 	ctx := context.Background()
 	if err := settle(ctx, db, faultSettleTime); err != nil {
 		fatal(r, "%v", err)
@@ -686,12 +724,9 @@ func TestFaultSIGKILL(t *testing.T) {
 	if err := d.stop(); err != nil {
 		fatal(r, "clean stop: %v", err)
 	}
-	// A fresh connection: the daemon checkpointed its WAL on the way out.
+	// A fresh connection: the daemon checkpointed its WAL on the way out (SQLite).
 	db.Close()
-	if db, err = sql.Open("sqlite", "file:"+filepath.Join(d.data, "berth.db")+"?mode=ro&_pragma=busy_timeout(10000)"); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, _, _ = storeDB(t, d.data)
 
 	log.mu.Lock()
 	reqs := log.reqs
@@ -701,7 +736,7 @@ func TestFaultSIGKILL(t *testing.T) {
 	for _, q := range reqs {
 		counts[q.kind+" "+outcomeNames[q.outcome]]++
 	}
-	w := loadWorld(ctx, t, db)
+	w := loadWorld(ctx, t, db, jsonInt)
 	lostAnswers := map[string]bool{}
 	for _, q := range reqs {
 		if q.kind == "order" && q.outcome == unknown {
@@ -854,7 +889,7 @@ func settle(ctx context.Context, db *sql.DB, timeout time.Duration) error {
 		}
 		if time.Now().After(deadline) {
 			var detail []string
-			rows, qerr := db.QueryContext(ctx, `SELECT id, kind, state, attempt, args, errors FROM river_job
+			rows, qerr := db.QueryContext(ctx, `SELECT id, kind, state, attempt, `+asText("args")+`, `+asText("errors")+` FROM river_job
 				WHERE kind <> 'berth.meter' AND state NOT IN ('completed', 'cancelled', 'discarded') ORDER BY id LIMIT 20`)
 			if qerr == nil {
 				for rows.Next() {
@@ -871,6 +906,31 @@ func settle(ctx context.Context, db *sql.DB, timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// asText is a column of river_job as text: args is jsonb and errors jsonb[] on
+// PostgreSQL, text on SQLite.
+func asText(col string) string {
+	if onPostgres() {
+		return col + "::text"
+	}
+	return col
+}
+
+// dumpPostgres writes the database at url to file with pg_dump, for a look at what a
+// failed run left (testpg drops the database when the test ends).
+func dumpPostgres(t *testing.T, url, file string) {
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
+	bin := "pg_dump"
+	if len(bins) > 0 {
+		slices.Sort(bins)
+		bin = bins[len(bins)-1]
+	}
+	if out, err := exec.Command(bin, "--file", file, url).CombinedOutput(); err != nil {
+		t.Logf("pg_dump of the test's database: %v\n%s", err, out)
+		return
+	}
+	t.Logf("dumped the test's database to %s", file)
 }
 
 func sortedCounts(m map[string]int) string {

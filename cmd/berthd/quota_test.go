@@ -14,8 +14,9 @@ func TestAdminQuotas(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
-	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, "--data", data)...) }
-	fail := func(args ...string) string { return runError(t, bin, append(args, "--data", data)...) }
+	store := storeFlags(t, data)
+	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, store...)...) }
+	fail := func(args ...string) string { return runError(t, bin, append(args, store...)...) }
 	run("migrate")
 
 	quotas := func(a map[string]any) map[string]any { return a["quotas"].(map[string]any) }

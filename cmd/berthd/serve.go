@@ -42,6 +42,7 @@ type serveFlags struct {
 	// operations
 	shutdownTimeout time.Duration
 	stepAllowance   time.Duration
+	sweepEvery      time.Duration
 	metricsAddr     string
 	// libvirt driver
 	libvirtPrefix    string
@@ -73,6 +74,9 @@ func serveCmd(g *globals) *cobra.Command {
 		"how long a guest's graceful shutdown may take before it is given up (the server stays running)")
 	fl.DurationVar(&f.stepAllowance, "step-allowance", 0, "what an operation's attempt may take beside graceful shutdowns (0: 3m)")
 	_ = fl.MarkHidden("step-allowance") // for tests that kill processes mid-operation
+	fl.DurationVar(&f.sweepEvery, "sweep-every", 0,
+		"how often the jobs of dead processes, stranded jobs and operations without a job are looked for (0: 5s)")
+	_ = fl.MarkHidden("sweep-every") // for tests that kill processes every second
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "address of a listener of its own serving Prometheus metrics at /metrics, e.g. 127.0.0.1:9090 "+
 		"(default: none); plain HTTP, keep it off public networks")
 	fl.StringVar(&f.libvirtPrefix, "libvirt-prefix", "berth-", "libvirt: prefix of the domains and volumes Berth creates")
@@ -110,6 +114,9 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if f.stepAllowance < 0 {
 		return errors.New("--step-allowance must not be negative")
 	}
+	if f.sweepEvery < 0 {
+		return errors.New("--sweep-every must not be negative")
+	}
 	if f.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {
 			return fmt.Errorf("--metrics-addr %q: %v", f.metricsAddr, err)
@@ -136,7 +143,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		tel = telemetry.New(log)
 	}
 	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
-		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance,
+		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance, SweepEvery: f.sweepEvery,
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
 		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins})
 	if err != nil {

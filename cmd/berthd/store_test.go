@@ -47,7 +47,8 @@ func storeFlags(t *testing.T, data string) []string {
 // lock free (internal/app/liveness.go), as fast as SQLite's restart resumes them.
 func serveStoreFlags(t *testing.T, data string) []string { return storeFlags(t, data) }
 
-// storeDB opens the store of data to read what berthd left, and returns a function
+// storeDB opens the store of data to read what berthd left (or, on SQLite, is still
+// writing: it waits up to 10 s for a lock), and returns a function
 // that writes a query's JSON field of an integer in its dialect.
 func storeDB(t *testing.T, data string) (db *sql.DB, jsonInt func(col, field string) string, rebind func(string) string) {
 	t.Helper()
@@ -69,7 +70,7 @@ func storeDB(t *testing.T, data string) (db *sql.DB, jsonInt func(col, field str
 			return b.String()
 		}
 	} else {
-		db, err = sql.Open("sqlite", "file:"+filepath.Join(data, "berth.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+		db, err = sql.Open("sqlite", "file:"+filepath.Join(data, "berth.db")+"?mode=ro&_pragma=busy_timeout(10000)")
 		jsonInt = func(col, field string) string { return "json_extract(" + col + ", '$." + field + "')" }
 		rebind = func(q string) string { return q }
 	}

@@ -49,16 +49,47 @@ func (s *Service) startOp(ctx context.Context, tx store.Tx, srv hosting.Server, 
 		if err2 == nil && cur.Operation != nil {
 			return op, busy(cur.Operation)
 		}
-		return op, hosting.Errorf(hosting.CodeBusy, "error.busy", "operation", "?")
+		return op, changedMeanwhile()
 	}
 	if err != nil {
 		return op, internal("start operation", err)
+	}
+	// The caller decided on srv as its transaction read it. On PostgreSQL (READ
+	// COMMITTED) other transactions may have committed since — an operation that
+	// started and has ended by now, a suspension, a deletion — and the write above,
+	// which asks only that the server be free, went through. It holds the server's row
+	// now: read it again, and start nothing decided on what the server no longer is
+	// (a memory snapshot of a machine that stopped meanwhile would fail at every
+	// attempt and never end). On SQLite write transactions run one at a time, and
+	// nothing has changed.
+	cur, err := tx.ServerAny(ctx, srv.ID)
+	if err != nil {
+		return op, internal("server", err)
+	}
+	if changed(srv, cur) {
+		return op, changedMeanwhile()
 	}
 	op.ID = id
 	if err := s.enqueue(ctx, tx, OperationArgs{OperationID: id}); err != nil {
 		return op, internal("enqueue", err)
 	}
 	return op, nil
+}
+
+// changed reports whether what an operation is decided on differs between two reads
+// of a server.
+func changed(was, now hosting.Server) bool {
+	return was.Status != now.Status || was.Suspended != now.Suspended || (was.DeletedAt == nil) != (now.DeletedAt == nil) ||
+		was.PlanID != now.PlanID || was.ImageID != now.ImageID || was.DiskGB != now.DiskGB
+}
+
+// changedMeanwhile is CodeBusy for a server that another operation held, or another
+// write changed, while a request was being decided: asked again, the request is
+// decided on the server as it is then.
+func changedMeanwhile() error {
+	e := hosting.Errorf(hosting.CodeBusy, "error.server_changed")
+	e.RetryAfter = 1
+	return e
 }
 
 func busy(op *hosting.Operation) error {

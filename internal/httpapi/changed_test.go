@@ -1,0 +1,145 @@
+package httpapi_test
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// TestOperationOnAChangedServer: a request that starts an operation decides on the
+// server as its transaction read it. On PostgreSQL (READ COMMITTED) that transaction
+// may then wait — a snapshot checks the account's quota on the account's row, which a
+// top-up or a metering pass may hold — while other requests change the server and
+// end: an operation starts and finishes, an operator suspends it. The server is free
+// again, but no longer what the request validated, and an operation started on that
+// is wrong (a memory snapshot of a machine that stopped meanwhile fails at every
+// attempt and never ends: the fault test found it, seed 1795637055945718485). Such a
+// request answers 409 busy; asked again, it is decided on the server as it is.
+//
+// SQLite runs write transactions one at a time: nothing can commit between a
+// transaction's read and its write, and there is no such race to provoke.
+func TestOperationOnAChangedServer(t *testing.T) {
+	if !testenv.Postgres() {
+		t.Skip("PostgreSQL only: SQLite runs write transactions one at a time, so none commits between another's read and write")
+	}
+	t.Parallel()
+	env := testenv.New(t)
+	ctx := context.Background()
+	db := env.App.DB.WriteDB()
+
+	for _, tt := range []struct {
+		name     string
+		snapshot map[string]any                                             // the request that waits
+		change   func(t *testing.T, a *testenv.Account, srv map[string]any) // what commits meanwhile, and ends
+		status   string                                                     // the server's status after the change
+		again    func(t *testing.T, r *testenv.Response)                    // the answer when asked again
+	}{
+		{"memory snapshot of a server powered off meanwhile", map[string]any{"name": "mem", "include_memory": true},
+			func(t *testing.T, a *testenv.Account, srv map[string]any) {
+				powerWait(t, a, srv["name"].(string), "off")
+			},
+			"stopped",
+			func(t *testing.T, r *testenv.Response) { wantInvalid(t, r, "include_memory") }},
+		{"snapshot of a server suspended meanwhile", map[string]any{"name": "disk"},
+			func(t *testing.T, _ *testenv.Account, srv map[string]any) {
+				if _, err := env.App.Service.SetServerSuspended(ctx, num(t, srv["id"]), true); err != nil {
+					t.Fatal(err)
+				}
+			},
+			"suspended",
+			func(t *testing.T, r *testenv.Response) { wantError(t, r, http.StatusForbidden, "server_suspended") }},
+		{"snapshot of a server deleted meanwhile", map[string]any{"name": "gone"},
+			func(t *testing.T, a *testenv.Account, srv map[string]any) {
+				a.Do("DELETE", "/servers/"+srv["name"].(string), nil).Want(t, http.StatusNoContent)
+			},
+			"",
+			func(t *testing.T, r *testenv.Response) { wantNotFound(t, r) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := env.NewAccount("en", "100", "")
+			srv := runningServer(t, a)
+			path := "/servers/" + itoa(num(t, srv["id"]))
+
+			// Another transaction holds the account's row (as a top-up writing the
+			// credit does) until the change is done.
+			hold, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hold.Rollback()
+			if _, err := hold.ExecContext(ctx, `UPDATE accounts SET credit = credit WHERE id = $1`, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			answer := make(chan *testenv.Response, 1)
+			go func() { answer <- a.Do("POST", path+"/snapshots", tt.snapshot) }()
+			waitForLockWait(t, db)
+			tt.change(t, a, srv)
+			// The operation the change started (the suspension's power-off, the
+			// deletion) ends: the server is free again when the request goes on.
+			waitFree(t, db, num(t, srv["id"]))
+			if err := hold.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+
+			r := <-answer
+			if r.Status != http.StatusConflict {
+				t.Fatalf("the snapshot request that read the server before the change: %d %s, want 409 busy", r.Status, r.Body)
+			}
+			e := wantError(t, r, http.StatusConflict, "busy")
+			if e.Message != msg("en", "error.server_changed") || r.Header.Get("Retry-After") == "" {
+				t.Errorf("409 message %q, Retry-After %q", e.Message, r.Header.Get("Retry-After"))
+			}
+			if tt.status != "" {
+				got := data(t, a.Do("GET", path, nil).Want(t, 200))
+				if got["status"] != tt.status || got["operation"] != nil {
+					t.Errorf("server after the change: status %v, operation %v; want %s, none", got["status"], got["operation"], tt.status)
+				}
+				if list := snapshotList(t, a, itoa(num(t, srv["id"]))); len(list) != 0 {
+					t.Errorf("the refused snapshot is listed: %v", list)
+				}
+			}
+			tt.again(t, a.Do("POST", path+"/snapshots", tt.snapshot))
+		})
+	}
+}
+
+// waitForLockWait waits until a session of the test's database waits for a lock.
+func waitForLockWait(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		err := db.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request never waited for the account's row")
+		}
+	}
+}
+
+// waitFree waits until server id has no operation (the API does not show a deleted
+// server's deletion, so this reads the database).
+func waitFree(t *testing.T, db *sql.DB, id int64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var busy bool
+		if err := db.QueryRowContext(context.Background(), `SELECT operation_id IS NOT NULL FROM servers WHERE id = $1`, id).Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d still busy after 30 s", id)
+		}
+	}
+}
