@@ -181,9 +181,10 @@ func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	bin := buildBerthd(t)
 	data := t.TempDir()
-	runJSON(t, bin, "migrate", "--data", data)
-	runJSON(t, bin, "admin", "account", "create", "--data", data, "--email", "g@example.com", "--password", "correct-horse", "--credit", "10")
-	token := runJSON(t, bin, "admin", "token", "create", "--data", data, "--account", "1", "--name", "t", "--scopes", "servers")["token"].(string)
+	store := storeFlags(t, data)
+	runJSON(t, bin, append([]string{"migrate"}, store...)...)
+	runJSON(t, bin, append([]string{"admin", "account", "create", "--email", "g@example.com", "--password", "correct-horse", "--credit", "10"}, store...)...)
+	token := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", "1", "--name", "t", "--scopes", "servers"}, store...)...)["token"].(string)
 	addr := freeAddr(t)
 	d := startServe(t, bin, data, addr, "0.3") // provisioning takes 9 s
 	code, m := d.call(t, token, "POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1})
