@@ -9,8 +9,11 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/internal/apitest"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -60,5 +63,119 @@ func TestIDsThatNameNothing(t *testing.T) {
 	srv := data(t, a.Do("GET", "/servers/"+fx.serverID, nil).Want(t, http.StatusOK))
 	if got := itoa(num(t, srv["project_id"])); got != fx.projectID {
 		t.Errorf("server's project %s after refused moves, want %s", got, fx.projectID)
+	}
+}
+
+// TestNullOnFieldsThatAreNotNullable: null is a value, not "left out": on every body
+// field the document does not mark nullable it is a 422 on that field (it was read
+// as absent: {"display_name": null} answered 200 unchanged, an order with
+// root_password null 201), and a null item of a list too ([null] was read as 0, the
+// account's first key). project_id, which is nullable, still takes null.
+func TestNullOnFieldsThatAreNotNullable(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
+	a := env.NewAccount("fr", "1000", "")
+	fx := newFixture(t, a)
+	srv, snap := "/servers/"+fx.serverID, "/servers/"+fx.serverID+"/snapshots/"+fx.snapshotID
+	order := with(baseOrder(), "ssh_key_ids", []int64{num(t, fx.key["id"])}, "display_name", "web", "recipe_id", num(t, fx.recipe["id"]),
+		"root_password", "correct-horse-1", "project_id", num(t, fx.project["id"]))
+	bodies := map[string]map[string]any{ // a valid body of each route, every field set
+		"POST /servers":                                   order,
+		"PATCH /servers/{id}":                             {"display_name": "renamed", "project_id": num(t, fx.project["id"])},
+		"POST /servers/{id}/power":                        {"action": "reboot"},
+		"POST /servers/{id}/reinstall":                    {"image_id": 2},
+		"POST /servers/{id}/rescale":                      {"plan_id": 2, "upgrade_disk": false},
+		"POST /servers/{id}/snapshots":                    {"name": "snap", "include_memory": false},
+		"POST /ssh-keys":                                  {"name": "key", "public_key": newPublicKey(t)},
+		"POST /projects":                                  {"name": "p"},
+		"PATCH /projects/{id}":                            {"name": "p"},
+		"POST /recipes":                                   {"name": "r", "script": "#!/bin/sh\n"},
+		"PATCH /recipes/{id}":                             {"name": "r", "script": "#!/bin/sh\n"},
+		"POST /servers/{id}/snapshots/{snapshot}/restore": {},
+	}
+	paths := strings.NewReplacer("/servers/{id}/snapshots/{snapshot}", snap, "/servers/{id}", srv,
+		"/projects/{id}", "/projects/"+fx.projectID, "/recipes/{id}", "/recipes/"+fx.recID)
+	type tc struct{ route, field string }
+	var cases []tc
+	for route, body := range bodies {
+		for field := range body {
+			cases = append(cases, tc{route, field})
+		}
+	}
+	cases = append(cases, tc{"POST /servers", "app_id"}) // the alternative of image_id
+	slices.SortFunc(cases, func(x, y tc) int { return strings.Compare(x.route+" "+x.field, y.route+" "+y.field) })
+
+	// The table covers every body field of the document.
+	doc := apitest.New(t).Doc()
+	for route, body := range bodies {
+		method, path, _ := strings.Cut(route, " ")
+		op := doc.Paths.Value(path).GetOperation(method)
+		if op == nil || op.RequestBody == nil {
+			t.Fatalf("%s: no request body in the document", route)
+		}
+		for name := range op.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties {
+			if _, ok := body[name]; !ok && !(route == "POST /servers" && name == "app_id") {
+				t.Errorf("%s: field %s is not in the table; add it", route, name)
+			}
+		}
+	}
+
+	for _, c := range cases {
+		t.Run(c.route+" "+c.field, func(t *testing.T) {
+			method, path, _ := strings.Cut(c.route, " ")
+			body := with(bodies[c.route], c.field, nil)
+			r := a.Do(method, paths.Replace(path), body)
+			if c.field == "project_id" { // nullable: unassigned
+				if r.Status != http.StatusOK && r.Status != http.StatusCreated {
+					t.Fatalf("project_id null: status %d, want it accepted; body: %s", r.Status, r.Body)
+				}
+				if got := data(t, r)["project_id"]; got != nil {
+					t.Fatalf("project_id null: the server's project is %v, want null", got)
+				}
+				return
+			}
+			e := wantInvalid(t, r, c.field)
+			if want := msg("fr", "validation.not_null"); e.Errors[c.field][0] != want || e.Message != want {
+				t.Errorf("message %q, errors.%s %q; want %q", e.Message, c.field, e.Errors[c.field], want)
+			}
+		})
+	}
+	t.Run("a null item of ssh_key_ids", func(t *testing.T) {
+		e := wantInvalid(t, a.Do("POST", "/servers", with(order, "ssh_key_ids", []any{nil})), "ssh_key_ids")
+		if want := msg("fr", "validation.null_in_list"); e.Errors["ssh_key_ids"][0] != want {
+			t.Errorf("errors.ssh_key_ids %q, want %q", e.Errors["ssh_key_ids"], want)
+		}
+	})
+	if got := data(t, a.Do("GET", srv, nil).Want(t, http.StatusOK))["display_name"]; got == nil || got == "" {
+		t.Errorf("display_name after a refused null: %v", got)
+	}
+}
+
+// TestUnknownTwinOfAField: a member whose name is a real field's only when case is
+// ignored is an unknown field beside that field too; it was decoded into the field
+// ("must be a string" on name for {"NAME": 1, "name": "x"}).
+func TestUnknownTwinOfAField(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
+	a := env.NewAccount("de", "1000", "")
+	for _, c := range []struct {
+		path string
+		body string
+		twin string
+	}{
+		{"/projects", `{"NAME": 1, "name": "x"}`, "NAME"},
+		{"/projects", `{"name": "x", "Name": "y"}`, "Name"},
+		{"/ssh-keys", `{"name": "k", "Public_Key": 1, "public_key": "x"}`, "Public_Key"},
+		{"/servers", `{"plan_id": 1, "location_id": 1, "image_id": 1, "PLAN_ID": "x"}`, "PLAN_ID"},
+	} {
+		t.Run(c.body, func(t *testing.T) {
+			e := wantInvalid(t, a.Do("POST", c.path, c.body), c.twin)
+			if want := msg("de", "validation.unknown_field"); len(e.Errors) != 1 || e.Errors[c.twin][0] != want {
+				t.Errorf("errors %v, want only %s: %q", e.Errors, c.twin, want)
+			}
+		})
+	}
+	if n := len(items(t, a.Do("GET", "/projects", nil).Want(t, http.StatusOK))); n != 0 {
+		t.Errorf("%d projects after refused bodies", n)
 	}
 }
