@@ -26,12 +26,16 @@ func (s *Server) getBilling(r *request) (int, any, error) {
 
 func (s *Server) listTransactions(r *request) (int, any, error) {
 	page := 1
-	if raw, ok := r.URL.Query()["page"]; ok {
-		n, err := strconv.Atoi(raw[0])
-		if err != nil || n < 1 || len(raw) > 1 {
-			return 0, nil, hosting.Invalid("page", "validation.page")
+	var v hosting.Validation
+	if raw, ok := queryValue(r.Request, "page", &v); ok {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			v.Add("page", "validation.page")
 		}
 		page = n
+	}
+	if err := v.Err(); err != nil {
+		return 0, nil, err
 	}
 	list, total, err := s.svc.Transactions(r.ctx, r.p, page)
 	if err != nil {

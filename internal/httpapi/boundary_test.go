@@ -179,3 +179,36 @@ func TestUnknownTwinOfAField(t *testing.T) {
 		t.Errorf("%d projects after refused bodies", n)
 	}
 }
+
+// TestRepeatedQueryParameters: a query parameter given twice is a 422 on it,
+// whatever the values (?wait=1&wait=0 answered 200 while ?wait=0 is a 422): which
+// one the client meant is not Berth's to guess.
+func TestRepeatedQueryParameters(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
+	a := env.NewAccount("de", "1000", "")
+	fx := newFixture(t, a)
+	for _, c := range []struct{ path, param, query string }{
+		{"/operations/" + fx.opID, "wait", "wait=1&wait=0"},
+		{"/operations/" + fx.opID, "wait", "wait=1&wait=1"},
+		{"/servers", "project_id", "project_id=" + fx.projectID + "&project_id=" + fx.projectID},
+		{"/servers", "status", "status=running&status=stopped"},
+		{"/servers", "status", "project_id=" + fx.projectID + "&status=running&status=running"},
+		{"/servers/" + fx.serverID + "/metrics", "range", "range=1h&range=1h"},
+		{"/servers/" + fx.serverID + "/metrics", "range", "range=1h&range=7d"},
+		{"/billing/transactions", "page", "page=1&page=1"},
+		{"/billing/transactions", "page", "page=1&page=2"},
+	} {
+		t.Run(c.path+"?"+c.query, func(t *testing.T) {
+			once := strings.Split(c.query, "&")[0]
+			a.Do("GET", c.path+"?"+once, nil).Want(t, http.StatusOK)
+			e := wantInvalid(t, a.Do("GET", c.path+"?"+c.query, nil), c.param)
+			if want := msg("de", "validation.query_repeated"); len(e.Errors) != 1 || e.Errors[c.param][0] != want || e.Message != want {
+				t.Errorf("message %q, errors %v; want only %s: %q", e.Message, e.Errors, c.param, want)
+			}
+		})
+	}
+	// 404 still comes before the 422.
+	wantNotFound(t, a.Do("GET", "/operations/999999?wait=1&wait=1", nil))
+	wantNotFound(t, a.Do("GET", "/servers/999999/metrics?range=1h&range=1h", nil))
+}

@@ -306,6 +306,22 @@ func typeMessage(t reflect.Type) string {
 	return "validation.invalid_json"
 }
 
+// queryValue returns the value of the query parameter name and whether it was given
+// once. One given more than once is an error on it in v (and not given): which value
+// the client meant is not Berth's to guess (?wait=1&wait=0). Every query parameter
+// the API reads is read through here.
+func queryValue(r *http.Request, name string, v *hosting.Validation) (string, bool) {
+	vals := r.URL.Query()[name]
+	switch len(vals) {
+	case 0:
+		return "", false
+	case 1:
+		return vals[0], true
+	}
+	v.Add(name, "validation.query_repeated")
+	return "", false
+}
+
 func pathID(r *http.Request) (int64, error) {
 	id, err := hosting.ParseID(r.PathValue("id"))
 	if err != nil {
