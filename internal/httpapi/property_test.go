@@ -99,7 +99,9 @@ type propOp struct {
 func TestPropertySchemaBoundaries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
+	// The job queue is woken by each commit that enqueues: polling it every 10 ms
+	// besides only burns the CPU the requests need (half the run, under -race).
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30, FetchPoll: 500 * time.Millisecond})
 	acct := env.NewAccount("en", "100000", "")
 	if _, err := env.App.Service.SetQuotas(ctx, acct.ID, map[string]int{"servers": 1000, "ssh-keys": 1000,
 		"projects": 1000, "recipes": 1000, "snapshots": 1000}); err != nil {
@@ -393,6 +395,18 @@ func (g *propGen) base(op *propOp, alt bool) propCase {
 	return c
 }
 
+// bare is base without its optional headers: the mutations of the path, the query
+// and the body go without an Idempotency-Key (its record costs a write), the valid
+// requests and the header's own mutations with one.
+func (g *propGen) bare(op *propOp, alt bool) propCase {
+	c := g.base(op, alt)
+	c.header = slices.DeleteFunc(c.header, func(h [2]string) bool {
+		i := slices.IndexFunc(op.params, func(p *openapi3.Parameter) bool { return p.In == "header" && p.Name == h[0] })
+		return !op.params[i].Required
+	})
+	return c
+}
+
 // baseBody is a valid body of op: every field, or (only) the required ones, the
 // alternative in use and keep. alt picks the alternative.
 func (g *propGen) baseBody(op *propOp, alt, only bool, keep string) map[string]any {
@@ -423,11 +437,13 @@ func (g *propGen) encode(v any) []byte {
 
 // Boundary values.
 var (
-	propIntegers = []string{"0", "-1", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
-		"99999999999999999999"}
+	propIntegers   = []string{"0", "-1", "9223372036854775807", "9223372036854775808", "99999999999999999999"}
 	propPathValues = []string{"0", "-1", "9223372036854775807", "9223372036854775808", "99999999999999999999",
 		"abc", "1.5", "00", "server-000000"}
-	propQueryIntegers = []string{"0", "-1", "9223372036854775807", "9223372036854775808", "99999999999999999999",
+	// propChangePathValues are those sent to routes that change state, which cost
+	// more (each answer is written to the audit log).
+	propChangePathValues = []string{"0", "9223372036854775808", "abc"}
+	propQueryIntegers    = []string{"0", "-1", "9223372036854775807", "9223372036854775808", "99999999999999999999",
 		"", "abc", "1.5", "1e3", " 1", "+1", "01"}
 )
 
@@ -459,8 +475,12 @@ func (g *propGen) cases(op *propOp) []propCase {
 	for _, p := range op.params {
 		switch p.In {
 		case "path":
-			for _, v := range propPathValues {
-				c := g.base(op, false)
+			values := propPathValues
+			if op.method != "GET" {
+				values = propChangePathValues
+			}
+			for _, v := range values {
+				c := g.bare(op, false)
 				c.path = strings.Replace(op.tmpl, "{"+p.Name+"}", url.PathEscape(v), 1)
 				for _, q := range op.params {
 					if q.In == "path" && q != p {
@@ -478,16 +498,16 @@ func (g *propGen) cases(op *propOp) []propCase {
 				values = append(slices.Clone(values), g.randomID())
 			}
 			for _, v := range values {
-				c := g.base(op, false)
+				c := g.bare(op, false)
 				setPair(c.query, p.Name, v)
 				e, f := g.queryExpect(p, v)
 				add(c, fmt.Sprintf("query %s=%q", p.Name, v), e, f)
 			}
-			c := g.base(op, false)
+			c := g.bare(op, false)
 			valid := pairValue(c.query, p.Name)
 			c.query = append(c.query, [2]string{p.Name, valid})
 			add(c, fmt.Sprintf("query %s given twice (%q, %q)", p.Name, valid, valid), expectReject, p.Name)
-			c = g.base(op, false)
+			c = g.bare(op, false)
 			c.query = append(c.query, [2]string{p.Name, "0"})
 			add(c, fmt.Sprintf("query %s given twice (%q, \"0\")", p.Name, valid), expectReject, p.Name)
 		case "header":
@@ -532,8 +552,8 @@ func (g *propGen) cases(op *propOp) []propCase {
 // bodyCases are the mutations of the body: of the whole, and of each field.
 func (g *propGen) bodyCases(op *propOp) []propCase {
 	var out []propCase
-	for _, raw := range []string{"null", "[]", `"x"`, "1", "{", `{}{}`, `{"a":1`} {
-		c := g.base(op, false)
+	for _, raw := range []string{"null", "[]", `"x"`, "{", `{}{}`} {
+		c := g.bare(op, false)
 		c.body = []byte(raw)
 		c.mutation, c.expect, c.field = "body "+raw, expectReject, "body"
 		out = append(out, c)
@@ -553,7 +573,7 @@ func (g *propGen) bodyCases(op *propOp) []propCase {
 		} else {
 			body[field] = json.RawMessage(raw)
 		}
-		c := g.base(op, alt)
+		c := g.bare(op, alt)
 		c.body = g.encode(body)
 		c.mutation, c.field = "body "+mutation, field
 		if idRule || g.bodyRejected(op, c.body) {
@@ -570,7 +590,7 @@ func (g *propGen) bodyCases(op *propOp) []propCase {
 			for _, v := range append(slices.Clone(propIntegers), g.randomID()) {
 				mutate(name, name+"="+v, v, false, integerRule(name, v, true))
 			}
-			for _, v := range []string{`"1"`, "1.5", "true", "[]", "{}"} {
+			for _, v := range []string{`"1"`, "1.5", "{}"} {
 				mutate(name, name+"="+v, v, false, false)
 			}
 		case "string":
@@ -578,7 +598,7 @@ func (g *propGen) bodyCases(op *propOp) []propCase {
 			if m := flat(s).MaxLength; m != nil {
 				long = int(*m) + 1
 			}
-			for _, v := range []string{"", strings.Repeat("a", long), g.randomString(), g.randomString()} {
+			for _, v := range []string{"", strings.Repeat("a", long), g.randomString()} {
 				raw := string(g.encode(v))
 				label := raw
 				if len(v) > 40 {
@@ -586,11 +606,11 @@ func (g *propGen) bodyCases(op *propOp) []propCase {
 				}
 				mutate(name, name+"="+label, raw, false, false)
 			}
-			for _, v := range []string{"1", "true", "[]", "{}"} {
+			for _, v := range []string{"1", "[]"} {
 				mutate(name, name+"="+v, v, false, false)
 			}
 		case "boolean":
-			for _, v := range []string{`"true"`, "1", "0", "[]", "{}"} {
+			for _, v := range []string{`"true"`, "1", "{}"} {
 				mutate(name, name+"="+v, v, false, false)
 			}
 		case "array":
@@ -600,7 +620,7 @@ func (g *propGen) bodyCases(op *propOp) []propCase {
 					mutate(name, name+"=["+v+"]", "["+v+"]", false, integerRule(name, v, true))
 				}
 			}
-			for _, v := range []string{"[null]", `["1"]`, "[1.5]", `"1"`, "1", "{}"} {
+			for _, v := range []string{"[null]", `["1"]`, `"1"`, "{}"} {
 				mutate(name, name+"="+v, v, false, false)
 			}
 		}
