@@ -63,7 +63,7 @@ func waitOperation(t *testing.T, a *App, opID int64) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		op, err := a.DB.Operation(context.Background(), 0, opID)
+		op, err := a.DB.OperationAny(context.Background(), opID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ var catalogued = sync.OnceValue(func() map[string]bool {
 // field the body sent that the schema does not have, with catalogued messages that
 // render in every language. What decode accepts is JSON (or nothing), one object,
 // no larger than the cap, whose fields are all exactly fields of the schema, with
-// values of the schema's types (null standing for a field left out).
+// values of the schema's types (null only where the schema says nullable).
 func FuzzDecodeBodies(f *testing.F) {
 	seeds := []string{
 		``, ` `, `{}`, ` {} `, "\n{}\n", `null`, `[]`, `"x"`, `1`, `true`, `{`, `}`, `{}}`, `{} {}`, `{}x`, `{"a":1}{`,
@@ -308,18 +308,13 @@ func topLevelKeys(body []byte) ([]string, bool) {
 	return keys, isObject
 }
 
-// schemaShape returns what in body (a JSON object) does not fit schema's types and
-// properties, or "". Null counts as a field left out (the API reads it so), and
-// rules that are not about shape (required, lengths, ranges) are the use cases'.
+// schemaShape returns what in body (a JSON object) does not fit schema's types,
+// nullability and properties, or "". Rules that are not about shape (required,
+// lengths, ranges) are the use cases'.
 func schemaShape(schema *openapi3.Schema, body []byte) string {
 	var v map[string]any
 	if err := json.Unmarshal(body, &v); err != nil {
 		return "not an object: " + err.Error()
-	}
-	for k, x := range v {
-		if x == nil {
-			delete(v, k)
-		}
 	}
 	err := schema.VisitJSON(any(v), openapi3.MultiErrors())
 	var out []string

@@ -42,15 +42,15 @@ func (s *Server) apps(r *request) (int, any, error) {
 func (s *Server) listServers(r *request) (int, any, error) {
 	var f store.ServerFilter
 	var v hosting.Validation
-	if raw, ok := r.URL.Query()["project_id"]; ok {
-		if id, err := hosting.ParseID(raw[0]); err != nil {
+	if raw, ok := queryValue(r.Request, "project_id", &v); ok {
+		if id, err := hosting.ParseID(raw); err != nil {
 			v.Add("project_id", "validation.positive_integer")
 		} else {
 			f.ProjectID = &id
 		}
 	}
-	if raw, ok := r.URL.Query()["status"]; ok {
-		st := hosting.Status(raw[0])
+	if raw, ok := queryValue(r.Request, "status", &v); ok {
+		st := hosting.Status(raw)
 		if !slices.Contains(hosting.Statuses, st) {
 			vals := ""
 			for i, x := range hosting.Statuses {
@@ -285,15 +285,19 @@ func (s *Server) getOperation(r *request) (int, any, error) {
 		return 0, nil, err
 	}
 	var wait time.Duration
-	if raw, ok := r.URL.Query()["wait"]; ok {
-		n, err := strconv.Atoi(raw[0])
-		if err != nil || n < 1 || n > 60 {
-			if _, err := s.svc.Operation(r.ctx, r.p, id, 0); err != nil {
-				return 0, nil, err // 404 before 422
-			}
-			return 0, nil, hosting.Invalid("wait", "validation.wait_range")
+	var v hosting.Validation
+	if raw, ok := queryValue(r.Request, "wait", &v); ok {
+		if n, err := strconv.Atoi(raw); err != nil || n < 1 || n > 60 {
+			v.Add("wait", "validation.wait_range")
+		} else {
+			wait = time.Duration(n) * time.Second
 		}
-		wait = time.Duration(n) * time.Second
+	}
+	if err := v.Err(); err != nil {
+		if _, err := s.svc.Operation(r.ctx, r.p, id, 0); err != nil {
+			return 0, nil, err // 404 before 422
+		}
+		return 0, nil, err
 	}
 	op, err := s.svc.Operation(r.ctx, r.p, id, wait)
 	return http.StatusOK, one(toOperation(op)), err

@@ -25,12 +25,13 @@ func (s *Server) serverMetrics(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var name string
-	if raw, ok := r.URL.Query()["range"]; ok {
-		name = raw[0]
-		if name == "" {
-			name = "-" // present but empty is not the default
-		}
+	var v hosting.Validation
+	name, given := queryValue(r.Request, "range", &v)
+	if given && name == "" {
+		name = "-" // present but empty is not the default
+	}
+	if err := v.Err(); err != nil {
+		return 0, nil, err
 	}
 	rng, ok := metrics.ParseRange(name)
 	if !ok {

@@ -21,12 +21,12 @@ func (s *Server) listOperations(r *request) (int, any, error) {
 	var f store.OperationFilter
 	var v hosting.Validation
 	query := url.Values{}
-	if raw, ok := r.URL.Query()["server_id"]; ok {
-		if id, err := hosting.ParseID(raw[0]); err != nil || len(raw) > 1 {
+	if raw, ok := queryValue(r.Request, "server_id", &v); ok {
+		if id, err := hosting.ParseID(raw); err != nil {
 			v.Add("server_id", "validation.positive_integer")
 		} else {
 			f.ServerID = &id
-			query.Set("server_id", raw[0])
+			query.Set("server_id", raw)
 		}
 	}
 	f.Status = opStatusFromQuery(r.Request, &v, query)
@@ -63,14 +63,14 @@ func (s *Server) listServerOperations(r *request) (int, any, error) {
 // opStatuses, else records an error on status. A valid one is kept in query, for the
 // page links.
 func opStatusFromQuery(r *http.Request, v *hosting.Validation, query url.Values) *hosting.OpStatus {
-	raw, ok := r.URL.Query()["status"]
+	raw, ok := queryValue(r, "status", v)
 	if !ok {
 		return nil
 	}
-	st := hosting.OpStatus(raw[0])
+	st := hosting.OpStatus(raw)
 	for _, x := range opStatuses {
-		if st == x && len(raw) == 1 {
-			query.Set("status", raw[0])
+		if st == x {
+			query.Set("status", raw)
 			return &st
 		}
 	}

@@ -16,12 +16,12 @@ import (
 // pageFromQuery is the list page the request asks for (1 when it names none): a
 // whole number of at least 1, given once; anything else is recorded on v under page.
 func pageFromQuery(r *http.Request, v *hosting.Validation) int {
-	raw, ok := r.URL.Query()["page"]
+	raw, ok := queryValue(r, "page", v)
 	if !ok {
 		return 1
 	}
-	n, err := strconv.Atoi(raw[0])
-	if err != nil || n < 1 || len(raw) > 1 {
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 {
 		v.Add("page", "validation.page")
 		return 1
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -101,9 +100,12 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	_, _ = w.Write(buf)
 }
 
-// decode reads a JSON object body into dst strictly: a field dst does not have is a
-// validation error on that field; a value of the wrong type names its field; anything
-// that is not one JSON object is an error on "body". An empty body counts as {}.
+// decode reads a JSON object body into dst strictly: a member dst does not take
+// under exactly that name is a validation error on that member; null on a field that
+// does not take null (only a field whose type decodes null itself, api.Nullable,
+// does), or a null item of a list, is an error on that field; a value of the wrong
+// type names its field; anything that is not one JSON object is an error on "body".
+// An empty body counts as {}.
 func decode(r *http.Request, dst any) error { return decodeMax(r, dst, MaxBody) }
 
 // decodeMax is decode with a body cap of max bytes.
@@ -131,34 +133,117 @@ func decodeMax(r *http.Request, dst any, max int64) error {
 		}
 		return hosting.Invalid("body", "validation.invalid_json")
 	}
+	members, err := objectMembers(data)
+	if err != nil {
+		return hosting.Invalid("body", "validation.invalid_json")
+	}
+	// The members are checked by their exact names before anything is decoded:
+	// encoding/json matches names case-insensitively, Unicode folding included ("ſ"
+	// for "s"), so {"PLAN_ID": 1} would set plan_id; and it reads null as "leave
+	// alone", so {"display_name": null} would be taken for an absent field.
+	if err := checkMembers(members, reflect.TypeOf(dst).Elem()); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err = dec.Decode(dst)
 	if err == nil {
-		if _, err := dec.Token(); err != io.EOF {
-			return hosting.Invalid("body", "validation.invalid_json")
-		}
-		// encoding/json matches member names case-insensitively, Unicode folding
-		// included ("ſ" for "s"): {"PLAN_ID": 1} has set plan_id. The schema's names
-		// are exact, so such a member is an unknown field.
-		return unknownFields(data, dst, "")
+		return nil
 	}
 	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &te):
+	if errors.As(err, &te) {
 		field := te.Field
 		if field == "" {
 			field = "body"
 		}
 		return hosting.Invalid(field, typeMessage(te.Type))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		if field == "" {
-			field = "body"
-		}
-		return unknownFields(data, dst, field)
 	}
 	return hosting.Invalid("body", "validation.invalid_json")
+}
+
+// unmarshaler is a type that decodes its JSON itself, null included.
+var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// takesNull reports whether a field of type t takes null: only a type that decodes
+// null itself (api.Nullable records it) does.
+func takesNull(t reflect.Type) bool {
+	return t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshaler)
+}
+
+// member is a member of a JSON object.
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// objectMembers lists the members of one JSON object in the order they are written
+// (a name written twice, twice), or fails when data is not one JSON object.
+func objectMembers(data []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var m member
+		m.name, _ = tok.(string)
+		if err := dec.Decode(&m.value); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one value")
+	}
+	return out, nil
+}
+
+// checkMembers reports, all at once in the order of t's fields (unknown members
+// after them, as the body orders them), every member that t has no field for under
+// exactly that name, every null given to a field that does not take null, and every
+// null item of a list field. A member named "" is reported on "body".
+func checkMembers(members []member, t reflect.Type) error {
+	fields := map[string]reflect.Type{}
+	var order []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		fields[name] = t.Field(i).Type
+		order = append(order, name)
+	}
+	var v hosting.Validation
+	for _, m := range members {
+		k := m.name
+		ft, known := fields[k]
+		raw := bytes.TrimSpace(m.value)
+		switch {
+		case !known && k == "":
+			k = "body"
+			fallthrough
+		case !known:
+			if !v.Has(k) {
+				v.Add(k, "validation.unknown_field")
+			}
+		case string(raw) == "null" && !takesNull(ft):
+			if !v.Has(k) {
+				v.Add(k, "validation.not_null")
+			}
+		case len(raw) > 0 && raw[0] == '[' && ft.Kind() == reflect.Slice && !takesNull(ft.Elem()) && !v.Has(k):
+			var list []json.RawMessage
+			if json.Unmarshal(raw, &list) == nil && slices.ContainsFunc(list, func(item json.RawMessage) bool {
+				return string(bytes.TrimSpace(item)) == "null"
+			}) {
+				v.Add(k, "validation.null_in_list")
+			}
+		}
+	}
+	return v.Err(order...)
 }
 
 // hasLoneSurrogate reports whether a JSON text holds, in a string, a \uXXXX escape
@@ -202,33 +287,6 @@ func hex4(data []byte, i int) (rune, bool) {
 	return rune(n), err == nil
 }
 
-// unknownFields reports every member of the object that dst does not take under
-// exactly that name, first (when not "") leading, not just the first the decoder met.
-// A member named "" is reported on "body".
-func unknownFields(data []byte, dst any, first string) error {
-	var raw map[string]json.RawMessage
-	_ = json.Unmarshal(data, &raw) // nil when data is not valid JSON: first alone is reported
-	known := map[string]bool{}
-	t := reflect.TypeOf(dst).Elem()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		known[name] = true
-	}
-	var v hosting.Validation
-	if first != "" {
-		v.Add(first, "validation.unknown_field")
-	}
-	for _, k := range slices.Sorted(maps.Keys(raw)) {
-		if k == "" {
-			k = "body"
-		}
-		if !known[k] && !v.Has(k) {
-			v.Add(k, "validation.unknown_field")
-		}
-	}
-	return v.Err()
-}
-
 func typeMessage(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -246,6 +304,22 @@ func typeMessage(t reflect.Type) string {
 		return "validation.type_object"
 	}
 	return "validation.invalid_json"
+}
+
+// queryValue returns the value of the query parameter name and whether it was given
+// once. One given more than once is an error on it in v (and not given): which value
+// the client meant is not Berth's to guess (?wait=1&wait=0). Every query parameter
+// the API reads is read through here.
+func queryValue(r *http.Request, name string, v *hosting.Validation) (string, bool) {
+	vals := r.URL.Query()[name]
+	switch len(vals) {
+	case 0:
+		return "", false
+	case 1:
+		return vals[0], true
+	}
+	v.Add(name, "validation.query_repeated")
+	return "", false
 }
 
 func pathID(r *http.Request) (int64, error) {

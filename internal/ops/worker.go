@@ -59,7 +59,7 @@ func stepKey(op hosting.Operation, step string) string { return fmt.Sprintf("op-
 // Work implements river.Worker.
 func (w *Worker) Work(ctx context.Context, job *river.Job[OperationArgs]) error {
 	st := w.svc.store
-	op, err := st.Operation(ctx, 0, job.Args.OperationID)
+	op, err := st.OperationAny(ctx, job.Args.OperationID)
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(fmt.Errorf("operation %d does not exist", job.Args.OperationID))
 	}
@@ -327,7 +327,7 @@ func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], 
 	var ended *time.Time // when this call ended the operation (not one before a crash)
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		ended = nil
-		cur, err := tx.Operation(ctx, 0, op.ID)
+		cur, err := tx.OperationAny(ctx, op.ID)
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ type Reader interface {
 
 	// Servers lists an account's live servers, oldest first.
 	Servers(ctx context.Context, accountID int64, f ServerFilter) ([]hosting.Server, error)
-	// Server finds a live server of an account by id or name (accountID 0: any account).
+	// Server finds a live server of an account by id or name.
 	Server(ctx context.Context, accountID int64, ref hosting.ServerRef) (hosting.Server, error)
 	// ServerAny finds a server by id, deleted or not, of any account.
 	ServerAny(ctx context.Context, id int64) (hosting.Server, error)
@@ -83,11 +83,13 @@ type Reader interface {
 	// SnapshotAny finds a snapshot by id, deleted or not.
 	SnapshotAny(ctx context.Context, id int64) (hosting.Snapshot, error)
 
-	// Operation finds an operation of an account (accountID 0: any account).
+	// Operation finds an operation of an account.
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
 	// Operations lists an account's operations, of live and deleted servers alike,
 	// newest first: limit from offset (limit 0: all), and how many match in all.
 	Operations(ctx context.Context, accountID int64, f OperationFilter, limit, offset int) ([]hosting.Operation, int, error)
+	// OperationAny finds an operation by id, of any account (the workers' read).
+	OperationAny(ctx context.Context, id int64) (hosting.Operation, error)
 	// RunningOperations lists every operation still running, oldest first.
 	RunningOperations(ctx context.Context) ([]hosting.Operation, error)
 	// OrphanedOperations lists the operations still running that have no job left to

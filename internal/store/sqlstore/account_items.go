@@ -8,9 +8,13 @@ import (
 
 // ---- ssh keys ----
 
-func (q queries) sshKeys(ctx context.Context, accountID, id int64) ([]hosting.SSHKey, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, public_key, fingerprint, created_at FROM ssh_keys
-		WHERE account_id = ? AND (? = 0 OR id = ?) ORDER BY id`, accountID, id, id)
+// Lookups by id never read an id of 0 as "any": a body's {"ssh_key_ids": [0]} would
+// install the account's first key. Each has its own query, the list another.
+
+const sshKeyCols = `SELECT id, account_id, name, public_key, fingerprint, created_at FROM ssh_keys WHERE account_id = ?`
+
+func (q queries) sshKeys(ctx context.Context, query string, args ...any) ([]hosting.SSHKey, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -29,11 +33,11 @@ func (q queries) sshKeys(ctx context.Context, accountID, id int64) ([]hosting.SS
 }
 
 func (q queries) SSHKeys(ctx context.Context, accountID int64) ([]hosting.SSHKey, error) {
-	return q.sshKeys(ctx, accountID, 0)
+	return q.sshKeys(ctx, sshKeyCols+` ORDER BY id`, accountID)
 }
 
 func (q queries) SSHKey(ctx context.Context, accountID, id int64) (hosting.SSHKey, error) {
-	ks, err := q.sshKeys(ctx, accountID, id)
+	ks, err := q.sshKeys(ctx, sshKeyCols+` AND id = ?`, accountID, id)
 	if err != nil || len(ks) == 0 {
 		return hosting.SSHKey{}, orNotFound(err)
 	}
@@ -51,10 +55,12 @@ func (q queries) DeleteSSHKey(ctx context.Context, accountID, id int64) error {
 
 // ---- projects ----
 
-func (q queries) projects(ctx context.Context, accountID, id int64) ([]hosting.Project, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT p.id, p.account_id, p.name, p.created_at,
+const projectCols = `SELECT p.id, p.account_id, p.name, p.created_at,
 		(SELECT COUNT(*) FROM servers s WHERE s.project_id = p.id AND s.deleted_at IS NULL)
-		FROM projects p WHERE p.account_id = ? AND (? = 0 OR p.id = ?) ORDER BY p.id`, accountID, id, id)
+		FROM projects p WHERE p.account_id = ?`
+
+func (q queries) projects(ctx context.Context, query string, args ...any) ([]hosting.Project, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +79,11 @@ func (q queries) projects(ctx context.Context, accountID, id int64) ([]hosting.P
 }
 
 func (q queries) Projects(ctx context.Context, accountID int64) ([]hosting.Project, error) {
-	return q.projects(ctx, accountID, 0)
+	return q.projects(ctx, projectCols+` ORDER BY p.id`, accountID)
 }
 
 func (q queries) Project(ctx context.Context, accountID, id int64) (hosting.Project, error) {
-	ps, err := q.projects(ctx, accountID, id)
+	ps, err := q.projects(ctx, projectCols+` AND p.id = ?`, accountID, id)
 	if err != nil || len(ps) == 0 {
 		return hosting.Project{}, orNotFound(err)
 	}
@@ -101,9 +107,10 @@ func (q queries) DeleteProject(ctx context.Context, accountID, id int64) error {
 
 // ---- recipes ----
 
-func (q queries) recipes(ctx context.Context, accountID, id int64) ([]hosting.Recipe, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, script, created_at FROM recipes
-		WHERE account_id = ? AND (? = 0 OR id = ?) ORDER BY id`, accountID, id, id)
+const recipeCols = `SELECT id, account_id, name, script, created_at FROM recipes WHERE account_id = ?`
+
+func (q queries) recipes(ctx context.Context, query string, args ...any) ([]hosting.Recipe, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +129,7 @@ func (q queries) recipes(ctx context.Context, accountID, id int64) ([]hosting.Re
 }
 
 func (q queries) Recipes(ctx context.Context, accountID int64) ([]hosting.Recipe, error) {
-	return q.recipes(ctx, accountID, 0)
+	return q.recipes(ctx, recipeCols+` ORDER BY id`, accountID)
 }
 
 func (q queries) RecipesAfter(ctx context.Context, accountID, after int64, limit int) ([]hosting.Recipe, error) {
@@ -166,7 +173,7 @@ func (q queries) RecipeNames(ctx context.Context, accountID int64) ([]hosting.Re
 }
 
 func (q queries) Recipe(ctx context.Context, accountID, id int64) (hosting.Recipe, error) {
-	rs, err := q.recipes(ctx, accountID, id)
+	rs, err := q.recipes(ctx, recipeCols+` AND id = ?`, accountID, id)
 	if err != nil || len(rs) == 0 {
 		return hosting.Recipe{}, orNotFound(err)
 	}

@@ -54,11 +54,11 @@ func (q queries) Apps(ctx context.Context) ([]hosting.App, error) {
 }
 
 func (q queries) Locations(ctx context.Context) ([]hosting.Location, error) {
-	return q.locations(ctx, 0)
+	return q.locations(ctx, nil)
 }
 
 func (q queries) Location(ctx context.Context, id int64) (hosting.Location, error) {
-	ls, err := q.locations(ctx, id)
+	ls, err := q.locations(ctx, &id)
 	if err != nil {
 		return hosting.Location{}, err
 	}
@@ -68,10 +68,19 @@ func (q queries) Location(ctx context.Context, id int64) (hosting.Location, erro
 	return ls[0], nil
 }
 
-// locations reads active locations (all, or the one with id) with their plans and images.
-func (q queries) locations(ctx context.Context, id int64) ([]hosting.Location, error) {
+// locations reads active locations (all, or the one with *id) with their plans and
+// images. An id of 0 is no location (never "any": {"location_id": 0} would order in
+// the first).
+func (q queries) locations(ctx context.Context, id *int64) ([]hosting.Location, error) {
+	only := func(col string) (string, []any) {
+		if id == nil {
+			return "", nil
+		}
+		return " AND " + col + " = ?", []any{*id}
+	}
+	where, args := only("id")
 	rows, err := q.q.QueryContext(ctx, `SELECT id, name, city, country, snapshot_price_gb_hour FROM locations
-		WHERE active = 1 AND (? = 0 OR id = ?) ORDER BY id`, id, id)
+		WHERE active = 1`+where+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +101,9 @@ func (q queries) locations(ctx context.Context, id int64) ([]hosting.Location, e
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	where, args = only("lp.location_id")
 	prows, err := q.q.QueryContext(ctx, `SELECT lp.location_id, lp.capacity, `+planCols+` FROM location_plans lp
-		JOIN plans p ON p.id = lp.plan_id WHERE p.active = 1 AND (? = 0 OR lp.location_id = ?) ORDER BY lp.location_id, p.price_hourly, p.id`, id, id)
+		JOIN plans p ON p.id = lp.plan_id WHERE p.active = 1`+where+` ORDER BY lp.location_id, p.price_hourly, p.id`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +129,9 @@ func (q queries) locations(ctx context.Context, id int64) ([]hosting.Location, e
 	if err := prows.Err(); err != nil {
 		return nil, err
 	}
+	where, args = only("li.location_id")
 	irows, err := q.q.QueryContext(ctx, `SELECT li.location_id, i.id, i.name, i.os, i.version FROM location_images li
-		JOIN images i ON i.id = li.image_id WHERE i.active = 1 AND (? = 0 OR li.location_id = ?) ORDER BY li.location_id, i.id`, id, id)
+		JOIN images i ON i.id = li.image_id WHERE i.active = 1`+where+` ORDER BY li.location_id, i.id`, args...)
 	if err != nil {
 		return nil, err
 	}

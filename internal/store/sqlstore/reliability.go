@@ -62,9 +62,14 @@ func (q queries) AuditLog(ctx context.Context, accountID, before int64, limit in
 	if before <= 0 {
 		before = 1 << 62
 	}
+	// The operator's filter: no account (0) lists all. Written as its own condition,
+	// not "(? = 0 OR ...)", whose "? = 0" types the id as int4 on PostgreSQL.
+	where, args := "", []any{before, limit}
+	if accountID != 0 {
+		where, args = "account_id = ? AND ", []any{accountID, before, limit}
+	}
 	rows, err := q.q.QueryContext(ctx, `SELECT id, at, actor, account_id, token_id, action, target, status, code, client,
-		idempotency_key, replayed FROM audit_log WHERE (? = 0 OR account_id = ?) AND id < ? ORDER BY id DESC LIMIT ?`,
-		accountID, accountID, before, limit)
+		idempotency_key, replayed FROM audit_log WHERE `+where+`id < ? ORDER BY id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, err
 	}

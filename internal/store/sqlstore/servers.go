@@ -93,16 +93,16 @@ func (q queries) Servers(ctx context.Context, accountID int64, f store.ServerFil
 }
 
 var (
-	serverByIDQuery   = `SELECT ` + serverCols + serverFrom + `WHERE s.deleted_at IS NULL AND (? = 0 OR s.account_id = ?) AND s.id = ?`
-	serverByNameQuery = `SELECT ` + serverCols + serverFrom + `WHERE s.deleted_at IS NULL AND (? = 0 OR s.account_id = ?) AND s.name = ?`
+	serverByIDQuery   = `SELECT ` + serverCols + serverFrom + `WHERE s.deleted_at IS NULL AND s.account_id = ? AND s.id = ?`
+	serverByNameQuery = `SELECT ` + serverCols + serverFrom + `WHERE s.deleted_at IS NULL AND s.account_id = ? AND s.name = ?`
 )
 
 // serverQuery is the text and arguments of a Server lookup.
 func serverQuery(accountID int64, ref hosting.ServerRef) (string, []any) {
 	if ref.Name != "" {
-		return serverByNameQuery, []any{accountID, accountID, ref.Name}
+		return serverByNameQuery, []any{accountID, ref.Name}
 	}
-	return serverByIDQuery, []any{accountID, accountID, ref.ID}
+	return serverByIDQuery, []any{accountID, ref.ID}
 }
 
 func (q queries) Server(ctx context.Context, accountID int64, ref hosting.ServerRef) (hosting.Server, error) {
@@ -243,7 +243,11 @@ func scanOp(sc func(...any) error) (hosting.Operation, error) {
 }
 
 func (q queries) Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error) {
-	return scanOp(q.q.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ? AND (? = 0 OR account_id = ?)`, id, accountID, accountID).Scan)
+	return scanOp(q.q.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ? AND account_id = ?`, id, accountID).Scan)
+}
+
+func (q queries) OperationAny(ctx context.Context, id int64) (hosting.Operation, error) {
+	return scanOp(q.q.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id).Scan)
 }
 
 // OrphanedOperations implements store.Reader. It reads River's job table: an

@@ -325,6 +325,73 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	// An id that names no row is ErrNotFound, whatever it is: 0 is never "any" (it
+	// once found the account's first key, project, recipe or location), and an id
+	// past int32 is no error (on PostgreSQL, "(? = 0 OR id = ?)" sent it as int4).
+	t.Run("LookupsOfIDsThatNameNothing", func(t *testing.T) {
+		s := open(t)
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })
+		a := newAccount(t, s, "z@example.com")
+		var srvID, opID int64
+		in(t, s, func(tx store.Tx) error {
+			if _, err := tx.CreateSSHKey(ctx, hosting.SSHKey{AccountID: a, Name: "k", PublicKey: "ssh-ed25519 AAAA", Fingerprint: "SHA256:x", CreatedAt: now}); err != nil {
+				return err
+			}
+			if _, err := tx.CreateProject(ctx, hosting.Project{AccountID: a, Name: "web", CreatedAt: now}); err != nil {
+				return err
+			}
+			if _, err := tx.CreateRecipe(ctx, hosting.Recipe{AccountID: a, Name: "r", Script: "#!/bin/sh\n", CreatedAt: now}); err != nil {
+				return err
+			}
+			var err error
+			if srvID, err = tx.CreateServer(ctx, hosting.Server{AccountID: a, Name: "server-zero00", DisplayName: "z",
+				Status: hosting.StatusProvisioning, LocationID: 1, PlanID: 1, ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20, CreatedAt: now}); err != nil {
+				return err
+			}
+			opID, err = tx.StartOperation(ctx, hosting.Operation{AccountID: a, ServerID: srvID, Type: hosting.OpProvision, StartedAt: now})
+			return err
+		})
+		lookups := []struct {
+			name string
+			find func(r store.Reader, id int64) error
+		}{
+			{"SSHKey", func(r store.Reader, id int64) error { _, err := r.SSHKey(ctx, a, id); return err }},
+			{"Project", func(r store.Reader, id int64) error { _, err := r.Project(ctx, a, id); return err }},
+			{"Recipe", func(r store.Reader, id int64) error { _, err := r.Recipe(ctx, a, id); return err }},
+			{"Location", func(r store.Reader, id int64) error { _, err := r.Location(ctx, id); return err }},
+			{"Plan", func(r store.Reader, id int64) error { _, err := r.Plan(ctx, id); return err }},
+			{"Image", func(r store.Reader, id int64) error { _, err := r.Image(ctx, id); return err }},
+			{"App", func(r store.Reader, id int64) error { _, err := r.App(ctx, id); return err }},
+			{"Server", func(r store.Reader, id int64) error {
+				_, err := r.Server(ctx, a, hosting.ServerRef{ID: id})
+				return err
+			}},
+			{"Operation", func(r store.Reader, id int64) error { _, err := r.Operation(ctx, a, id); return err }},
+			{"OperationAny", func(r store.Reader, id int64) error { _, err := r.OperationAny(ctx, id); return err }},
+			{"Server of account 0", func(r store.Reader, _ int64) error {
+				_, err := r.Server(ctx, 0, hosting.ServerRef{ID: srvID})
+				return err
+			}},
+			{"Operation of account 0", func(r store.Reader, _ int64) error { _, err := r.Operation(ctx, 0, opID); return err }},
+		}
+		for _, l := range lookups {
+			for _, id := range []int64{0, -1, 1 << 31, 1<<63 - 1} {
+				if err := l.find(s, id); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("%s(%d) on the store: %v, want ErrNotFound", l.name, id, err)
+				}
+				in(t, s, func(tx store.Tx) error {
+					if err := l.find(tx, id); !errors.Is(err, store.ErrNotFound) {
+						t.Errorf("%s(%d) in a transaction: %v, want ErrNotFound", l.name, id, err)
+					}
+					return nil
+				})
+			}
+		}
+		if op, err := s.OperationAny(ctx, opID); err != nil || op.AccountID != a {
+			t.Errorf("OperationAny(%d) = %+v, %v", opID, op, err)
+		}
+	})
+
 	t.Run("OperationsNewestFirstByAccount", func(t *testing.T) {
 		s := open(t)
 		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })
