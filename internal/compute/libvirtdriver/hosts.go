@@ -103,7 +103,7 @@ func (d *Driver) Hosts(ctx context.Context, locationID int64) ([]Host, error) {
 	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT h.id, h.location_id, h.uri, h.vcpus, h.memory_mb, h.disk_gb, h.pool, h.bridge, h.console_dir, h.draining,
 		COALESCE(SUM(m.vcpus), 0), COALESCE(SUM(m.memory_mb), 0), COALESCE(SUM(m.disk_gb), 0), COUNT(m.name)
 		FROM libvirt_hosts h LEFT JOIN libvirt_machines m ON m.host_id = h.id AND m.destroyed_at IS NULL
-		WHERE ? = 0 OR h.location_id = ? GROUP BY h.id ORDER BY h.id`), locationID, locationID)
+		WHERE CAST(? AS BIGINT) = 0 OR h.location_id = ? GROUP BY h.id ORDER BY h.id`), locationID, locationID)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (d *Driver) place(ctx context.Context, spec compute.Spec) (machine, error) 
 	defer tx.Rollback()
 	if d.opt.ForUpdate != "" {
 		// Room is read, then taken: no other placement may read it in between.
-		rows, err := tx.QueryContext(ctx, d.rebind(`SELECT id FROM libvirt_hosts WHERE (? = 0 OR location_id = ?) ORDER BY id`+d.opt.ForUpdate),
+		rows, err := tx.QueryContext(ctx, d.rebind(`SELECT id FROM libvirt_hosts WHERE (CAST(? AS BIGINT) = 0 OR location_id = ?) ORDER BY id`+d.opt.ForUpdate),
 			spec.LocationID, spec.LocationID)
 		if err != nil {
 			return machine{}, err
@@ -191,7 +191,7 @@ func (d *Driver) place(ctx context.Context, spec compute.Spec) (machine, error) 
 	var hostID, locationID int64
 	err = tx.QueryRowContext(ctx, d.rebind(`SELECT h.id, h.location_id FROM libvirt_hosts h
 		LEFT JOIN libvirt_machines m ON m.host_id = h.id AND m.destroyed_at IS NULL
-		WHERE h.draining = 0 AND (? = 0 OR h.location_id = ?)
+		WHERE h.draining = 0 AND (CAST(? AS BIGINT) = 0 OR h.location_id = ?)
 		  AND EXISTS (SELECT 1 FROM libvirt_images i WHERE i.host_id = h.id AND i.image = ?)
 		GROUP BY h.id
 		HAVING h.vcpus - COALESCE(SUM(m.vcpus), 0) >= ? AND h.memory_mb - COALESCE(SUM(m.memory_mb), 0) >= ?
@@ -304,7 +304,7 @@ type querier interface {
 func (d *Driver) pools(ctx context.Context, q querier, locationID int64) ([]Pool, error) {
 	rows, err := q.QueryContext(ctx, d.rebind(`SELECT p.id, p.location_id, p.cidr, p.gateway, p.first_ip, p.last_ip, p.ipv6_prefix, p.dns,
 		(SELECT COUNT(*) FROM libvirt_addresses a WHERE a.pool_id = p.id)
-		FROM libvirt_address_pools p WHERE ? = 0 OR p.location_id = ? ORDER BY p.id`), locationID, locationID)
+		FROM libvirt_address_pools p WHERE CAST(? AS BIGINT) = 0 OR p.location_id = ? ORDER BY p.id`), locationID, locationID)
 	if err != nil {
 		return nil, err
 	}
