@@ -37,6 +37,13 @@ func TestServePublicURLAndCORSFlags(t *testing.T) {
 		{[]string{"--cors-origin", "https://app.example.com/path"}, "--cors-origin"},
 		{[]string{"--cors-origin", "https://app.example.com?x"}, "--cors-origin"},
 		{[]string{"--cors-origin", ""}, "--cors-origin"},
+		// Not about the public URL, but the same kind of mistake: a flag's value that
+		// would silently mean something else is refused, naming the flag.
+		{[]string{"--sim-time-scale", "0"}, "--sim-time-scale 0"},
+		{[]string{"--sim-time-scale", "-1"}, "--sim-time-scale -1"},
+		{[]string{"--sim-time-scale", "NaN"}, "--sim-time-scale"},
+		{[]string{"--sim-time-scale", "+Inf"}, "--sim-time-scale"},
+		{[]string{"--rate-limit", "0"}, "--rate-limit"},
 	} {
 		cmd := exec.Command(bin, append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, tc.args...)...)
 		out, err := cmd.Output() // stdout: one JSON object with the error

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -104,6 +105,9 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if !useTLS && !isLoopback(f.addr) && !f.allowInsecure {
 		return fmt.Errorf("refusing plain HTTP on %s: tokens would cross the network in clear; use --tls-cert/--tls-key, "+
 			"or --allow-insecure-http behind a TLS-terminating proxy", f.addr)
+	}
+	if !(f.simTimeScale > 0) || math.IsInf(f.simTimeScale, 0) {
+		return fmt.Errorf("--sim-time-scale %v: must be a number greater than 0 (1 is realistic, 0.01 a hundred times faster)", f.simTimeScale)
 	}
 	if f.rateLimit <= 0 {
 		return errors.New("--rate-limit must be positive")

@@ -49,6 +49,7 @@ import (
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/apitest"
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -526,11 +527,11 @@ func (g *propGen) cases(op *propOp) []propCase {
 				if s.VisitJSON(v) != nil {
 					e = expectReject
 				}
-				add(c, fmt.Sprintf("header %s of %d characters", p.Name, len(v)), e, p.Name)
+				add(c, fmt.Sprintf("header %s of %d characters", p.Name, len(v)), e, headerField(p.Name))
 			}
 			c := g.base(op, false)
 			c.header = append(c.header, [2]string{p.Name, g.validParam(p)})
-			add(c, fmt.Sprintf("header %s given twice", p.Name), expectReject, p.Name)
+			add(c, fmt.Sprintf("header %s given twice", p.Name), expectReject, headerField(p.Name))
 		}
 	}
 	if op.body != nil {
@@ -852,4 +853,13 @@ func (g *propGen) checkMessage(ctx context.Context, env *testenv.Env, acct *test
 		}
 	}
 	return fmt.Sprintf("message %q is not the first error of %v plus %q (%d errors, language %s)", e.Message, first, suffix, total, a.Language)
+}
+
+// headerField is the errors key of a header's 422: Idempotency-Key's is
+// idempotency_key (API-DECISIONS §10).
+func headerField(name string) string {
+	if name == "Idempotency-Key" {
+		return ops.IdempotencyKeyField
+	}
+	return name
 }

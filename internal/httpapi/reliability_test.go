@@ -41,11 +41,11 @@ func TestIdempotencyKey(t *testing.T) {
 			t.Errorf("credit %s: the order was charged more than once", c)
 		}
 		// Another body, or another route, with the same key: refused.
-		e := wantInvalid(t, env.Do(a.Token, "POST", "/servers", `{"plan_id": 2, "location_id": 1, "image_id": 1}`, withKey("order-1")), "Idempotency-Key")
+		e := wantInvalid(t, env.Do(a.Token, "POST", "/servers", `{"plan_id": 2, "location_id": 1, "image_id": 1}`, withKey("order-1")), "idempotency_key")
 		if e.Message != msg("en", "validation.idempotency_key_reused") {
 			t.Errorf("reused key: %q", e.Message)
 		}
-		wantInvalid(t, env.Do(a.Token, "POST", "/projects", `{"name": "x"}`, withKey("order-1")), "Idempotency-Key")
+		wantInvalid(t, env.Do(a.Token, "POST", "/projects", `{"name": "x"}`, withKey("order-1")), "idempotency_key")
 		// Another account has keys of its own.
 		b := env.NewAccount("en", "10", "")
 		env.Do(b.Token, "POST", "/servers", order, withKey("order-1")).Want(t, http.StatusCreated)
@@ -102,7 +102,7 @@ func TestIdempotencyKey(t *testing.T) {
 			withKey(""), withKey(strings.Repeat("k", 256)), withKey("with space"), withKey("tab\tkey"), withKey("ключ"),
 			{"Idempotency-Key": {"a", "b"}},
 		} {
-			e := wantInvalid(t, env.Do(a.Token, "POST", "/projects", `{"name": "never"}`, h), "Idempotency-Key")
+			e := wantInvalid(t, env.Do(a.Token, "POST", "/projects", `{"name": "never"}`, h), "idempotency_key")
 			if e.Message != msg("en", "validation.idempotency_key") {
 				t.Errorf("%q: %q", h.Values("Idempotency-Key"), e.Message)
 			}
@@ -183,7 +183,7 @@ func TestIdempotencyKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := wantInvalid(t, env.Do(a.Token, "POST", "/projects", body, withKey("crash-applied")), "Idempotency-Key")
+		e := wantInvalid(t, env.Do(a.Token, "POST", "/projects", body, withKey("crash-applied")), "idempotency_key")
 		if e.Message != msg("en", "validation.idempotency_key_lost") {
 			t.Errorf("applied, answer lost: %q", e.Message)
 		}

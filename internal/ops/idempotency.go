@@ -27,8 +27,9 @@ import (
 const (
 	// IdempotencyTTL is how long a key is remembered.
 	IdempotencyTTL = 24 * time.Hour
-	// IdempotencyKeyField names the header in validation errors.
-	IdempotencyKeyField = "Idempotency-Key"
+	// IdempotencyKeyField names the Idempotency-Key header in validation errors, as
+	// API-DECISIONS §10 writes it.
+	IdempotencyKeyField = "idempotency_key"
 )
 
 // Response is a rendered answer, as stored for replays.
