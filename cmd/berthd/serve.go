@@ -1,12 +1,12 @@
 package main
 
 import (
-	"math"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
