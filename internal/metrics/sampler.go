@@ -15,9 +15,12 @@ type StatsReader interface {
 	Stats(ctx context.Context, name string) (compute.Stats, error)
 }
 
-// Sampler turns counters into stored rates: each round it reads every live server's
-// counters and stores, per server, the rates since its previous reading. The first
-// reading of a server (after a start of berthd too) only sets the baseline.
+// Sampler turns counters into stored rates: it reads every live server's counters
+// once an interval and stores, per server, the rates since its previous reading. The
+// first reading of a server (after a start of berthd too) only sets the baseline, so
+// a server new to the sampler is read every First instead until it has its first
+// sample: a server that has just come up shows a point within about twice First (10 s
+// at --sim-time-scale 1), not two intervals (two minutes).
 type Sampler struct {
 	store    Store
 	driver   StatsReader
@@ -30,8 +33,15 @@ type Sampler struct {
 	// Leads, when set, says whether this process samples now: of several processes
 	// serving one database, only the leader does (nil: always).
 	Leads func(ctx context.Context) bool
+	// First is how often a server without a sample yet is read (default a twelfth of
+	// the interval, at least a second: counters read closer together say little).
+	First time.Duration
 
 	prev map[int64]compute.Stats
+	// read is when each server was last read (by Now); sampled, which have a sample.
+	read    map[int64]time.Time
+	sampled map[int64]bool
+	pruned  time.Time
 }
 
 // NewSampler returns a sampler reading driver every interval into st.
@@ -40,13 +50,21 @@ func NewSampler(st Store, driver StatsReader, interval time.Duration, log *slog.
 		log = slog.Default()
 	}
 	return &Sampler{store: st, driver: driver, interval: interval, log: log, Now: time.Now, Retention: Retention,
-		prev: map[int64]compute.Stats{}}
+		First: max(interval/12, time.Second), prev: map[int64]compute.Stats{}, read: map[int64]time.Time{}, sampled: map[int64]bool{}}
+}
+
+// Period is how often Run looks for servers due to be read.
+func (s *Sampler) Period() time.Duration {
+	if s.First <= 0 {
+		return s.interval
+	}
+	return min(s.interval, s.First)
 }
 
 // Run samples every interval until ctx ends. Errors are logged, never fatal: a round
 // that fails is a gap in the charts.
 func (s *Sampler) Run(ctx context.Context) {
-	t := time.NewTicker(s.interval)
+	t := time.NewTicker(s.Period())
 	defer t.Stop()
 	for {
 		select {
@@ -56,7 +74,7 @@ func (s *Sampler) Run(ctx context.Context) {
 			if s.Leads != nil && !s.Leads(ctx) {
 				continue
 			}
-			if err := s.SampleOnce(ctx); err != nil && ctx.Err() == nil {
+			if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("metrics sampling", "err", err)
 			}
 		}
@@ -66,7 +84,14 @@ func (s *Sampler) Run(ctx context.Context) {
 // SampleOnce reads every live server once, stores the samples it can compute and
 // prunes what is older than the retention. A machine that does not exist (yet, or
 // any more) is skipped.
-func (s *Sampler) SampleOnce(ctx context.Context) error {
+func (s *Sampler) SampleOnce(ctx context.Context) error { return s.sample(ctx, true) }
+
+// Tick reads the servers due: those read an interval ago (within half a Period),
+// and those without a sample yet; it prunes once an interval.
+func (s *Sampler) Tick(ctx context.Context) error { return s.sample(ctx, false) }
+
+func (s *Sampler) sample(ctx context.Context, all bool) error {
+	now := s.Now()
 	targets, err := s.store.MetricTargets(ctx)
 	if err != nil {
 		return fmt.Errorf("metric targets: %w", err)
@@ -76,9 +101,13 @@ func (s *Sampler) SampleOnce(ctx context.Context) error {
 	var firstErr error
 	for _, tg := range targets {
 		live[tg.ServerID] = true
+		if !all && s.sampled[tg.ServerID] && now.Sub(s.read[tg.ServerID]) < s.interval-s.Period()/2 {
+			continue
+		}
 		st, err := s.driver.Stats(ctx, tg.Name)
 		if errors.Is(err, compute.ErrNotFound) {
 			delete(s.prev, tg.ServerID)
+			delete(s.sampled, tg.ServerID)
 			continue
 		}
 		if err != nil {
@@ -89,12 +118,14 @@ func (s *Sampler) SampleOnce(ctx context.Context) error {
 		}
 		prev, ok := s.prev[tg.ServerID]
 		s.prev[tg.ServerID] = st
+		s.read[tg.ServerID] = now
 		if !ok {
 			continue
 		}
 		if sm, ok := Rates(prev, st); ok {
 			sm.ServerID = tg.ServerID
 			samples = append(samples, sm)
+			s.sampled[tg.ServerID] = true
 		}
 	}
 	for id := range s.prev {
@@ -102,13 +133,22 @@ func (s *Sampler) SampleOnce(ctx context.Context) error {
 			delete(s.prev, id)
 		}
 	}
+	for id := range s.read {
+		if !live[id] {
+			delete(s.read, id)
+			delete(s.sampled, id)
+		}
+	}
 	if len(samples) > 0 {
 		if err := s.store.AddMetricSamples(ctx, samples); err != nil {
 			return fmt.Errorf("store samples: %w", err)
 		}
 	}
-	if _, err := s.store.PruneMetricSamples(ctx, s.Now().Add(-s.Retention)); err != nil {
-		return fmt.Errorf("prune samples: %w", err)
+	if all || now.Sub(s.pruned) >= s.interval {
+		if _, err := s.store.PruneMetricSamples(ctx, now.Add(-s.Retention)); err != nil {
+			return fmt.Errorf("prune samples: %w", err)
+		}
+		s.pruned = now
 	}
 	return firstErr
 }

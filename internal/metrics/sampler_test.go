@@ -210,3 +210,66 @@ func TestSamplerRun(t *testing.T) {
 type statsFunc func(name string) (compute.Stats, error)
 
 func (f statsFunc) Stats(_ context.Context, name string) (compute.Stats, error) { return f(name) }
+
+// A server new to the sampler has its first point within two Firsts (10 s at the
+// default scale), not two intervals; then it is read once an interval, and the
+// others keep their cadence meanwhile.
+func TestSamplerFirstPointSoon(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	now := start
+	clock := func() time.Time { return now }
+	st := &memStore{samples: map[int64][]metrics.Sample{}, targets: []metrics.Target{{1, "old"}}}
+	drv := &fakeMachines{now: clock, counters: map[string]compute.Stats{
+		"old": {Running: true, VCPUs: 1}, "new": {Running: true, VCPUs: 1}}}
+	s := metrics.NewSampler(st, drv, metrics.Interval, nil)
+	s.Now = clock
+	if p := s.Period(); p != 5*time.Second {
+		t.Fatalf("period %s at the default interval, want 5s", p)
+	}
+	ctx := context.Background()
+	tick := func() {
+		t.Helper()
+		if err := s.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(s.Period())
+	}
+	at := func(id int64) []time.Duration {
+		var out []time.Duration
+		for _, sm := range st.samples[id] {
+			out = append(out, sm.At.Sub(start))
+		}
+		return out
+	}
+	// "old" gets its baseline at 0 and first point at 5 s, then one a minute.
+	for now.Before(start.Add(30 * time.Second)) {
+		tick()
+	}
+	// "new" comes up at 30 s: its first point by 40 s.
+	st.mu.Lock()
+	st.targets = append(st.targets, metrics.Target{ServerID: 2, Name: "new"})
+	st.mu.Unlock()
+	for now.Before(start.Add(2*time.Minute + 6*time.Second)) {
+		tick()
+	}
+	sec := time.Second
+	if got, want := at(1), []time.Duration{5 * sec, 65 * sec, 125 * sec}; !slicesEqual(got, want) {
+		t.Errorf("old server's points at %v, want %v", got, want)
+	}
+	if got, want := at(2), []time.Duration{35 * sec, 95 * sec}; !slicesEqual(got, want) {
+		t.Errorf("new server's points at %v, want %v (the first within 10 s of it coming up)", got, want)
+	}
+}
+
+func slicesEqual(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
