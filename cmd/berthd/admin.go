@@ -38,7 +38,15 @@ func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s
 	out, err := fn(ctx, a.Service)
 	err = inEnglish(err)
 	if cmd.Annotations["readonly"] != "true" {
-		a.Service.Audit(ctx, operatorAudit(cmd, err))
+		e := operatorAudit(cmd, err)
+		if m, ok := out.(map[string]any); ok && e.AccountID == nil {
+			// The account the command acted on when no --account named it (a token
+			// revoked by its id).
+			if id, ok := m["account_id"].(int64); ok {
+				e.AccountID = &id
+			}
+		}
+		a.Service.Audit(ctx, e)
 	}
 	if err != nil {
 		return err

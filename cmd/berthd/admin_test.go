@@ -82,6 +82,10 @@ func TestAdminCommands(t *testing.T) {
 		if m["actor"] != "operator" || strings.Contains(m["target"].(string), "s3cret") {
 			t.Errorf("audit entry %v", m)
 		}
+		// A token revoked by its id is filed under the token's account.
+		if m["action"] == "admin token revoke" && m["account_id"] != float64(1) {
+			t.Errorf("token revocation audited without its account: %v", m)
+		}
 	}
 	for _, want := range []string{"admin credit add account=1 amount=10.5 description=bank transfer", "admin account block 1",
 		"admin account create credit=25.00 email=ada@example.com language=de name=Ada"} {
