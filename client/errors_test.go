@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -269,5 +272,86 @@ func TestIdempotentRetry(t *testing.T) {
 	b := must[*api.Server](t)(c.CreateServer(keyed, req))
 	if a.ID != b.ID {
 		t.Errorf("one caller key made servers %d and %d", a.ID, b.ID)
+	}
+}
+
+// failingCreate makes every machine creation fail for good.
+type failingCreate struct{ compute.Driver }
+
+func (f *failingCreate) Create(context.Context, string, compute.Spec) (compute.Machine, error) {
+	return compute.Machine{}, fmt.Errorf("%w: no host has room", compute.ErrFailed)
+}
+
+// TestOperationFailed: an awaited operation that ends in error is an
+// *OperationError, and WaitServer answers the server as the failure left it.
+func TestOperationFailed(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{WrapDriver: func(d compute.Driver) compute.Driver { return &failingCreate{d} }})
+	acct := env.NewAccount("en", "100", "")
+	c := newClient(t, env, acct.Token)
+	ctx := ctxFor(t)
+	req, _ := order(t, ctx, c)
+	srv := must[*api.Server](t)(c.CreateServer(ctx, req))
+
+	got, err := c.WaitServer(ctx, srv.Name, "running")
+	var failed *client.OperationError
+	if !errors.Is(err, client.ErrOperationFailed) || !errors.As(err, &failed) || failed.Operation.ID != srv.Operation.ID ||
+		failed.Operation.Status != "error" || failed.Operation.Error == nil {
+		t.Fatalf("WaitServer of a failing provisioning: %v", err)
+	}
+	if got == nil || got.Status != "error" {
+		t.Errorf("WaitServer answered the server %+v, want it in error", got)
+	}
+	op, err := c.WaitOperation(ctx, srv.Operation.ID)
+	if !errors.Is(err, client.ErrOperationFailed) || op == nil || op.Status != "error" {
+		t.Errorf("WaitOperation of the failed provisioning: %+v, %v", op, err)
+	}
+	if errors.Is(err, client.ErrNotFound) {
+		t.Errorf("%v is ErrNotFound", err)
+	}
+}
+
+// dropAnswers loses the answer of every request of one method, counting them.
+type dropAnswers struct {
+	base   http.RoundTripper
+	method string
+	n      atomic.Int32
+}
+
+func (d *dropAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := d.base.RoundTrip(req)
+	if err != nil || req.Method != d.method {
+		return resp, err
+	}
+	d.n.Add(1)
+	resp.Body.Close()
+	return nil, errors.New("connection reset by peer (the test dropped the answer)")
+}
+
+// TestLostAnswers: a GET whose answer is lost is sent again within the policy; a
+// DELETE is not (its second try could only say 404), and its error says what
+// happened.
+func TestLostAnswers(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	acct := env.NewAccount("en", "100", "")
+	ctx := ctxFor(t)
+	policy := client.WithRetryPolicy(client.RetryPolicy{MaxRetries: 3, MaxWait: time.Second, Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
+
+	gets := &dropAnswers{base: env.Client.Transport, method: http.MethodGet}
+	_, err := newClientVia(t, env, gets, acct.Token, policy).GetMe(ctx)
+	if err == nil || gets.n.Load() != 4 {
+		t.Errorf("GetMe with every answer lost: %v after %d attempts, want an error after 4", err, gets.n.Load())
+	}
+
+	c := newClient(t, env, acct.Token)
+	p := must[*api.Project](t)(c.CreateProject(ctx, api.ProjectWrite{Name: client.Ptr("doomed")}))
+	deletes := &dropAnswers{base: env.Client.Transport, method: http.MethodDelete}
+	err = newClientVia(t, env, deletes, acct.Token, policy).DeleteProject(ctx, p.ID)
+	if err == nil || deletes.n.Load() != 1 {
+		t.Errorf("DeleteProject with its answer lost: %v after %d attempts, want an error after 1", err, deletes.n.Load())
+	}
+	if ps := must[[]api.Project](t)(c.ListProjects(ctx)); len(ps) != 0 {
+		t.Errorf("the project is still there: %+v", ps)
 	}
 }
