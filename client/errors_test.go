@@ -133,6 +133,11 @@ func TestErrors(t *testing.T) {
 		t.Parallel()
 		req, _ := order(t, ctx, c)
 		srv := must[*api.Server](t)(c.CreateServer(ctx, req))
+		held := time.Now()
+		op := must[*api.Operation](t)(c.GetOperationWait(ctx, srv.Operation.ID, time.Second))
+		if op.Status != "running" || time.Since(held) < 900*time.Millisecond {
+			t.Errorf("GetOperationWait(1s) of a 3 s provisioning: %s after %v", op.Status, time.Since(held))
+		}
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()

@@ -51,6 +51,17 @@ func (c *Client) WaitOperation(ctx context.Context, id int64) (*api.Operation, e
 	}
 }
 
+// GetOperationWait returns an operation after at most one held request: as soon as it
+// ends, or after wait (rounded to whole seconds, 1 to 60) with status still
+// "running". A progress display calls it in a loop to show the elapsed time and the
+// server's status between two answers; WaitOperation is the loop without display.
+// Unlike WaitOperation it returns an operation that ended in "error" without an
+// error. ErrNotFound.
+func (c *Client) GetOperationWait(ctx context.Context, id int64, wait time.Duration) (*api.Operation, error) {
+	secs := min(max(int(wait.Round(time.Second)/time.Second), 1), maxWait)
+	return one[api.Operation](c, ctx, http.MethodGet, idPath("/operations", id), url.Values{"wait": {strconv.Itoa(secs)}}, nil)
+}
+
 // waitSeconds is the ?wait of the next request: 60, or less so that the answer
 // comes before ctx's deadline and the HTTP client's Timeout.
 func (c *Client) waitSeconds(ctx context.Context) int {
