@@ -27,11 +27,31 @@ type Error struct {
 	Operation *OperationRef       `json:"operation,omitempty"`
 }
 
-// Nullable is a request field that distinguishes absent, null and a value.
+// Nullable is a request field that distinguishes absent, null and a value. Its zero
+// value is absent: a field tagged omitzero is then left out of the JSON a client
+// sends. Build the other two with Some and Null.
 type Nullable[T any] struct {
 	Set   bool // the field was present
 	Null  bool // the field was present and null
 	Value T
+}
+
+// Some is a Nullable holding v.
+func Some[T any](v T) Nullable[T] { return Nullable[T]{Set: true, Value: v} }
+
+// Null is a Nullable that is present and null (e.g. project_id: null unassigns).
+func Null[T any]() Nullable[T] { return Nullable[T]{Set: true, Null: true} }
+
+// IsZero reports whether the field is absent, for encoding/json's omitzero.
+func (n Nullable[T]) IsZero() bool { return !n.Set }
+
+// MarshalJSON writes null or the value. An absent field must be left out with
+// omitzero; written anyway, it is null.
+func (n Nullable[T]) MarshalJSON() ([]byte, error) {
+	if !n.Set || n.Null {
+		return []byte("null"), nil
+	}
+	return json.Marshal(n.Value)
 }
 
 // UnmarshalJSON records presence and nullness.
@@ -67,7 +87,7 @@ type Me struct {
 // MeUpdate is the body of PATCH /me; a field left out keeps its value.
 type MeUpdate struct {
 	// Language is the language of messages: en, de or fr.
-	Language *string `json:"language"`
+	Language *string `json:"language,omitempty"`
 }
 
 // Plan is a server size with money strings.
@@ -151,26 +171,26 @@ type Server struct {
 
 // ServerCreate is the body of POST /servers.
 type ServerCreate struct {
-	PlanID       *int64          `json:"plan_id"`
-	LocationID   *int64          `json:"location_id"`
-	ImageID      *int64          `json:"image_id"`
-	SSHKeyIDs    []int64         `json:"ssh_key_ids"`
-	DisplayName  *string         `json:"display_name"`
-	ProjectID    Nullable[int64] `json:"project_id"`
-	AppID        *int64          `json:"app_id"`
-	RecipeID     *int64          `json:"recipe_id"`
-	RootPassword *string         `json:"root_password"`
+	PlanID       *int64          `json:"plan_id,omitempty"`
+	LocationID   *int64          `json:"location_id,omitempty"`
+	ImageID      *int64          `json:"image_id,omitempty"`
+	SSHKeyIDs    []int64         `json:"ssh_key_ids,omitempty"`
+	DisplayName  *string         `json:"display_name,omitempty"`
+	ProjectID    Nullable[int64] `json:"project_id,omitzero"`
+	AppID        *int64          `json:"app_id,omitempty"`
+	RecipeID     *int64          `json:"recipe_id,omitempty"`
+	RootPassword *string         `json:"root_password,omitempty"`
 }
 
 // ServerUpdate is the body of PATCH /servers/{id}.
 type ServerUpdate struct {
-	DisplayName *string         `json:"display_name"`
-	ProjectID   Nullable[int64] `json:"project_id"`
+	DisplayName *string         `json:"display_name,omitempty"`
+	ProjectID   Nullable[int64] `json:"project_id,omitzero"`
 }
 
 // PowerRequest is the body of POST /servers/{id}/power.
 type PowerRequest struct {
-	Action *string `json:"action"`
+	Action *string `json:"action,omitempty"`
 }
 
 // SSHKey is a stored public key.
@@ -184,8 +204,8 @@ type SSHKey struct {
 
 // SSHKeyCreate is the body of POST /ssh-keys.
 type SSHKeyCreate struct {
-	Name      *string `json:"name"`
-	PublicKey *string `json:"public_key"`
+	Name      *string `json:"name,omitempty"`
+	PublicKey *string `json:"public_key,omitempty"`
 }
 
 // Project is a server folder.
@@ -198,7 +218,7 @@ type Project struct {
 
 // ProjectWrite is the body of POST and PATCH /projects.
 type ProjectWrite struct {
-	Name *string `json:"name"`
+	Name *string `json:"name,omitempty"`
 }
 
 // Recipe is a first-boot script.
@@ -211,8 +231,8 @@ type Recipe struct {
 
 // RecipeWrite is the body of POST and PATCH /recipes.
 type RecipeWrite struct {
-	Name   *string `json:"name"`
-	Script *string `json:"script"`
+	Name   *string `json:"name,omitempty"`
+	Script *string `json:"script,omitempty"`
 }
 
 // Snapshot is a saved state of a server.
@@ -228,8 +248,8 @@ type Snapshot struct {
 
 // SnapshotCreate is the body of POST /servers/{id}/snapshots.
 type SnapshotCreate struct {
-	Name          *string `json:"name"`
-	IncludeMemory *bool   `json:"include_memory"`
+	Name          *string `json:"name,omitempty"`
+	IncludeMemory *bool   `json:"include_memory,omitempty"`
 }
 
 // SnapshotDeletion answers DELETE /servers/{id}/snapshots/{snapshot}.
@@ -239,13 +259,13 @@ type SnapshotDeletion struct {
 
 // ReinstallRequest is the body of POST /servers/{id}/reinstall.
 type ReinstallRequest struct {
-	ImageID *int64 `json:"image_id"`
+	ImageID *int64 `json:"image_id,omitempty"`
 }
 
 // RescaleRequest is the body of POST /servers/{id}/rescale.
 type RescaleRequest struct {
-	PlanID      *int64 `json:"plan_id"`
-	UpgradeDisk *bool  `json:"upgrade_disk"`
+	PlanID      *int64 `json:"plan_id,omitempty"`
+	UpgradeDisk *bool  `json:"upgrade_disk,omitempty"`
 }
 
 // RescaleOption is a plan a server can move to.

@@ -44,6 +44,8 @@ type Config struct {
 	SimTimeScale float64 // sim durations factor; 1 is realistic
 	RateLimit    int     // requests per minute per token (default 120)
 	Logger       *slog.Logger
+	// RateWindow is the rate limits' rolling window (default 1 minute; tests only).
+	RateWindow time.Duration
 	// ShutdownTimeout bounds a graceful guest shutdown (default 120 s).
 	ShutdownTimeout time.Duration
 	// FetchPoll is how often the job queue looks for new work (default 100 ms).
@@ -387,7 +389,7 @@ func (a *App) Handler() (*httpapi.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, Metrics: a.metricsReader(), Limits: a.limits(),
+	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, RateWindow: a.cfg.RateWindow, Metrics: a.metricsReader(), Limits: a.limits(),
 		PublicURL: a.cfg.PublicURL, CORSOrigins: a.cfg.CORSOrigins}
 	if a.cfg.Telemetry != nil {
 		cfg.Telemetry = a.cfg.Telemetry

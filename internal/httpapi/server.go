@@ -33,6 +33,9 @@ type Config struct {
 	// AnonRateLimit is requests per minute per client address without a valid token
 	// (default 60).
 	AnonRateLimit int
+	// RateWindow is the rolling window both limits count over (default 1 minute, as
+	// API-DECISIONS §4 has it; tests shorten it to see a Retry-After of seconds).
+	RateWindow time.Duration
 	// Metrics answers GET /servers/{id}/metrics (nil: that route answers 503).
 	Metrics MetricsReader
 	// Telemetry, when set, counts the 429 answers.
@@ -98,6 +101,9 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 	if cfg.AnonRateLimit <= 0 {
 		cfg.AnonRateLimit = 60
 	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = time.Minute
+	}
 	doc, err := api.OpenAPIJSON()
 	if err != nil {
 		return nil, err
@@ -106,7 +112,7 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 		cfg.Limits = ratelimit.InMemory
 	}
 	s := &Server{svc: svc, i18n: cat, log: log, mux: http.NewServeMux(), openapi: doc,
-		tokens: cfg.Limits("api-token", cfg.RateLimit, time.Minute), anon: cfg.Limits("api-address", cfg.AnonRateLimit, time.Minute),
+		tokens: cfg.Limits("api-token", cfg.RateLimit, cfg.RateWindow), anon: cfg.Limits("api-address", cfg.AnonRateLimit, cfg.RateWindow),
 		metrics: cfg.Metrics, tel: cfg.Telemetry}
 	if cfg.PublicURL != "" {
 		if s.publicURL, err = ParsePublicURL(cfg.PublicURL); err != nil {

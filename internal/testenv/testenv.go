@@ -34,7 +34,13 @@ import (
 type Options struct {
 	SimTimeScale float64 // default 0.001: a 30 s provisioning takes 30 ms
 	RateLimit    int
-	DataDir      string // default: a fresh temporary directory
+	// RateWindow is the rate limit's rolling window (default 1 minute): a window of
+	// seconds makes a real 429 with a Retry-After a test can wait for.
+	RateWindow time.Duration
+	// Unreachable, when set, says a server's host cannot be reached: operations on
+	// it answer 503 unavailable (as under the libvirt driver).
+	Unreachable func(ctx context.Context, name string) bool
+	DataDir     string // default: a fresh temporary directory
 	// Clock replaces the system clock for billing and records (see FakeClock).
 	Clock func() time.Time
 	// WrapDriver wraps the compute driver, to inject faults.
@@ -96,12 +102,15 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	// Metering runs when a test asks for it (Service.Meter) and once at start; a pass
 	// of its own in the middle of a test would be correct too, but harder to reason about.
-	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit,
+	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit, RateWindow: o.RateWindow,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
 		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins})
 	if err != nil {
 		t.Fatalf("open: %v", err)
+	}
+	if o.Unreachable != nil {
+		a.Service.Unreachable = o.Unreachable
 	}
 	if err := a.StartWorkers(ctx); err != nil {
 		t.Fatalf("start workers: %v", err)

@@ -1,0 +1,301 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/berthhq/berth/api"
+)
+
+// Version is the SDK's version, sent in the User-Agent.
+const Version = "0.1.0"
+
+// DefaultBaseURL is where a berthd serves by default.
+const DefaultBaseURL = "http://127.0.0.1:8080/v1"
+
+// maxBody bounds what is read of one answer (the largest, a page or the document, is
+// far smaller).
+const maxBody = 32 << 20
+
+// Client calls one Berth. It is safe for concurrent use; build it with New.
+type Client struct {
+	base      string // without a trailing slash
+	token     string
+	http      *http.Client
+	language  string
+	retry     RetryPolicy
+	userAgent string
+}
+
+// RetryPolicy says when a call is sent again. A call is retried after 429 and 503,
+// waiting the answer's Retry-After, and after a network error (no answer: the
+// request may or may not have reached Berth) except for DELETE, waiting Backoff.
+// Every POST carries an Idempotency-Key that stays the same on each retry of one
+// call, so a retried order never makes a second server. 409 (busy) is never
+// retried: wait on Error.Operation instead.
+type RetryPolicy struct {
+	// MaxRetries is how many times one call may be sent again; 0 never retries.
+	MaxRetries int
+	// MaxWait bounds the total time one call waits between its attempts: a wait that
+	// would pass it is not begun, and the call returns the last error at once.
+	MaxWait time.Duration
+	// Backoff is the wait before retry n (0 for the first) when the answer named none:
+	// after a network error, or a 429 or 503 without Retry-After. Default: 500 ms
+	// doubling up to 8 s.
+	Backoff func(n int) time.Duration
+}
+
+// DefaultRetryPolicy is the policy of a Client built without WithRetryPolicy: up to
+// 5 retries, waiting at most 2 minutes in all.
+var DefaultRetryPolicy = RetryPolicy{MaxRetries: 5, MaxWait: 2 * time.Minute}
+
+func defaultBackoff(n int) time.Duration {
+	d := 500 * time.Millisecond << min(n, 4)
+	return min(d, 8*time.Second)
+}
+
+// Option configures a Client.
+type Option func(*Client) error
+
+// WithBaseURL sets the API's address, ending in /v1 (default DefaultBaseURL).
+func WithBaseURL(u string) Option {
+	return func(c *Client) error {
+		p, err := url.Parse(u)
+		if err != nil {
+			return fmt.Errorf("berth: base URL %q: %w", u, err)
+		}
+		if p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
+			return fmt.Errorf("berth: base URL %q: want http(s)://host[:port]/v1", u)
+		}
+		c.base = strings.TrimRight(u, "/")
+		return nil
+	}
+}
+
+// WithToken sets the API token sent as "Authorization: Bearer <token>".
+func WithToken(token string) Option {
+	return func(c *Client) error { c.token = token; return nil }
+}
+
+// WithHTTPClient sets the HTTP client (default: one without a timeout, each call
+// bounded by its context). A client with a Timeout shorter than 65 s makes
+// WaitOperation hold each request for less than the API's 60 s.
+func WithHTTPClient(h *http.Client) Option {
+	return func(c *Client) error {
+		if h == nil {
+			return errors.New("berth: nil HTTP client")
+		}
+		c.http = h
+		return nil
+	}
+}
+
+// WithLanguage sets Accept-Language (e.g. "de"): the language of messages before a
+// token is resolved (401, and 429 of an address). Once the token is known, messages
+// are in the account's language (see UpdateMe).
+func WithLanguage(lang string) Option {
+	return func(c *Client) error { c.language = lang; return nil }
+}
+
+// WithRetryPolicy replaces DefaultRetryPolicy.
+func WithRetryPolicy(p RetryPolicy) Option {
+	return func(c *Client) error {
+		if p.MaxRetries < 0 || p.MaxWait < 0 {
+			return errors.New("berth: negative retry policy")
+		}
+		c.retry = p
+		return nil
+	}
+}
+
+// WithoutRetries makes every call a single attempt: a 429 or 503 is returned at once.
+func WithoutRetries() Option { return WithRetryPolicy(RetryPolicy{}) }
+
+// WithUserAgent names the program using the SDK; it is sent before the SDK's own
+// name ("berth-cli/1.2 berth-go/0.1.0 (go1.26; linux/amd64)").
+func WithUserAgent(product string) Option {
+	return func(c *Client) error {
+		if product != "" {
+			c.userAgent = product + " " + c.userAgent
+		}
+		return nil
+	}
+}
+
+// New returns a Client. It fails only on a bad option (an unparsable base URL).
+func New(opts ...Option) (*Client, error) {
+	c := &Client{
+		base:      DefaultBaseURL,
+		http:      &http.Client{},
+		retry:     DefaultRetryPolicy,
+		userAgent: fmt.Sprintf("berth-go/%s (%s; %s/%s)", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// BaseURL returns the API's address, without a trailing slash.
+func (c *Client) BaseURL() string { return c.base }
+
+// UserAgent returns the User-Agent the client sends.
+func (c *Client) UserAgent() string { return c.userAgent }
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey makes the POST sent with ctx carry key (1 to 255 visible ASCII
+// characters) instead of a fresh random one: a program that restarts can repeat an
+// order and get the first answer again. Without it every call draws its own key.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
+}
+
+func newIdempotencyKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// do sends one call and decodes a 2xx answer's body into out (when not nil),
+// retrying as c.retry allows. An error answer is an *Error.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("berth: encoding the body of %s %s: %w", method, path, err)
+		}
+	}
+	u := c.base + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var key string
+	if method == http.MethodPost {
+		key, _ = ctx.Value(idempotencyKey{}).(string)
+		if key == "" {
+			key = newIdempotencyKey()
+		}
+	}
+	backoff := c.retry.Backoff
+	if backoff == nil {
+		backoff = defaultBackoff
+	}
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		status, header, data, err := c.send(ctx, method, u, body, key)
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil || method == http.MethodDelete {
+				return err
+			}
+			wait = backoff(attempt)
+		case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+			e := decodeError(status, header, data)
+			err, wait = e, e.RetryAfter
+			if wait <= 0 {
+				wait = backoff(attempt)
+			}
+		case status >= 400:
+			return decodeError(status, header, data)
+		default:
+			if out == nil || len(data) == 0 {
+				return nil
+			}
+			if err := json.Unmarshal(data, out); err != nil {
+				return fmt.Errorf("berth: decoding the answer to %s %s: %w", method, path, err)
+			}
+			return nil
+		}
+		if attempt >= c.retry.MaxRetries || waited+wait > c.retry.MaxWait {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		waited += wait
+	}
+}
+
+// send makes one attempt. err is a failure to get a whole answer.
+func (c *Client) send(ctx context.Context, method, u string, body []byte, key string) (int, http.Header, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("berth: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.language != "" {
+		req.Header.Set("Accept-Language", c.language)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("berth: %s %s: %w", method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("berth: %s %s: reading the answer: %w", method, req.URL.Path, err)
+	}
+	return resp.StatusCode, resp.Header, data, nil
+}
+
+func decodeError(status int, header http.Header, data []byte) *Error {
+	e := &Error{StatusCode: status, RetryAfter: retryAfter(header.Get("Retry-After")), RequestID: header.Get("X-Request-Id")}
+	var body api.Error
+	if json.Unmarshal(data, &body) == nil {
+		e.Code, e.Message, e.Fields, e.Operation = body.Code, body.Message, body.Errors, body.Operation
+	}
+	return e
+}
+
+// retryAfter reads Retry-After: seconds or an HTTP date.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		return time.Duration(max(n, 0)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// Ptr returns a pointer to v, for the optional fields of requests:
+// api.ServerCreate{PlanID: client.Ptr(int64(3))}.
+func Ptr[T any](v T) *T { return &v }
