@@ -1,0 +1,136 @@
+// Command berth is the command-line client of Berth's /v1 API. It calls the API only
+// through the Go SDK (package client): it has no HTTP of its own.
+//
+// Exit codes: 0 success, 1 usage or any other error, 3 not found, 4 validation (the
+// fields are listed on stderr), 5 busy, 6 unauthenticated or forbidden, 7 the awaited
+// operation ended in error, 8 rate limited or unavailable after the retries.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/client"
+)
+
+// Exit codes a script can branch on.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitNotFound    = 3
+	exitValidation  = 4
+	exitBusy        = 5
+	exitAuth        = 6
+	exitOpFailed    = 7
+	exitUnavailable = 8
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns its exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	cmd := rootCmd(g)
+	cmd.SetArgs(args)
+	cmd.SetIn(stdin)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	printError(stderr, err)
+	return exitCode(err)
+}
+
+// exitCode maps the SDK's errors onto the exit codes.
+func exitCode(err error) int {
+	switch {
+	case errors.Is(err, client.ErrOperationFailed):
+		return exitOpFailed
+	case errors.Is(err, client.ErrNotFound), errors.Is(err, errNameNotFound):
+		return exitNotFound
+	case errors.Is(err, client.ErrValidation):
+		return exitValidation
+	case errors.Is(err, client.ErrBusy):
+		return exitBusy
+	case errors.Is(err, client.ErrUnauthenticated), errors.Is(err, client.ErrForbidden):
+		return exitAuth
+	case errors.Is(err, client.ErrRateLimited), errors.Is(err, client.ErrUnavailable):
+		return exitUnavailable
+	}
+	return exitError
+}
+
+// printError writes err on stderr: an API error as the API sent it (its message is in
+// the account's language), with each rejected field of a 422 on a line of its own.
+func printError(w io.Writer, err error) {
+	var e *client.Error
+	if !errors.As(err, &e) || e.Message == "" {
+		fmt.Fprintln(w, "berth:", err)
+		return
+	}
+	fmt.Fprintf(w, "berth: %s (%d %s)\n", e.Message, e.StatusCode, e.Code)
+	for _, f := range e.FieldNames() {
+		for _, m := range e.Fields[f] {
+			fmt.Fprintf(w, "  %s: %s\n", f, m)
+		}
+	}
+	if e.Operation != nil {
+		fmt.Fprintf(w, "  operation %d (%s) is running: berth operation wait %d\n", e.Operation.ID, e.Operation.Type, e.Operation.ID)
+	}
+}
+
+func rootCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:           "berth",
+		Short:         "Command-line client of a Berth hosting API",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	f := cmd.PersistentFlags()
+	f.StringVar(&g.url, "url", "", "API base URL, ending in /v1 ($BERTH_URL; default "+client.DefaultBaseURL+")")
+	f.StringVar(&g.token, "token", "", "API token ($BERTH_TOKEN)")
+	f.StringVar(&g.context, "context", "", "configuration context to use ($BERTH_CONTEXT)")
+	f.StringVarP(&g.output, "output", "o", "table", "output format: table, wide, json, yaml or columns=a,b,...")
+	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only ids")
+	f.BoolVar(&g.noWait, "no-wait", false, "return as soon as an operation has started, without waiting for its end")
+	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		_, err := parseOutput(g.output)
+		return err
+	}
+	cmd.AddCommand(contextCmd(g))
+	addResourceCommands(cmd, g)
+	cmd.InitDefaultCompletionCmd()
+	strictGroups(cmd)
+	return cmd
+}
+
+// strictGroups makes a command that only groups subcommands fail on a word it does not
+// know (exit 1) instead of printing its help and exiting 0.
+func strictGroups(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		strictGroups(c)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+}

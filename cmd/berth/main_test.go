@@ -1,0 +1,385 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// buildBerth builds the berth binary once for the package's tests.
+func buildBerth(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "berth-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "berth")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// cli runs the berth binary with a clean environment of its own: a configuration
+// directory of the test and the variables in env.
+type cli struct {
+	t   *testing.T
+	bin string
+	env []string
+}
+
+func newCLI(t *testing.T, env ...string) *cli {
+	t.Helper()
+	home := t.TempDir()
+	return &cli{t: t, bin: buildBerth(t), env: append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"PATH=" + os.Getenv("PATH"), "LANG=C"}, env...)}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (c *cli) runIn(stdin string, args ...string) result {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Env = c.env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.code = exit.ExitCode()
+	case err != nil:
+		c.t.Fatalf("berth %q: %v", args, err)
+	}
+	return r
+}
+
+func (c *cli) run(args ...string) result { c.t.Helper(); return c.runIn("", args...) }
+
+// ok runs a command that must succeed and returns its stdout.
+func (c *cli) ok(args ...string) string {
+	c.t.Helper()
+	r := c.run(args...)
+	if r.code != 0 {
+		c.t.Fatalf("berth %q: exit %d\n%s", args, r.code, r.stderr)
+	}
+	return r.stdout
+}
+
+// apiData is the data member of the API's answer to GET path, as decoded JSON.
+func apiData(t *testing.T, env *testenv.Env, token, path string) any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, env.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := env.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Data any }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+	}
+	return body.Data
+}
+
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, s)
+	}
+	return v
+}
+
+// TestJSONIsTheAPIData: -o json prints exactly the API's data object or list.
+func TestJSONIsTheAPIData(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	srv := decode(t, c.ok("server", "create", "--plan", firstPlan(t, c), "--location", "1", "--image", firstImage(t, c), "-o", "json"))
+	name := srv.(map[string]any)["name"].(string)
+	for _, tt := range []struct {
+		args []string
+		path string
+	}{
+		{[]string{"me"}, "/me"},
+		{[]string{"location", "list"}, "/locations"},
+		{[]string{"app", "list"}, "/apps"},
+		{[]string{"server", "list"}, "/servers"},
+		{[]string{"server", "describe", name}, "/servers/" + name},
+	} {
+		got := decode(t, c.ok(append(tt.args, "-o", "json")...))
+		if want := apiData(t, env, acct.Token, tt.path); !reflect.DeepEqual(got, want) {
+			t.Errorf("berth %q -o json:\n%v\nwant GET %s's data:\n%v", tt.args, got, tt.path, want)
+		}
+	}
+	if st := srv.(map[string]any)["status"]; st != "running" {
+		t.Errorf("server create waited, yet the server it printed is %v", st)
+	}
+}
+
+// firstPlan and firstImage are names of the first location's first in-stock plan and
+// first image.
+func firstPlan(t *testing.T, c *cli) string {
+	t.Helper()
+	var locs []struct {
+		Plans []struct {
+			Name    string
+			InStock bool `json:"in_stock"`
+		}
+	}
+	if err := json.Unmarshal([]byte(c.ok("location", "list", "-o", "json")), &locs); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range locs[0].Plans {
+		if p.InStock {
+			return p.Name
+		}
+	}
+	t.Fatal("no plan in stock")
+	return ""
+}
+
+func firstImage(t *testing.T, c *cli) string {
+	t.Helper()
+	var locs []struct{ Images []struct{ Name string } }
+	if err := json.Unmarshal([]byte(c.ok("location", "list", "-o", "json")), &locs); err != nil {
+		t.Fatal(err)
+	}
+	return locs[0].Images[0].Name
+}
+
+// TestGolden: the tables and JSON of the catalog's lists, as testdata/*.golden hold
+// them (go test -update rewrites them).
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	for _, tt := range []struct {
+		golden string
+		args   []string
+	}{
+		{"location-list.table", []string{"location", "list"}},
+		{"location-list.wide", []string{"location", "list", "-o", "wide"}},
+		{"location-list.json", []string{"location", "list", "-o", "json"}},
+		{"location-list.yaml", []string{"location", "list", "-o", "yaml"}},
+		{"location-list.quiet", []string{"location", "list", "--quiet"}},
+		{"plan-list.table", []string{"plan", "list"}},
+		{"plan-list.json", []string{"plan", "list", "-o", "json"}},
+		{"plan-list.columns", []string{"plan", "list", "-o", "columns=name,in_stock,price_hourly"}},
+		{"image-list.table", []string{"image", "list"}},
+		{"image-list.json", []string{"image", "list", "-o", "json"}},
+		{"app-list.table", []string{"app", "list"}},
+		{"app-list.json", []string{"app", "list", "-o", "json"}},
+		{"server-list-empty.table", []string{"server", "list"}},
+		{"server-list-empty.json", []string{"server", "list", "-o", "json"}},
+	} {
+		got := c.ok(tt.args...)
+		path := filepath.Join("testdata", tt.golden+".golden")
+		if *update {
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(want) {
+			t.Errorf("berth %q:\n%s\nwant (%s):\n%s", tt.args, got, path, want)
+		}
+	}
+}
+
+// TestExitCodes: each exit code a script branches on, from a real Berth.
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.2})
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	plan, image := firstPlan(t, c), firstImage(t, c)
+	busy := strings.TrimSpace(c.ok("server", "create", "--plan", plan, "--location", "1", "--image", image, "--no-wait", "--quiet"))
+
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr []string
+	}{
+		{"success", []string{"me"}, 0, nil},
+		{"usage", []string{"servr", "list"}, 1, []string{"unknown command"}},
+		{"bad output", []string{"me", "-o", "xml"}, 1, []string{"unknown output"}},
+		{"not found", []string{"server", "describe", "no-such-server"}, 3, []string{"(404 not_found)"}},
+		{"unknown plan name", []string{"server", "create", "--plan", "no-such-plan", "--location", "1", "--image", image}, 3, []string{`no plan "no-such-plan"`}},
+		{"validation", []string{"server", "create", "--plan", "999999", "--location", "1", "--root-password", "short"}, 4,
+			[]string{"(422 validation_failed)", "  plan_id: ", "  image_id: ", "  root_password: "}},
+		{"busy", []string{"server", "poweroff", busy}, 5, []string{"(409 busy)", "berth operation wait"}},
+		{"unauthenticated", []string{"me", "--token", "berth_nope"}, 6, []string{"(401 unauthenticated)"}},
+		{"forbidden", []string{"server", "create", "--plan", plan, "--location", "1", "--image", image, "--token", acct.NewToken("read")}, 6,
+			[]string{"(403 missing_scope)"}},
+	} {
+		r := c.run(tt.args...)
+		if r.code != tt.code {
+			t.Errorf("%s: berth %q: exit %d, want %d\n%s", tt.name, tt.args, r.code, tt.code, r.stderr)
+		}
+		for _, s := range tt.stderr {
+			if !strings.Contains(r.stderr, s) {
+				t.Errorf("%s: berth %q: stderr %q lacks %q", tt.name, tt.args, r.stderr, s)
+			}
+		}
+	}
+}
+
+type failingCreate struct{ compute.Driver }
+
+func (f *failingCreate) Create(context.Context, string, compute.Spec) (compute.Machine, error) {
+	return compute.Machine{}, fmt.Errorf("%w: no host has room", compute.ErrFailed)
+}
+
+// TestOperationFailedExit7: an awaited operation that ends in error exits 7, with
+// plain progress lines on stderr (not a terminal).
+func TestOperationFailedExit7(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{WrapDriver: func(d compute.Driver) compute.Driver { return &failingCreate{d} }})
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	r := c.run("server", "create", "--plan", firstPlan(t, c), "--location", "1", "--image", firstImage(t, c))
+	if r.code != 7 || !strings.Contains(r.stderr, "Waiting for operation") || !strings.Contains(r.stderr, "no host has room") ||
+		strings.Contains(r.stderr, "\r") {
+		t.Errorf("server create with a failing provisioning: exit %d, stderr %q; want 7, plain lines and the reason", r.code, r.stderr)
+	}
+}
+
+// TestConfigPrecedence: --url/--token beat BERTH_URL/BERTH_TOKEN, which beat the
+// context file; --context beats BERTH_CONTEXT, which beats the current context.
+func TestConfigPrecedence(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	file, envAcct, flagAcct, other := env.NewAccount("en", "", ""), env.NewAccount("en", "", ""), env.NewAccount("en", "", ""), env.NewAccount("en", "", "")
+	dead := "http://127.0.0.1:1/v1" // nothing listens there
+	c := newCLI(t)
+	if r := c.runIn(file.Token+"\n", "context", "create", "file", "--url", env.URL, "--token-stdin"); r.code != 0 {
+		t.Fatalf("context create: %d %s", r.code, r.stderr)
+	}
+	if r := c.runIn(other.Token+"\n", "context", "create", "other", "--url", env.URL, "--token-stdin"); r.code != 0 {
+		t.Fatalf("context create: %d %s", r.code, r.stderr)
+	}
+	c.ok("context", "use", "file")
+	cfgPath := filepath.Join(strings.TrimPrefix(c.env[1], "XDG_CONFIG_HOME="), "berth", "config.toml")
+	if st, err := os.Stat(cfgPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("config file %s: %v, %v; want mode 0600", cfgPath, st, err)
+	}
+	if got := c.ok("context", "list"); !strings.Contains(got, "*        file") && !strings.Contains(got, "*") {
+		t.Errorf("context list:\n%s", got)
+	}
+	id := func(c *cli, args ...string) int64 {
+		t.Helper()
+		me := decode(t, c.ok(append([]string{"me", "-o", "json"}, args...)...)).(map[string]any)
+		return int64(me["id"].(float64))
+	}
+	if got := id(c); got != file.ID {
+		t.Errorf("context file alone: account %d, want %d", got, file.ID)
+	}
+	withEnv := &cli{t: t, bin: c.bin, env: append(append([]string{}, c.env...), "BERTH_TOKEN="+envAcct.Token)}
+	if got := id(withEnv); got != envAcct.ID {
+		t.Errorf("BERTH_TOKEN over the file: account %d, want %d", got, envAcct.ID)
+	}
+	if got := id(withEnv, "--token", flagAcct.Token); got != flagAcct.ID {
+		t.Errorf("--token over BERTH_TOKEN: account %d, want %d", got, flagAcct.ID)
+	}
+	deadEnv := &cli{t: t, bin: c.bin, env: append(append([]string{}, c.env...), "BERTH_URL="+dead)}
+	if r := deadEnv.run("me"); r.code == 0 {
+		t.Errorf("BERTH_URL=%s over the file's URL: succeeded", dead)
+	}
+	if got := id(deadEnv, "--url", env.URL); got != file.ID {
+		t.Errorf("--url over BERTH_URL: account %d, want %d", got, file.ID)
+	}
+	ctxEnv := &cli{t: t, bin: c.bin, env: append(append([]string{}, c.env...), "BERTH_CONTEXT=other")}
+	if got := id(ctxEnv); got != other.ID {
+		t.Errorf("BERTH_CONTEXT over the current context: account %d, want %d", got, other.ID)
+	}
+	if got := id(ctxEnv, "--context", "file"); got != file.ID {
+		t.Errorf("--context over BERTH_CONTEXT: account %d, want %d", got, file.ID)
+	}
+	if r := c.run("me", "--context", "nope"); r.code != 1 || !strings.Contains(r.stderr, `no context "nope"`) {
+		t.Errorf("--context nope: exit %d %q", r.code, r.stderr)
+	}
+	c.ok("context", "delete", "file")
+	if got := c.ok("context", "list", "--quiet"); got != "other\n" {
+		t.Errorf("context list after delete: %q", got)
+	}
+	// No context in use, no variables: the default URL, without a token (a Berth
+	// listening there would answer 401).
+	if r := c.run("me"); r.code == 0 || !strings.Contains(r.stderr, "127.0.0.1:8080") && r.code != 6 {
+		t.Errorf("without configuration: exit %d %q, want a failure at the default URL", r.code, r.stderr)
+	}
+}
+
+// TestNoHTTPOfItsOwn: the CLI reaches the API only through the SDK: no file of
+// package main but the tests imports net/http (or any package under it).
+func TestNoHTTPOfItsOwn(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for imp := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		if imp == "net/http" || strings.HasPrefix(imp, "net/http/") || imp == "net" || imp == "net/url" {
+			t.Errorf("cmd/berth imports %s: it must call the API through package client only", imp)
+		}
+	}
+	if !strings.Contains(string(out), "github.com/berthhq/berth/client") {
+		t.Errorf("cmd/berth does not import the SDK: %s", out)
+	}
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/client"
+)
+
+// catalog resolves the names of locations, plans and images (from ListLocations) and
+// apps (from ListApps) to ids. A number is taken as an id as it is: the API judges it
+// (422 naming the field).
+type catalog struct {
+	c    *client.Client
+	locs []api.Location
+}
+
+func (k *catalog) load(ctx context.Context) error {
+	if k.locs != nil {
+		return nil
+	}
+	locs, err := k.c.ListLocations(ctx)
+	if err != nil {
+		return err
+	}
+	k.locs = locs
+	return nil
+}
+
+func asID(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n > 0
+}
+
+func (k *catalog) location(ctx context.Context, s string) (int64, error) {
+	if id, ok := asID(s); ok {
+		return id, nil
+	}
+	if err := k.load(ctx); err != nil {
+		return 0, err
+	}
+	for _, l := range k.locs {
+		if l.Name == s {
+			return l.ID, nil
+		}
+	}
+	return 0, fmt.Errorf("no location %q (berth location list): %w", s, errNameNotFound)
+}
+
+// plan resolves a plan's name, within loc when it is known (0: any location).
+func (k *catalog) plan(ctx context.Context, s string, loc int64) (int64, error) {
+	if id, ok := asID(s); ok {
+		return id, nil
+	}
+	if err := k.load(ctx); err != nil {
+		return 0, err
+	}
+	for _, l := range k.locs {
+		if loc != 0 && l.ID != loc {
+			continue
+		}
+		for _, p := range l.Plans {
+			if p.Name == s {
+				return p.ID, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no plan %q (berth plan list): %w", s, errNameNotFound)
+}
+
+func (k *catalog) image(ctx context.Context, s string, loc int64) (int64, error) {
+	if id, ok := asID(s); ok {
+		return id, nil
+	}
+	if err := k.load(ctx); err != nil {
+		return 0, err
+	}
+	for _, l := range k.locs {
+		if loc != 0 && l.ID != loc {
+			continue
+		}
+		for _, im := range l.Images {
+			if im.Name == s {
+				return im.ID, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no image %q (berth image list): %w", s, errNameNotFound)
+}
+
+func (k *catalog) app(ctx context.Context, s string) (int64, error) {
+	if id, ok := asID(s); ok {
+		return id, nil
+	}
+	apps, err := k.c.ListApps(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range apps {
+		if a.Name == s {
+			return a.ID, nil
+		}
+	}
+	return 0, fmt.Errorf("no app %q (berth app list): %w", s, errNameNotFound)
+}
+
+func sshKeyID(ctx context.Context, c *client.Client, s string) (int64, error) {
+	if id, ok := asID(s); ok {
+		return id, nil
+	}
+	keys, err := c.ListSSHKeys(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range keys {
+		if k.Name == s || k.Fingerprint == s {
+			return k.ID, nil
+		}
+	}
+	return 0, fmt.Errorf("no ssh key %q (berth ssh-key list): %w", s, errNameNotFound)
+}
+
+func projectID(ctx context.Context, c *client.Client, s string) (int64, error) {
+	if id, ok := asID(s); ok {
+		return id, nil
+	}
+	ps, err := c.ListProjects(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range ps {
+		if p.Name == s {
+			return p.ID, nil
+		}
+	}
+	return 0, fmt.Errorf("no project %q (berth project list): %w", s, errNameNotFound)
+}
+
+func recipeID(ctx context.Context, c *client.Client, s string) (int64, error) {
+	if id, ok := asID(s); ok {
+		return id, nil
+	}
+	rs, err := c.ListRecipes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rs {
+		if r.Name == s {
+			return r.ID, nil
+		}
+	}
+	return 0, fmt.Errorf("no recipe %q (berth recipe list): %w", s, errNameNotFound)
+}

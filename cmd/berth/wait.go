@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/client"
+)
+
+// waitOperation waits for an operation to end, showing progress on stderr: a spinner
+// with the status and the elapsed time on a terminal, plain lines otherwise. An
+// operation that ended in error is a *client.OperationError (exit 7).
+func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.OperationRef, what string) (*api.Operation, error) {
+	tty := isTerminal(g.stderr)
+	start := time.Now()
+	if !tty {
+		fmt.Fprintf(g.stderr, "Waiting for operation %d (%s) of %s\n", ref.ID, ref.Type, what)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	if tty {
+		go spin(g.stderr, stop, done, start, func() string { return fmt.Sprintf("%s of %s", ref.Type, what) })
+	} else {
+		close(done)
+	}
+	finish := func() { close(stop); <-done }
+	for {
+		op, err := c.GetOperationWait(ctx, ref.ID, 60*time.Second)
+		if err != nil {
+			finish()
+			return nil, err
+		}
+		if op.Status == client.OperationStatusRunning {
+			continue
+		}
+		finish()
+		took := time.Since(start).Round(100 * time.Millisecond)
+		if op.Status == client.OperationStatusError {
+			fmt.Fprintf(g.stderr, "Operation %d (%s) of %s failed after %s\n", op.ID, op.Type, what, took)
+			return op, &client.OperationError{Operation: op}
+		}
+		fmt.Fprintf(g.stderr, "Operation %d (%s) of %s succeeded after %s\n", op.ID, op.Type, what, took)
+		return op, nil
+	}
+}
+
+// spin draws a spinner line until stop is closed, then clears it and closes done.
+func spin(w io.Writer, stop <-chan struct{}, done chan<- struct{}, start time.Time, label func() string) {
+	defer close(done)
+	frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		fmt.Fprintf(w, "\r\033[K%c %s: running (%s)", frames[i%len(frames)], label(), time.Since(start).Round(time.Second))
+		select {
+		case <-stop:
+			fmt.Fprint(w, "\r\033[K")
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
