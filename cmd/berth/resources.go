@@ -14,7 +14,8 @@ import (
 )
 
 func addResourceCommands(root *cobra.Command, g *globals) {
-	root.AddCommand(meCmd(g), locationCmd(g), planCmd(g), imageCmd(g), appCmd(g), serverCmd(g))
+	root.AddCommand(meCmd(g), locationCmd(g), planCmd(g), imageCmd(g), appCmd(g), serverCmd(g),
+		snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g))
 }
 
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
@@ -317,6 +318,7 @@ func serverCmd(g *globals) *cobra.Command {
 		}),
 	}
 	cmd := group("server", "Manage servers", serverCreateCmd(g), list, describe, del)
+	cmd.AddCommand(serverMoreCommands(g)...)
 	for _, p := range []struct{ use, action, short string }{
 		{"poweron", client.PowerOn, "Start a stopped server"},
 		{"shutdown", client.PowerShutdown, "Shut a server down gracefully (ACPI)"},
