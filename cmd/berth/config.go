@@ -22,6 +22,7 @@ import (
 type globals struct {
 	url, token, context, output string
 	quiet, noWait               bool
+	retries                     int
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -134,7 +135,9 @@ func (g *globals) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(client.WithBaseURL(url), client.WithToken(token),
+	policy := client.DefaultRetryPolicy
+	policy.MaxRetries = g.retries
+	return client.New(client.WithBaseURL(url), client.WithToken(token), client.WithRetryPolicy(policy),
 		client.WithUserAgent("berth-cli/"+client.Version), client.WithLanguage(envLanguage()))
 }
 

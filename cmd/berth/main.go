@@ -106,12 +106,18 @@ func rootCmd(g *globals) *cobra.Command {
 	f.StringVarP(&g.output, "output", "o", "table", "output format: table, wide, json, yaml or columns=a,b,...")
 	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only ids")
 	f.BoolVar(&g.noWait, "no-wait", false, "return as soon as an operation has started, without waiting for its end")
+	f.IntVar(&g.retries, "retries", client.DefaultRetryPolicy.MaxRetries,
+		"how many times a call answered 429 or 503 (after its Retry-After) or not answered at all is sent again; 0 never")
 	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.retries < 0 {
+			return fmt.Errorf("--retries %d: want 0 or more", g.retries)
+		}
 		_, err := parseOutput(g.output)
 		return err
 	}
 	cmd.AddCommand(contextCmd(g))
 	addResourceCommands(cmd, g)
+	completeServerNames(cmd, g)
 	cmd.InitDefaultCompletionCmd()
 	strictGroups(cmd)
 	return cmd

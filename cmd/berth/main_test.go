@@ -281,6 +281,48 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestRateLimitedExit8: a 429 left after the retries (none, with --retries 0) exits 8.
+func TestRateLimitedExit8(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 2})
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	for i := range 10 {
+		r := c.run("me", "--retries", "0")
+		if r.code == 8 {
+			if !strings.Contains(r.stderr, "(429 rate_limited)") {
+				t.Errorf("429: stderr %q", r.stderr)
+			}
+			return
+		}
+		if r.code != 0 {
+			t.Fatalf("call %d: exit %d %s", i, r.code, r.stderr)
+		}
+	}
+	t.Fatal("10 calls with a limit of 2 a minute, and no exit 8")
+}
+
+// TestCompletion: server arguments complete with the account's server names.
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	name := strings.TrimSpace(c.ok("server", "create", "--plan", firstPlan(t, c), "--location", "1", "--image", firstImage(t, c),
+		"--no-wait", "-o", "columns=name"))
+	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
+	for _, args := range [][]string{{"server", "describe", ""}, {"server", "poweroff", "server-"}, {"snapshot", "create", ""}} {
+		if got := c.ok(append([]string{"__complete"}, args...)...); !strings.Contains(got, name+"\t") {
+			t.Errorf("berth __complete %q: %q lacks %s", args, got, name)
+		}
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		if got := c.ok("completion", sh); !strings.Contains(got, "berth") {
+			t.Errorf("completion %s: %q", sh, got)
+		}
+	}
+}
+
 type failingCreate struct{ compute.Driver }
 
 func (f *failingCreate) Create(context.Context, string, compute.Spec) (compute.Machine, error) {
@@ -307,7 +349,6 @@ func TestConfigPrecedence(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	file, envAcct, flagAcct, other := env.NewAccount("en", "", ""), env.NewAccount("en", "", ""), env.NewAccount("en", "", ""), env.NewAccount("en", "", "")
-	dead := "http://127.0.0.1:1/v1" // nothing listens there
 	c := newCLI(t)
 	if r := c.runIn(file.Token+"\n", "context", "create", "file", "--url", env.URL, "--token-stdin"); r.code != 0 {
 		t.Fatalf("context create: %d %s", r.code, r.stderr)
@@ -338,11 +379,14 @@ func TestConfigPrecedence(t *testing.T) {
 	if got := id(withEnv, "--token", flagAcct.Token); got != flagAcct.ID {
 		t.Errorf("--token over BERTH_TOKEN: account %d, want %d", got, flagAcct.ID)
 	}
-	deadEnv := &cli{t: t, bin: c.bin, env: append(append([]string{}, c.env...), "BERTH_URL="+dead)}
-	if r := deadEnv.run("me"); r.code == 0 {
-		t.Errorf("BERTH_URL=%s over the file's URL: succeeded", dead)
+	// A second Berth, where the file's token means nothing: BERTH_URL pointing there
+	// gets a 401.
+	other2 := testenv.New(t)
+	elsewhere := &cli{t: t, bin: c.bin, env: append(append([]string{}, c.env...), "BERTH_URL="+other2.URL)}
+	if r := elsewhere.run("me"); r.code != 6 {
+		t.Errorf("BERTH_URL over the file's URL: exit %d (%s), want 6 from the other Berth", r.code, r.stderr)
 	}
-	if got := id(deadEnv, "--url", env.URL); got != file.ID {
+	if got := id(elsewhere, "--url", env.URL); got != file.ID {
 		t.Errorf("--url over BERTH_URL: account %d, want %d", got, file.ID)
 	}
 	ctxEnv := &cli{t: t, bin: c.bin, env: append(append([]string{}, c.env...), "BERTH_CONTEXT=other")}
@@ -361,7 +405,7 @@ func TestConfigPrecedence(t *testing.T) {
 	}
 	// No context in use, no variables: the default URL, without a token (a Berth
 	// listening there would answer 401).
-	if r := c.run("me"); r.code == 0 || !strings.Contains(r.stderr, "127.0.0.1:8080") && r.code != 6 {
+	if r := c.run("me", "--retries", "0"); r.code == 0 || !strings.Contains(r.stderr, "127.0.0.1:8080") && r.code != 6 {
 		t.Errorf("without configuration: exit %d %q, want a failure at the default URL", r.code, r.stderr)
 	}
 }
