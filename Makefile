@@ -8,8 +8,9 @@ help: ## list the targets
 run: ## serve the sandbox on SQLite + the simulated driver, with a demo account
 	go run ./cmd/berthd serve --demo
 
-build: ## build berthd into ./berthd
+build: ## build berthd and the CLI berth into ./berthd and ./berth
 	go build -o berthd ./cmd/berthd
+	go build -o berth ./cmd/berth
 
 test: ## run every test (what CI runs)
 	scripts/test.sh

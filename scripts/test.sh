@@ -5,7 +5,7 @@
 #      billing, console, restart and fault tests, and those of PostgreSQL's own
 #      (the store suite on it, the cluster test, store copy, an outage);
 #   2. every test that runs a Berth — store, API, billing, console, restart, fault,
-#      operator commands, the Go SDK — again on PostgreSQL (BERTH_TEST_STORE=postgres).
+#      operator commands, the Go SDK, the CLI — again on PostgreSQL (BERTH_TEST_STORE=postgres).
 #
 # PostgreSQL comes from BERTH_TEST_DATABASE_URL; when that is unset and the server
 # binaries are installed (Debian: postgresql), a throwaway server is started with
@@ -28,7 +28,7 @@ go test -race "$@" ./...
 # (SIGKILL rounds, idempotent bursts, the ledger; its disk-full rounds are SQLite's
 # alone) and the admin commands. The binary's other tests are about SQLite's data
 # directory, or run on PostgreSQL in the first pass already.
-pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/... ./client/...)
+pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/... ./client/... ./cmd/berth/)
 pg_binary_tests='^(TestRestartAfterSIGKILL|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
 	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart, fault and admin tests of ./cmd/berthd"
