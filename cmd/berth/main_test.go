@@ -427,3 +427,43 @@ func TestNoHTTPOfItsOwn(t *testing.T) {
 		t.Errorf("cmd/berth does not import the SDK: %s", out)
 	}
 }
+
+// TestErrorsInTheAccountsLanguage: an error is printed as the API sent it, in the
+// account's language.
+func TestErrorsInTheAccountsLanguage(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	en, de := env.NewAccount("en", "100", ""), env.NewAccount("de", "100", "")
+	args := []string{"server", "create", "--plan", "999999", "--location", "1"}
+	r1 := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+en.Token).run(args...)
+	r2 := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+de.Token).run(args...)
+	if r1.code != 4 || r2.code != 4 || r1.stderr == r2.stderr || !strings.Contains(r2.stderr, "  plan_id: ") {
+		t.Errorf("422 in en and de: exit %d %q, exit %d %q; want 4 twice, in two languages", r1.code, r1.stderr, r2.code, r2.stderr)
+	}
+}
+
+// TestTokenPrompt: context create without --token-stdin asks for the token on the
+// terminal (script(1) gives it one), and refuses when there is none.
+func TestTokenPrompt(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to run berth on a pseudo-terminal")
+	}
+	env := testenv.New(t)
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t)
+	if r := c.run("context", "create", "prod", "--url", env.URL); r.code != 1 || !strings.Contains(r.stderr, "--token-stdin") {
+		t.Errorf("context create without a terminal: exit %d %q", r.code, r.stderr)
+	}
+	cmd := exec.Command("script", "-qec", c.bin+" context create prod --url "+env.URL, "/dev/null")
+	cmd.Env = c.env
+	cmd.Stdin = strings.NewReader(acct.Token + "\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Token: ") || strings.Contains(string(out), acct.Token) {
+		t.Fatalf("context create on a terminal: %v %q (want a prompt, without echo)", err, out)
+	}
+	me := decode(t, c.ok("me", "-o", "json")).(map[string]any)
+	if int64(me["id"].(float64)) != acct.ID {
+		t.Errorf("the prompted token is not the context's: %v", me)
+	}
+}

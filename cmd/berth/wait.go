@@ -34,6 +34,9 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 		op, err := c.GetOperationWait(ctx, ref.ID, 60*time.Second)
 		if err != nil {
 			finish()
+			if ctx.Err() != nil {
+				fmt.Fprintf(g.stderr, "Stopped waiting; operation %d (%s) goes on: berth operation wait %d\n", ref.ID, ref.Type, ref.ID)
+			}
 			return nil, err
 		}
 		if op.Status == client.OperationStatusRunning {
