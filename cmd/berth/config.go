@@ -157,6 +157,9 @@ func contextCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if token == "" {
+				return errors.New("empty token: give the API token of the account (berth_...)")
+			}
 			cfg, path, err := loadConfig()
 			if err != nil {
 				return err

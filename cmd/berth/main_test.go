@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -455,12 +456,38 @@ func TestTokenPrompt(t *testing.T) {
 	if r := c.run("context", "create", "prod", "--url", env.URL); r.code != 1 || !strings.Contains(r.stderr, "--token-stdin") {
 		t.Errorf("context create without a terminal: exit %d %q", r.code, r.stderr)
 	}
+	if r := c.runIn("\n", "context", "create", "prod", "--url", env.URL, "--token-stdin"); r.code != 1 || !strings.Contains(r.stderr, "empty token") {
+		t.Errorf("context create with an empty token: exit %d %q", r.code, r.stderr)
+	}
 	cmd := exec.Command("script", "-qec", c.bin+" context create prod --url "+env.URL, "/dev/null")
 	cmd.Env = c.env
-	cmd.Stdin = strings.NewReader(acct.Token + "\n")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Token: ") || strings.Contains(string(out), acct.Token) {
-		t.Fatalf("context create on a terminal: %v %q (want a prompt, without echo)", err, out)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); pw.Close() }()
+	// The token is typed once the prompt shows (and echo is off a moment later).
+	buf := make([]byte, 4096)
+	for !strings.Contains(out.String(), "Token: ") {
+		n, err := pr.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("no prompt: %q %v", out.String(), err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(stdin, acct.Token+"\n")
+	defer stdin.Close()
+	rest, _ := io.ReadAll(pr)
+	out.Write(rest)
+	if !strings.Contains(out.String(), "created") || strings.Contains(out.String(), acct.Token) {
+		t.Fatalf("context create on a terminal: %q (want the context created, the token not echoed)", out.String())
 	}
 	me := decode(t, c.ok("me", "-o", "json")).(map[string]any)
 	if int64(me["id"].(float64)) != acct.ID {
