@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
@@ -24,14 +25,20 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	// On a terminal each held request lasts 5 s at most, and the server's status is
+	// asked for between two: the spinner shows it.
+	hold := 60 * time.Second
+	var status atomic.Value
+	status.Store("running")
 	if tty {
-		go spin(g.stderr, stop, done, start, func() string { return fmt.Sprintf("%s of %s", ref.Type, what) })
+		hold = 5 * time.Second
+		go spin(g.stderr, stop, done, start, func() string { return fmt.Sprintf("%s of %s: %s", ref.Type, what, status.Load()) })
 	} else {
 		close(done)
 	}
 	finish := func() { close(stop); <-done }
 	for {
-		op, err := c.GetOperationWait(ctx, ref.ID, 60*time.Second)
+		op, err := c.GetOperationWait(ctx, ref.ID, hold)
 		if err != nil {
 			finish()
 			if ctx.Err() != nil {
@@ -40,6 +47,11 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 			return nil, err
 		}
 		if op.Status == client.OperationStatusRunning {
+			if tty && op.ServerID != 0 {
+				if srv, err := c.GetServer(ctx, i64(op.ServerID)); err == nil {
+					status.Store(srv.Status)
+				}
+			}
 			continue
 		}
 		finish()
@@ -60,7 +72,7 @@ func spin(w io.Writer, stop <-chan struct{}, done chan<- struct{}, start time.Ti
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for i := 0; ; i++ {
-		fmt.Fprintf(w, "\r\033[K%c %s: running (%s)", frames[i%len(frames)], label(), time.Since(start).Round(time.Second))
+		fmt.Fprintf(w, "\r\033[K%c %s (%s)", frames[i%len(frames)], label(), time.Since(start).Round(time.Second))
 		select {
 		case <-stop:
 			fmt.Fprint(w, "\r\033[K")

@@ -160,7 +160,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Skip("no script(1) to run berth on a pseudo-terminal")
 	}
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.05})
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.25}) // provisioning takes ~7 s: more than one 5 s hold
 	acct := env.NewAccount("en", "100", "")
 	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
 	plan, image := firstPlan(t, c), firstImage(t, c)
@@ -171,7 +171,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("on a terminal: %v\n%q", err, out)
 	}
-	if !strings.Contains(string(out), "\r\033[K") || !strings.Contains(string(out), "provision") || !strings.Contains(string(out), "succeeded after") {
+	if !strings.Contains(string(out), "\r\033[K") || !strings.Contains(string(out), ": provisioning (") || !strings.Contains(string(out), "succeeded after") {
 		t.Errorf("on a terminal, no spinner: %q", out)
 	}
 	r := c.run("server", "create", "--plan", plan, "--location", "1", "--image", image, "--quiet")
