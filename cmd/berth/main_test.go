@@ -148,6 +148,12 @@ func TestJSONIsTheAPIData(t *testing.T) {
 	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
 	srv := decode(t, c.ok("server", "create", "--plan", firstPlan(t, c), "--location", "1", "--image", firstImage(t, c), "-o", "json"))
 	name := srv.(map[string]any)["name"].(string)
+	c.ok("project", "create", "web")
+	c.ok("recipe", "create", "--name", "hello", "--script", "echo hi")
+	c.ok("ssh-key", "create", "--name", "laptop", "--public-key", publicKey(t))
+	c.ok("snapshot", "create", name, "--name", "s1")
+	recipe := jsonString(decode(t, c.ok("recipe", "describe", "hello", "-o", "json")).(map[string]any)["id"])
+	op := jsonString(decode(t, c.ok("operation", "list", "-o", "json")).([]any)[0].(map[string]any)["id"])
 	for _, tt := range []struct {
 		args []string
 		path string
@@ -157,6 +163,16 @@ func TestJSONIsTheAPIData(t *testing.T) {
 		{[]string{"app", "list"}, "/apps"},
 		{[]string{"server", "list"}, "/servers"},
 		{[]string{"server", "describe", name}, "/servers/" + name},
+		{[]string{"server", "rescale-options", name}, "/servers/" + name + "/rescale-options"},
+		{[]string{"snapshot", "list", name}, "/servers/" + name + "/snapshots"},
+		{[]string{"project", "list"}, "/projects"},
+		{[]string{"recipe", "list"}, "/recipes"},
+		{[]string{"recipe", "describe", "hello"}, "/recipes/" + recipe},
+		{[]string{"ssh-key", "list"}, "/ssh-keys"},
+		{[]string{"billing", "show"}, "/billing"},
+		{[]string{"billing", "transactions"}, "/billing/transactions"},
+		{[]string{"operation", "list"}, "/operations"},
+		{[]string{"operation", "describe", op}, "/operations/" + op},
 	} {
 		got := decode(t, c.ok(append(tt.args, "-o", "json")...))
 		if want := apiData(t, env, acct.Token, tt.path); !reflect.DeepEqual(got, want) {
