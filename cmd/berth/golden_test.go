@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// fixedKey is a public key of the golden files (its fingerprint is in them).
+const fixedKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq1ZK5ZlLGm6uQJmJ6m2Yc4tJQ0nV6mJ7l9hYQ3p1Xk golden@berth"
+
+// TestGoldenAccountLists: the tables and JSON of the account's lists, on a fake clock;
+// the server's random name is replaced by server-XXXXXX before the comparison.
+func TestGoldenAccountLists(t *testing.T) {
+	t.Parallel()
+	clock := testenv.NewFakeClock(time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC))
+	env := testenv.New(t, testenv.Options{Clock: clock.Now})
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	c.ok("project", "create", "web")
+	c.ok("recipe", "create", "--name", "hello", "--script", "echo hi")
+	c.ok("ssh-key", "create", "--name", "laptop", "--public-key", fixedKey)
+	name := strings.TrimSpace(c.ok("server", "create", "--plan", "s1-1c-1g", "--location", "fsn1", "--image", "ubuntu-24.04",
+		"--ssh-key", "laptop", "--project", "web", "--display-name", "www", "-o", "columns=name"))
+	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
+	for _, tt := range []struct {
+		golden string
+		args   []string
+	}{
+		{"project-list.table", []string{"project", "list"}},
+		{"project-list.json", []string{"project", "list", "-o", "json"}},
+		{"recipe-list.table", []string{"recipe", "list"}},
+		{"recipe-list.json", []string{"recipe", "list", "-o", "json"}},
+		{"ssh-key-list.table", []string{"ssh-key", "list"}},
+		{"ssh-key-list.json", []string{"ssh-key", "list", "-o", "json"}},
+		{"server-list.table", []string{"server", "list"}},
+		{"server-list.wide", []string{"server", "list", "-o", "wide"}},
+		{"server-list.json", []string{"server", "list", "-o", "json"}},
+		{"server-describe.table", []string{"server", "describe", name}},
+		{"rescale-options.table", []string{"server", "rescale-options", name}},
+	} {
+		got := strings.ReplaceAll(c.ok(tt.args...), name, "server-"+strings.Repeat("X", len(name)-len("server-")))
+		path := filepath.Join("testdata", tt.golden+".golden")
+		if *update {
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(want) {
+			t.Errorf("berth %q:\n%s\nwant (%s):\n%s", tt.args, got, path, want)
+		}
+	}
+}
