@@ -378,8 +378,8 @@ func TestConfigPrecedence(t *testing.T) {
 	if st, err := os.Stat(cfgPath); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("config file %s: %v, %v; want mode 0600", cfgPath, st, err)
 	}
-	if got := c.ok("context", "list"); !strings.Contains(got, "*        file") && !strings.Contains(got, "*") {
-		t.Errorf("context list:\n%s", got)
+	if got := c.ok("context", "list"); !strings.Contains(got, "\n*        file    "+env.URL+"\n") || strings.Count(got, "*") != 1 {
+		t.Errorf("context list, file current:\n%s", got)
 	}
 	id := func(c *cli, args ...string) int64 {
 		t.Helper()

@@ -360,7 +360,7 @@ func serverCreateCmd(g *globals) *cobra.Command {
 	var plan, loc, image, app, recipe, project, name, password string
 	var keys []string
 	cmd := &cobra.Command{
-		Use:   "create --plan PLAN --location LOCATION --image IMAGE",
+		Use:   "create --plan PLAN --location LOCATION (--image IMAGE | --app APP)",
 		Short: "Order a server (plan, location, image, app, ssh keys, project and recipe by name or id)",
 		Args:  cobra.NoArgs,
 		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {

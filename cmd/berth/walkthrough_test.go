@@ -134,7 +134,17 @@ func TestWalkthrough(t *testing.T) {
 		t.Errorf("billing transactions: %q", got)
 	}
 
-	c.ok("server", "delete", name)
+	// --no-wait answers the server as the order left it; operation wait waits.
+	other := c.ok("server", "create", "--plan", firstPlan(t, c), "--location", "fsn1", "--app", "docker",
+		"--no-wait", "-o", "json")
+	if field(t, other, "status") != "provisioning" || field(t, other, "app_id") == nil {
+		t.Fatalf("server create --no-wait --app docker: %s", other)
+	}
+	opID := jsonString(field(t, other, "operation").(map[string]any)["id"])
+	if got := c.ok("operation", "wait", opID, "-o", "columns=status"); !strings.Contains(got, "success") {
+		t.Errorf("operation wait %s: %q", opID, got)
+	}
+	c.ok("server", "delete", field(t, other, "name").(string), name)
 	if r := c.run("server", "describe", name); r.code != 3 {
 		t.Errorf("describe a deleted server: exit %d", r.code)
 	}
