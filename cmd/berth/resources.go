@@ -93,16 +93,7 @@ var locationView = view[api.Location]{
 }
 
 func locationCmd(g *globals) *cobra.Command {
-	return group("location", "Locations where servers can be ordered", &cobra.Command{
-		Use: "list", Short: "List the locations", Args: cobra.NoArgs,
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {
-			locs, err := c.ListLocations(ctx)
-			if err != nil {
-				return err
-			}
-			return printList(g, locationView, locs)
-		}),
-	})
+	return group("location", "Locations where servers can be ordered", listCmd(g, "List the locations", locationView, (*client.Client).ListLocations))
 }
 
 // locatedPlan is a plan as offered in one location; -o json prints the API's plan.
@@ -233,16 +224,7 @@ var appView = view[api.App]{
 }
 
 func appCmd(g *globals) *cobra.Command {
-	return group("app", "One-click applications", &cobra.Command{
-		Use: "list", Short: "List the one-click applications", Args: cobra.NoArgs,
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {
-			apps, err := c.ListApps(ctx)
-			if err != nil {
-				return err
-			}
-			return printList(g, appView, apps)
-		}),
-	})
+	return group("app", "One-click applications", listCmd(g, "List the one-click applications", appView, (*client.Client).ListApps))
 }
 
 var serverView = view[api.Server]{

@@ -176,45 +176,10 @@ func sshKeyCmd(g *globals) *cobra.Command {
 	create.Flags().StringVar(&key, "public-key", "", "public key (authorized_keys line)")
 	create.Flags().StringVar(&keyFile, "public-key-from-file", "", "file holding the public key (e.g. ~/.ssh/id_ed25519.pub)")
 	create.MarkFlagsMutuallyExclusive("public-key", "public-key-from-file")
-	list := &cobra.Command{
-		Use: "list", Short: "List the SSH keys", Args: cobra.NoArgs,
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {
-			keys, err := c.ListSSHKeys(ctx)
-			if err != nil {
-				return err
-			}
-			return printList(g, sshKeyView, keys)
-		}),
-	}
-	describe := &cobra.Command{
-		Use: "describe KEY", Short: "Show an SSH key (by name, fingerprint or id)", Args: cobra.ExactArgs(1),
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, args []string) error {
-			keys, err := c.ListSSHKeys(ctx)
-			if err != nil {
-				return err
-			}
-			for _, k := range keys {
-				if i64(k.ID) == args[0] || k.Name == args[0] || k.Fingerprint == args[0] {
-					return printOne(g, sshKeyView, k)
-				}
-			}
-			return fmt.Errorf("no ssh key %q: %w", args[0], errNameNotFound)
-		}),
-	}
-	del := &cobra.Command{
-		Use: "delete KEY", Short: "Delete an SSH key (servers keep it)", Args: cobra.ExactArgs(1),
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, args []string) error {
-			id, err := sshKeyID(ctx, c, args[0])
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteSSHKey(ctx, id); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stderr, "SSH key %d deleted\n", id)
-			return nil
-		}),
-	}
+	list := listCmd(g, "List the SSH keys", sshKeyView, (*client.Client).ListSSHKeys)
+	describe := describeCmd(g, "describe KEY", "Show an SSH key (by name, fingerprint or id)", "ssh key", sshKeyView, (*client.Client).ListSSHKeys,
+		func(k api.SSHKey, s string) bool { return i64(k.ID) == s || k.Name == s || k.Fingerprint == s })
+	del := deleteCmd(g, "delete KEY", "Delete an SSH key (servers keep it)", "SSH key", sshKeyID, (*client.Client).DeleteSSHKey)
 	return group("ssh-key", "Manage SSH keys", create, list, describe, del)
 }
 
@@ -239,31 +204,9 @@ func projectCmd(g *globals) *cobra.Command {
 			return printOne(g, projectView, *p)
 		}),
 	}
-	list := &cobra.Command{
-		Use: "list", Short: "List the projects", Args: cobra.NoArgs,
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {
-			ps, err := c.ListProjects(ctx)
-			if err != nil {
-				return err
-			}
-			return printList(g, projectView, ps)
-		}),
-	}
-	describe := &cobra.Command{
-		Use: "describe PROJECT", Short: "Show a project (by name or id)", Args: cobra.ExactArgs(1),
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, args []string) error {
-			ps, err := c.ListProjects(ctx)
-			if err != nil {
-				return err
-			}
-			for _, p := range ps {
-				if i64(p.ID) == args[0] || p.Name == args[0] {
-					return printOne(g, projectView, p)
-				}
-			}
-			return fmt.Errorf("no project %q: %w", args[0], errNameNotFound)
-		}),
-	}
+	list := listCmd(g, "List the projects", projectView, (*client.Client).ListProjects)
+	describe := describeCmd(g, "describe PROJECT", "Show a project (by name or id)", "project", projectView, (*client.Client).ListProjects,
+		func(p api.Project, s string) bool { return i64(p.ID) == s || p.Name == s })
 	var name string
 	update := &cobra.Command{
 		Use: "update PROJECT --name NAME", Short: "Rename a project", Args: cobra.ExactArgs(1),
@@ -281,20 +224,7 @@ func projectCmd(g *globals) *cobra.Command {
 	}
 	update.Flags().StringVar(&name, "name", "", "new name")
 	_ = update.MarkFlagRequired("name")
-	del := &cobra.Command{
-		Use: "delete PROJECT", Short: "Delete a project (its servers keep running, unassigned)", Args: cobra.ExactArgs(1),
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, args []string) error {
-			id, err := projectID(ctx, c, args[0])
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteProject(ctx, id); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stderr, "Project %d deleted\n", id)
-			return nil
-		}),
-	}
+	del := deleteCmd(g, "delete PROJECT", "Delete a project (its servers keep running, unassigned)", "Project", projectID, (*client.Client).DeleteProject)
 	return group("project", "Manage projects", create, list, describe, update, del)
 }
 
@@ -353,16 +283,7 @@ func recipeCmd(g *globals) *cobra.Command {
 		}),
 	}
 	cf.add(create)
-	list := &cobra.Command{
-		Use: "list", Short: "List the recipes", Args: cobra.NoArgs,
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {
-			rs, err := c.ListRecipes(ctx)
-			if err != nil {
-				return err
-			}
-			return printList(g, recipeView, rs)
-		}),
-	}
+	list := listCmd(g, "List the recipes", recipeView, (*client.Client).ListRecipes)
 	describe := &cobra.Command{
 		Use: "describe RECIPE", Short: "Show a recipe (by name or id)", Args: cobra.ExactArgs(1),
 		RunE: withClient(g, func(ctx context.Context, c *client.Client, args []string) error {
@@ -396,20 +317,7 @@ func recipeCmd(g *globals) *cobra.Command {
 		}),
 	}
 	uf.add(update)
-	del := &cobra.Command{
-		Use: "delete RECIPE", Short: "Delete a recipe", Args: cobra.ExactArgs(1),
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, args []string) error {
-			id, err := recipeID(ctx, c, args[0])
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteRecipe(ctx, id); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stderr, "Recipe %d deleted\n", id)
-			return nil
-		}),
-	}
+	del := deleteCmd(g, "delete RECIPE", "Delete a recipe", "Recipe", recipeID, (*client.Client).DeleteRecipe)
 	return group("recipe", "Manage first-boot recipes", create, list, describe, update, del)
 }
 
