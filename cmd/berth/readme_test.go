@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// TestREADMEWalkthrough runs the README's walk-through with berth, as written (the
+// shell blocks of its section), against a real Berth: the address is the test's,
+// data/demo-token holds the account's token, ~/.ssh/id_ed25519.pub a fresh key.
+// Every command must succeed, and the walk-through ends with no server left.
+func TestREADMEWalkthrough(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(raw)
+	start := strings.Index(section, "## Walk-through with `berth`")
+	if start < 0 {
+		t.Fatal("README has no section \"Walk-through with `berth`\"")
+	}
+	section = section[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	var blocks []string
+	for rest := section; ; {
+		i := strings.Index(rest, "```sh\n")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len("```sh\n"):]
+		j := strings.Index(rest, "```")
+		if j < 0 {
+			t.Fatal("an unterminated shell block")
+		}
+		blocks = append(blocks, rest[:j])
+		rest = rest[j+3:]
+	}
+	if len(blocks) < 2 {
+		t.Fatalf("%d shell blocks in the section, want the set-up and the server's", len(blocks))
+	}
+	script := strings.Join(blocks, "\n")
+	const readmeURL = "http://127.0.0.1:8080/v1"
+	if !strings.Contains(script, readmeURL) {
+		t.Fatalf("the walk-through no longer names %s: update this test", readmeURL)
+	}
+
+	env := testenv.New(t)
+	acct := env.NewAccount("en", "100", "")
+	script = strings.ReplaceAll(script, readmeURL, env.URL)
+	work, home := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "data", "demo-token"), []byte(acct.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(publicKey(t)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// berth on PATH, and a fake ssh (server ssh runs it).
+	bin := buildBerth(t)
+	tools := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(tools, "berth")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tools, "ssh"), []byte("#!/bin/sh\necho \"ssh $*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-x", "-c", script)
+	cmd.Dir = work
+	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "PATH=" + tools + ":" + os.Getenv("PATH"), "LANG=C"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's walk-through with berth failed: %v\n%s", err, out)
+	}
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	if got := c.ok("server", "list", "-q"); strings.TrimSpace(got) != "" {
+		t.Errorf("servers left after the walk-through: %q\n%s", got, out)
+	}
+}
