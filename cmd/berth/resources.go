@@ -143,9 +143,15 @@ func planCmd(g *globals) *cobra.Command {
 				}
 			}
 			if f, _ := parseOutput(g.output); f.kind == "json" || f.kind == "yaml" {
-				out := make([]api.Plan, len(plans))
+				// The API has no list of plans, only each location's: each is the
+				// location's plan as the API gives it, and the location's name.
+				type plan struct {
+					Location string `json:"location"`
+					api.Plan
+				}
+				out := make([]plan, len(plans))
 				for i, p := range plans {
-					out[i] = p.Plan
+					out[i] = plan{p.location, p.Plan}
 				}
 				_, err := printData(g.stdout, f, out)
 				return err
@@ -199,9 +205,13 @@ func imageCmd(g *globals) *cobra.Command {
 				}
 			}
 			if f, _ := parseOutput(g.output); f.kind == "json" || f.kind == "yaml" {
-				out := make([]api.Image, len(images))
+				type image struct {
+					Location string `json:"location"`
+					api.Image
+				}
+				out := make([]image, len(images))
 				for i, im := range images {
-					out[i] = im.Image
+					out[i] = image{im.location, im.Image}
 				}
 				_, err := printData(g.stdout, f, out)
 				return err
