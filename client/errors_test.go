@@ -314,6 +314,12 @@ func TestOperationFailed(t *testing.T) {
 	if errors.Is(err, client.ErrNotFound) {
 		t.Errorf("%v is ErrNotFound", err)
 	}
+	// Asked once the failure is over (as when it fails before WaitServer first
+	// looks): the same failure, not "will not become running".
+	got, err = c.WaitServer(ctx, srv.Name, "running")
+	if !errors.As(err, &failed) || failed.Operation.ID != srv.Operation.ID || got == nil || got.Status != "error" {
+		t.Errorf("WaitServer after the failure: %+v, %v", got, err)
+	}
 }
 
 // dropAnswers loses the answer of every request of one method, counting them.

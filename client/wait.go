@@ -77,7 +77,8 @@ func (c *Client) waitSeconds(ctx context.Context) int {
 
 // WaitServer returns the server once it shows status with no operation in progress,
 // waiting on each operation it runs meanwhile with WaitOperation. It fails when an
-// operation ends in "error" (an *OperationError, with the server as it then is), and
+// operation ends in "error" (an *OperationError, with the server as it then is: also
+// when the server's last operation failed before WaitServer first looked), and
 // when the server rests in another status with no operation that could change it
 // (e.g. "error" or "suspended" while "running" is awaited). ErrNotFound: no such
 // server (also when it was deleted meanwhile).
@@ -90,6 +91,12 @@ func (c *Client) WaitServer(ctx context.Context, server, status string) (*api.Se
 		if srv.Operation == nil {
 			if srv.Status == status {
 				return srv, nil
+			}
+			// Its last operation may have failed before this looked (a provisioning
+			// that fails at once): that failure is the answer.
+			if ops, err := c.ListServerOperations(ctx, srv.Name, OperationListOptions{}); err == nil && len(ops.Data) > 0 &&
+				ops.Data[0].Status == "error" {
+				return srv, &OperationError{Operation: &ops.Data[0]}
 			}
 			return srv, fmt.Errorf("berth: server %s is %s with no operation in progress: it will not become %s", srv.Name, srv.Status, status)
 		}
