@@ -51,26 +51,21 @@ func (k *catalog) location(ctx context.Context, s string) (int64, error) {
 
 // plan resolves a plan's name, within loc when it is known (0: any location).
 func (k *catalog) plan(ctx context.Context, s string, loc int64) (int64, error) {
-	if id, ok := asID(s); ok {
-		return id, nil
-	}
-	if err := k.load(ctx); err != nil {
-		return 0, err
-	}
-	for _, l := range k.locs {
-		if loc != 0 && l.ID != loc {
-			continue
-		}
-		for _, p := range l.Plans {
-			if p.Name == s {
-				return p.ID, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("no plan %q (berth plan list): %w", s, errNameNotFound)
+	return findOffered(ctx, k, s, loc, "plan", func(l api.Location) []api.Plan { return l.Plans },
+		func(p api.Plan) (string, int64) { return p.Name, p.ID })
 }
 
+// image resolves an image's name, within loc when it is known (0: any location).
 func (k *catalog) image(ctx context.Context, s string, loc int64) (int64, error) {
+	return findOffered(ctx, k, s, loc, "image", func(l api.Location) []api.Image { return l.Images },
+		func(im api.Image) (string, int64) { return im.Name, im.ID })
+}
+
+// findOffered resolves the name s of something the locations offer (what, e.g.
+// "plan"; the items of a location: of; an item's name and id: key), within loc when
+// it is known (0: any location). An id is taken as it is.
+func findOffered[T any](ctx context.Context, k *catalog, s string, loc int64, what string,
+	of func(api.Location) []T, key func(T) (string, int64)) (int64, error) {
 	if id, ok := asID(s); ok {
 		return id, nil
 	}
@@ -81,13 +76,13 @@ func (k *catalog) image(ctx context.Context, s string, loc int64) (int64, error)
 		if loc != 0 && l.ID != loc {
 			continue
 		}
-		for _, im := range l.Images {
-			if im.Name == s {
-				return im.ID, nil
+		for _, it := range of(l) {
+			if name, id := key(it); name == s {
+				return id, nil
 			}
 		}
 	}
-	return 0, fmt.Errorf("no image %q (berth image list): %w", s, errNameNotFound)
+	return 0, fmt.Errorf("no %s %q (berth %s list): %w", what, s, what, errNameNotFound)
 }
 
 func (k *catalog) app(ctx context.Context, s string) (int64, error) {

@@ -96,10 +96,12 @@ func locationCmd(g *globals) *cobra.Command {
 	return group("location", "Locations where servers can be ordered", listCmd(g, "List the locations", locationView, (*client.Client).ListLocations))
 }
 
-// locatedPlan is a plan as offered in one location; -o json prints the API's plan.
+// locatedPlan is a plan as offered in one location. The API has no list of plans,
+// only each location's: -o json prints the location's plan as the API gives it, and
+// the location's name.
 type locatedPlan struct {
+	Location string `json:"location"`
 	api.Plan
-	location string
 }
 
 var planView = view[locatedPlan]{
@@ -107,7 +109,7 @@ var planView = view[locatedPlan]{
 	columns: []column[locatedPlan]{
 		{name: "id", value: func(p locatedPlan) string { return i64(p.ID) }},
 		{name: "name", value: func(p locatedPlan) string { return p.Name }},
-		{name: "location", value: func(p locatedPlan) string { return p.location }},
+		{name: "location", value: func(p locatedPlan) string { return p.Location }},
 		{name: "vcpus", value: func(p locatedPlan) string { return strconv.Itoa(p.VCPUs) }},
 		{name: "memory_mb", value: func(p locatedPlan) string { return strconv.Itoa(p.MemoryMB) }},
 		{name: "disk_gb", value: func(p locatedPlan) string { return strconv.Itoa(p.DiskGB) }},
@@ -118,9 +120,22 @@ var planView = view[locatedPlan]{
 }
 
 func planCmd(g *globals) *cobra.Command {
+	list := offeredListCmd(g, "plans", planView, func(l api.Location) []locatedPlan {
+		out := make([]locatedPlan, len(l.Plans))
+		for i, p := range l.Plans {
+			out[i] = locatedPlan{l.Name, p}
+		}
+		return out
+	})
+	return group("plan", "Server sizes and prices", list)
+}
+
+// offeredListCmd is the list of what every location offers of a kind (what: "plans",
+// "images"), or only --location's; of gives one location's.
+func offeredListCmd[T any](g *globals, what string, v view[T], of func(api.Location) []T) *cobra.Command {
 	var loc string
 	list := &cobra.Command{
-		Use: "list", Short: "List the plans of every location (or of --location)", Args: cobra.NoArgs,
+		Use: "list", Short: "List the " + what + " of every location (or of --location)", Args: cobra.NoArgs,
 		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {
 			k := &catalog{c: c}
 			var locID int64
@@ -133,39 +148,23 @@ func planCmd(g *globals) *cobra.Command {
 			if err := k.load(ctx); err != nil {
 				return err
 			}
-			var plans []locatedPlan
+			var items []T
 			for _, l := range k.locs {
-				if locID != 0 && l.ID != locID {
-					continue
-				}
-				for _, p := range l.Plans {
-					plans = append(plans, locatedPlan{p, l.Name})
+				if locID == 0 || l.ID == locID {
+					items = append(items, of(l)...)
 				}
 			}
-			if f, _ := parseOutput(g.output); f.kind == "json" || f.kind == "yaml" {
-				// The API has no list of plans, only each location's: each is the
-				// location's plan as the API gives it, and the location's name.
-				type plan struct {
-					Location string `json:"location"`
-					api.Plan
-				}
-				out := make([]plan, len(plans))
-				for i, p := range plans {
-					out[i] = plan{p.location, p.Plan}
-				}
-				_, err := printData(g.stdout, f, out)
-				return err
-			}
-			return printList(g, planView, plans)
+			return printList(g, v, items)
 		}),
 	}
-	list.Flags().StringVar(&loc, "location", "", "only the plans of this location (name or id)")
-	return group("plan", "Server sizes and prices", list)
+	list.Flags().StringVar(&loc, "location", "", "only the "+what+" of this location (name or id)")
+	return list
 }
 
+// locatedImage is an image as offered in one location (as locatedPlan).
 type locatedImage struct {
+	Location string `json:"location"`
 	api.Image
-	location string
 }
 
 var imageView = view[locatedImage]{
@@ -173,53 +172,20 @@ var imageView = view[locatedImage]{
 	columns: []column[locatedImage]{
 		{name: "id", value: func(im locatedImage) string { return i64(im.ID) }},
 		{name: "name", value: func(im locatedImage) string { return im.Name }},
-		{name: "location", value: func(im locatedImage) string { return im.location }},
+		{name: "location", value: func(im locatedImage) string { return im.Location }},
 		{name: "os", value: func(im locatedImage) string { return im.OS }},
 		{name: "version", value: func(im locatedImage) string { return im.Version }},
 	},
 }
 
 func imageCmd(g *globals) *cobra.Command {
-	var loc string
-	list := &cobra.Command{
-		Use: "list", Short: "List the images of every location (or of --location)", Args: cobra.NoArgs,
-		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {
-			k := &catalog{c: c}
-			var locID int64
-			if loc != "" {
-				var err error
-				if locID, err = k.location(ctx, loc); err != nil {
-					return err
-				}
-			}
-			if err := k.load(ctx); err != nil {
-				return err
-			}
-			var images []locatedImage
-			for _, l := range k.locs {
-				if locID != 0 && l.ID != locID {
-					continue
-				}
-				for _, im := range l.Images {
-					images = append(images, locatedImage{im, l.Name})
-				}
-			}
-			if f, _ := parseOutput(g.output); f.kind == "json" || f.kind == "yaml" {
-				type image struct {
-					Location string `json:"location"`
-					api.Image
-				}
-				out := make([]image, len(images))
-				for i, im := range images {
-					out[i] = image{im.location, im.Image}
-				}
-				_, err := printData(g.stdout, f, out)
-				return err
-			}
-			return printList(g, imageView, images)
-		}),
-	}
-	list.Flags().StringVar(&loc, "location", "", "only the images of this location (name or id)")
+	list := offeredListCmd(g, "images", imageView, func(l api.Location) []locatedImage {
+		out := make([]locatedImage, len(l.Images))
+		for i, im := range l.Images {
+			out[i] = locatedImage{l.Name, im}
+		}
+		return out
+	})
 	return group("image", "Operating-system images", list)
 }
 
