@@ -18,7 +18,6 @@ import (
 	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
-	"github.com/berthhq/berth/internal/testpg"
 )
 
 // cacheFixture is an account with a token, a project and a running server in it, as
@@ -81,20 +80,8 @@ var cacheStores = []struct {
 		return openMigrated(t, dir), openMigrated(t, dir)
 	}},
 	{"postgres", func(t *testing.T) (*sqlstore.DB, *sqlstore.DB) {
-		u := testpg.NewDatabase(t)
-		open := func() *sqlstore.DB {
-			db, err := sqlstore.OpenPostgres(context.Background(), u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			return db
-		}
-		serve := open()
-		if err := serve.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return serve, open()
+		dbs := openProcesses(t, 2)
+		return dbs[0], dbs[1]
 	}},
 }
 

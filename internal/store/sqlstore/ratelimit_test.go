@@ -16,21 +16,7 @@ import (
 // slot when the oldest counted request leaves the window.
 func TestPostgresRateLimitsAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	u := testpg.NewDatabase(t)
-	dbs := make([]*sqlstore.DB, 3)
-	for i := range dbs {
-		db, err := sqlstore.OpenPostgres(context.Background(), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			if err := db.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Cleanup(func() { db.Close() })
-		dbs[i] = db
-	}
+	dbs := openProcesses(t, 3)
 	ctx := context.Background()
 	start := time.Now()
 	var allowed atomic.Int64
@@ -76,21 +62,7 @@ func TestPostgresRateLimitsAcrossProcesses(t *testing.T) {
 // processes together never let through more than the limit.
 func TestPostgresRateLimitGrants(t *testing.T) {
 	t.Parallel()
-	u := testpg.NewDatabase(t)
-	dbs := make([]*sqlstore.DB, 3)
-	for i := range dbs {
-		db, err := sqlstore.OpenPostgres(context.Background(), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			if err := db.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Cleanup(func() { db.Close() })
-		dbs[i] = db
-	}
+	dbs := openProcesses(t, 3)
 	ctx := context.Background()
 	start := time.Now()
 	takes := func(key string) (rows, counted int) {
@@ -145,4 +117,26 @@ func TestPostgresRateLimitGrants(t *testing.T) {
 	if _, counted := takes("api-token|t:mid"); counted != limit {
 		t.Errorf("the window counts %d requests, want the limit %d", counted, limit)
 	}
+}
+
+// openProcesses opens n stores on one new PostgreSQL database, as n berthd
+// processes would, migrated by the first.
+func openProcesses(t *testing.T, n int) []*sqlstore.DB {
+	t.Helper()
+	u := testpg.NewDatabase(t)
+	dbs := make([]*sqlstore.DB, n)
+	for i := range dbs {
+		db, err := sqlstore.OpenPostgres(context.Background(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := db.Migrate(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	return dbs
 }
