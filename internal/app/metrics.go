@@ -20,6 +20,9 @@ func (a *App) startSampler() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := metrics.NewSampler(a.DB, a.driver, a.sampleInterval(), a.log)
 	s.Leads = a.lead.Leads // one process samples: the leader (on SQLite, the only one)
+	if a.Service.TestClocks() {
+		s.Shift = a.Service.ClockAhead
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -46,7 +46,7 @@ var staticFS embed.FS
 
 // MetricsReader answers a server's load series (*metrics.Reader is one).
 type MetricsReader interface {
-	Series(ctx context.Context, serverID int64, r metrics.Range) (metrics.Series, error)
+	Series(ctx context.Context, serverID int64, r metrics.Range, now time.Time) (metrics.Series, error)
 }
 
 // Config tunes the console.

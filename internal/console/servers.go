@@ -495,7 +495,7 @@ func (c *Console) charts(r *req, serverID int64, rng metrics.Range) []chart {
 	var s metrics.Series
 	if c.cfg.Metrics != nil {
 		var err error
-		if s, err = c.cfg.Metrics.Series(r.ctx(), serverID, rng); err != nil {
+		if s, err = c.cfg.Metrics.Series(r.ctx(), serverID, rng, c.svc.NowFor(r.p.Account.ID)); err != nil {
 			c.log.Warn("console metrics", "server", serverID, "err", err)
 		}
 	}

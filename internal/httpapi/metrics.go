@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/hosting"
@@ -11,7 +12,7 @@ import (
 
 // MetricsReader answers a server's load series (*metrics.Reader is one).
 type MetricsReader interface {
-	Series(ctx context.Context, serverID int64, r metrics.Range) (metrics.Series, error)
+	Series(ctx context.Context, serverID int64, r metrics.Range, now time.Time) (metrics.Series, error)
 }
 
 // serverMetrics answers GET /servers/{id}/metrics: 404 for a server the principal
@@ -40,7 +41,7 @@ func (s *Server) serverMetrics(r *request) (int, any, error) {
 	if s.metrics == nil {
 		return 0, nil, hosting.Errorf(hosting.CodeUnavailable, "error.unavailable")
 	}
-	series, err := s.metrics.Series(r.ctx, srv.ID, rng)
+	series, err := s.metrics.Series(r.ctx, srv.ID, rng, s.svc.NowFor(r.p.Account.ID))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -20,8 +20,9 @@ const MaxPoints = 360
 
 // Target is a server whose machine is sampled.
 type Target struct {
-	ServerID int64
-	Name     string // the machine's name
+	ServerID  int64
+	AccountID int64  // the server's owner (whose clock its samples' times are on)
+	Name      string // the machine's name
 }
 
 // Sample is one server's load over the sampling interval that ends at At.

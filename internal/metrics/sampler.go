@@ -36,6 +36,9 @@ type Sampler struct {
 	// First is how often a server without a sample yet is read (default a twelfth of
 	// the interval, at least a second: counters read closer together say little).
 	First time.Duration
+	// Shift, when set, is how far ahead of the system clock an account's clock runs
+	// (the sandbox's test clocks): its servers' samples are stored at times on it.
+	Shift func(accountID int64) time.Duration
 
 	prev map[int64]compute.Stats
 	// read is when each server was last read (by Now); sampled, which have a sample.
@@ -124,6 +127,9 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 		}
 		if sm, ok := Rates(prev, st); ok {
 			sm.ServerID = tg.ServerID
+			if s.Shift != nil {
+				sm.At = sm.At.Add(s.Shift(tg.AccountID))
+			}
 			samples = append(samples, sm)
 			s.sampled[tg.ServerID] = true
 		}

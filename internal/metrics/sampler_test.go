@@ -96,7 +96,7 @@ func TestSampler(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
 	now := func() time.Time { return clock }
 	st := &memStore{samples: map[int64][]metrics.Sample{},
-		targets: []metrics.Target{{1, "server-a"}, {2, "server-b"}, {3, "server-gone"}, {4, "server-err"}}}
+		targets: []metrics.Target{{ServerID: 1, Name: "server-a"}, {ServerID: 2, Name: "server-b"}, {ServerID: 3, Name: "server-gone"}, {ServerID: 4, Name: "server-err"}}}
 	drv := &fakeMachines{now: now, counters: map[string]compute.Stats{
 		"server-a": {Running: true, VCPUs: 2},
 		"server-b": {Running: true, VCPUs: 1, CPUTimeNS: 5e12, NetRxBytes: 1e9},
@@ -179,7 +179,7 @@ func TestSampler(t *testing.T) {
 // Run samples at its interval until its context ends.
 func TestSamplerRun(t *testing.T) {
 	t.Parallel()
-	st := &memStore{samples: map[int64][]metrics.Sample{}, targets: []metrics.Target{{1, "server-a"}}}
+	st := &memStore{samples: map[int64][]metrics.Sample{}, targets: []metrics.Target{{ServerID: 1, Name: "server-a"}}}
 	var mu sync.Mutex
 	var cpu uint64
 	drv := statsFunc(func(string) (compute.Stats, error) {
@@ -219,7 +219,7 @@ func TestSamplerFirstPointSoon(t *testing.T) {
 	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	now := start
 	clock := func() time.Time { return now }
-	st := &memStore{samples: map[int64][]metrics.Sample{}, targets: []metrics.Target{{1, "old"}}}
+	st := &memStore{samples: map[int64][]metrics.Sample{}, targets: []metrics.Target{{ServerID: 1, Name: "old"}}}
 	drv := &fakeMachines{now: clock, counters: map[string]compute.Stats{
 		"old": {Running: true, VCPUs: 1}, "new": {Running: true, VCPUs: 1}}}
 	s := metrics.NewSampler(st, drv, metrics.Interval, nil)

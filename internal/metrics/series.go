@@ -124,20 +124,18 @@ func round(x float64, places int) float64 {
 type Reader struct {
 	store    Store
 	interval time.Duration
-	// Now is the clock; tests replace it.
-	Now func() time.Time
 }
 
 // NewReader returns a reader for samples taken every interval.
 func NewReader(st Store, interval time.Duration) *Reader {
-	return &Reader{store: st, interval: interval, Now: time.Now}
+	return &Reader{store: st, interval: interval}
 }
 
-// Series answers a server's load over r, ending now. It fails only when the store
-// does.
-func (rd *Reader) Series(ctx context.Context, serverID int64, r Range) (Series, error) {
+// Series answers a server's load over r, ending at now (the time on its account's
+// clock). It fails only when the store does.
+func (rd *Reader) Series(ctx context.Context, serverID int64, r Range, now time.Time) (Series, error) {
 	step := Step(r, rd.interval)
-	from, to := Window(r, step, rd.Now())
+	from, to := Window(r, step, now)
 	buckets, err := rd.store.MetricBuckets(ctx, serverID, time.Unix(from, 0), time.Unix(to, 0), step)
 	if err != nil {
 		return Series{}, fmt.Errorf("metric buckets: %w", err)

@@ -111,7 +111,6 @@ func TestReaderSeries(t *testing.T) {
 		st.samples[7] = append(st.samples[7], metrics.Sample{ServerID: 7, At: at(sec), CPU: 100.0 / 3, NetIn: int64(i % 2)})
 	}
 	rd := metrics.NewReader(st, time.Minute)
-	rd.Now = func() time.Time { return now }
 	for _, tc := range []struct {
 		rng    string
 		points int
@@ -122,7 +121,7 @@ func TestReaderSeries(t *testing.T) {
 		{"7d", 155, now.Unix() - 3*24*3600 + 60 - (now.Unix()-3*24*3600+60)%1680}, // only 3 days of data
 	} {
 		r, _ := metrics.ParseRange(tc.rng)
-		s, err := rd.Series(context.Background(), 7, r)
+		s, err := rd.Series(context.Background(), 7, r, now)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -186,7 +186,7 @@ func (s *Service) AddCredit(ctx context.Context, accountID int64, amount hosting
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		var err error
 		t, err = tx.AddTransaction(ctx, hosting.Transaction{AccountID: accountID, Type: hosting.TxTopup, Amount: amount,
-			Description: description, CreatedAt: s.Now()})
+			Description: description, CreatedAt: s.NowFor(accountID)})
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no account %d", accountID)
 		}

@@ -20,7 +20,7 @@ import (
 // which the credit must cover (CodeInsufficientCredit on plan_id otherwise: the check
 // and the debit are one statement, so parallel orders cannot overdraw).
 func (s *Service) openServerMeter(ctx context.Context, tx store.Tx, acct hosting.Account, srv hosting.Server, plan hosting.Plan) error {
-	now := s.Now()
+	now := s.NowFor(acct.ID)
 	rate, cap := billing.ServerRate(plan)
 	first := billing.HourCharge(rate, cap, 0)
 	if first > 0 {
@@ -55,7 +55,7 @@ func (s *Service) openSnapshotMeter(ctx context.Context, tx store.Tx, snap hosti
 	if err != nil {
 		return err
 	}
-	now := s.Now()
+	now := s.NowFor(snap.AccountID)
 	rate := billing.SnapshotRate(sizeGB, loc.SnapshotPriceGBHour)
 	if rate > 0 {
 		t, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: snap.AccountID, Type: hosting.TxCharge, Amount: -rate,
@@ -88,7 +88,7 @@ func (s *Service) refundProvisioning(ctx context.Context, tx store.Tx, srv hosti
 	if err != nil || charged <= 0 {
 		return err
 	}
-	now := s.Now()
+	now := s.NowFor(srv.AccountID)
 	start := srv.CreatedAt
 	t, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: srv.AccountID, Type: hosting.TxRefund, Amount: charged,
 		ResourceType: hosting.ResourceServer, ResourceID: &srv.ID, ResourceName: srv.Name, PeriodStart: &start, CreatedAt: now})
@@ -105,12 +105,12 @@ func (s *Service) resumeServerMeter(ctx context.Context, tx store.Tx, srv hostin
 	if err != nil || m.StoppedAt == nil {
 		return err
 	}
-	return tx.RestartMeter(ctx, hosting.ResourceServer, srv.ID, s.Now())
+	return tx.RestartMeter(ctx, hosting.ResourceServer, srv.ID, s.NowFor(srv.AccountID))
 }
 
 // stopServerMeters stops billing a deleted server and its snapshots.
 func (s *Service) stopServerMeters(ctx context.Context, tx store.Tx, srv hosting.Server, snaps []hosting.Snapshot) error {
-	now := s.Now()
+	now := s.NowFor(srv.AccountID)
 	if err := tx.StopMeter(ctx, hosting.ResourceServer, srv.ID, now); err != nil {
 		return internal("stop meter", err)
 	}
@@ -174,9 +174,27 @@ type MeterResult struct {
 // the missed hours are caught up. Each (resource, hour) is charged once: the meters
 // say which hour is next, and the ledger's unique index refuses a second charge.
 // Passes may run at any time, any number of times, in several processes at once.
+// Under test clocks, the accounts whose clocks run ahead are charged up to their own
+// now.
 func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
+	out, err := s.meterPass(ctx, 0, s.Now())
+	for id := range s.clocks.aheadAccounts() {
+		if err != nil {
+			break
+		}
+		var got MeterResult
+		got, err = s.meterPass(ctx, id, s.NowFor(id))
+		out.Hours += got.Hours
+		out.Total += got.Total
+		out.Overdrawn += got.Overdrawn
+	}
+	return out, err
+}
+
+// meterPass charges every hour due at now: of account's meters, or of all when
+// account is 0.
+func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (MeterResult, error) {
 	var out MeterResult
-	now := s.Now()
 	for {
 		// A transaction takes up to stepsPerTx steps (one hour of each due meter each)
 		// and about hoursPerTx meter hours, so that catching up many hours does not pay
@@ -194,7 +212,7 @@ func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
 				return err
 			}
 			for range stepsPerTx {
-				due, err := tx.EarliestDue(ctx, now)
+				due, err := tx.EarliestDue(ctx, now, account)
 				if err != nil {
 					return err
 				}
@@ -202,7 +220,7 @@ func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
 					done = true
 					return nil
 				}
-				step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now}
+				step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account}
 				if end := billing.MonthEnd(*due); !end.After(now) {
 					step.Upto = end.Add(-time.Millisecond)
 				}
@@ -279,7 +297,7 @@ func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[MeterArgs]) error {
 
 // Billing returns the principal's billing figures.
 func (s *Service) Billing(ctx context.Context, p hosting.Principal) (billing.Summary, error) {
-	now := s.Now()
+	now := s.NowFor(p.Account.ID)
 	acct, err := s.store.Account(ctx, p.Account.ID)
 	if err != nil {
 		return billing.Summary{}, internal("account", err)

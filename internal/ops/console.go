@@ -196,7 +196,7 @@ func (s *Service) DailySpend(ctx context.Context, p hosting.Principal, days int)
 	if days <= 0 {
 		return nil, nil
 	}
-	now := s.Now().UTC()
+	now := s.NowFor(p.Account.ID).UTC()
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	from := today.AddDate(0, 0, -(days - 1))
 	got, err := s.store.DailySpend(ctx, p.Account.ID, from)

@@ -29,7 +29,7 @@ func (s *Service) SSHKeys(ctx context.Context, p hosting.Principal) ([]hosting.S
 // of a supported type, not already stored in the account.
 func (s *Service) CreateSSHKey(ctx context.Context, p hosting.Principal, name, publicKey *string) (hosting.SSHKey, error) {
 	var v hosting.Validation
-	k := hosting.SSHKey{AccountID: p.Account.ID, CreatedAt: s.Now()}
+	k := hosting.SSHKey{AccountID: p.Account.ID, CreatedAt: s.NowFor(p.Account.ID)}
 	if name == nil {
 		v.Add("name", "validation.required")
 	} else {
@@ -93,7 +93,7 @@ func (s *Service) CreateProject(ctx context.Context, p hosting.Principal, name *
 	if err != nil {
 		return hosting.Project{}, err
 	}
-	pr := hosting.Project{AccountID: p.Account.ID, Name: n, CreatedAt: s.Now()}
+	pr := hosting.Project{AccountID: p.Account.ID, Name: n, CreatedAt: s.NowFor(p.Account.ID)}
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		if err := s.quotaLeft(ctx, tx, pr.AccountID, hosting.QuotaProjects); err != nil {
 			return err
@@ -182,7 +182,7 @@ func checkRecipe(v *hosting.Validation, r *hosting.Recipe, name, script *string,
 // CreateRecipe stores a first-boot script (at most 64 KiB).
 func (s *Service) CreateRecipe(ctx context.Context, p hosting.Principal, name, script *string) (hosting.Recipe, error) {
 	var v hosting.Validation
-	r := hosting.Recipe{AccountID: p.Account.ID, CreatedAt: s.Now()}
+	r := hosting.Recipe{AccountID: p.Account.ID, CreatedAt: s.NowFor(p.Account.ID)}
 	checkRecipe(&v, &r, name, script, true)
 	if err := v.Err("name", "script"); err != nil {
 		return r, err

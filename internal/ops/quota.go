@@ -19,7 +19,7 @@ func (s *Service) checkQuota(ctx context.Context, tx store.Tx, accountID int64, 
 	if err != nil {
 		return notFoundOr("account", err)
 	}
-	use, err := tx.Usage(ctx, accountID, s.Now())
+	use, err := tx.Usage(ctx, accountID, s.NowFor(accountID))
 	if err != nil {
 		return internal("usage", err)
 	}
@@ -62,7 +62,7 @@ func (s *Service) SetQuotas(ctx context.Context, id int64, set map[string]int) (
 
 // Usage counts what the principal's account holds against its quotas.
 func (s *Service) Usage(ctx context.Context, p hosting.Principal) (hosting.Quotas, error) {
-	u, err := s.store.Usage(ctx, p.Account.ID, s.Now())
+	u, err := s.store.Usage(ctx, p.Account.ID, s.NowFor(p.Account.ID))
 	return u, internal("usage", err)
 }
 

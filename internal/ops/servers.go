@@ -42,7 +42,7 @@ func (s *Service) startOp(ctx context.Context, tx store.Tx, srv hosting.Server, 
 		e.RetryAfter = 30
 		return hosting.Operation{}, e
 	}
-	op.AccountID, op.ServerID, op.Status, op.StartedAt = srv.AccountID, srv.ID, hosting.OpRunning, s.Now()
+	op.AccountID, op.ServerID, op.Status, op.StartedAt = srv.AccountID, srv.ID, hosting.OpRunning, s.NowFor(srv.AccountID)
 	id, err := tx.StartOperation(ctx, op)
 	if errors.Is(err, store.ErrConflict) {
 		cur, err2 := tx.ServerAny(ctx, srv.ID)
@@ -288,7 +288,7 @@ func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order)
 			AccountID: acct.ID, Name: hosting.NewServerName(), ProjectID: o.ProjectID, Status: hosting.StatusProvisioning,
 			LocationID: loc.ID, PlanID: plan.ID, ImageID: imageID, RecipeID: o.RecipeID,
 			VCPUs: plan.VCPUs, MemoryMB: plan.MemoryMB, DiskGB: plan.DiskGB, RootPassHash: passHash, Keys: keys,
-			CreatedAt: s.Now(),
+			CreatedAt: s.NowFor(acct.ID),
 		}
 		if app != nil {
 			srv.AppID = &app.ID
@@ -404,14 +404,14 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 			return internal("snapshots", err)
 		}
 		for _, snap := range snaps {
-			if err := tx.DeleteSnapshot(ctx, snap.ID, s.Now()); err != nil {
+			if err := tx.DeleteSnapshot(ctx, snap.ID, s.NowFor(srv.AccountID)); err != nil {
 				return internal("delete snapshot", err)
 			}
 		}
 		if err := s.stopServerMeters(ctx, tx, srv, snaps); err != nil {
 			return err
 		}
-		return internal("delete server", tx.DeleteServer(ctx, srv.ID, s.Now()))
+		return internal("delete server", tx.DeleteServer(ctx, srv.ID, s.NowFor(srv.AccountID)))
 	})
 }
 

@@ -75,6 +75,12 @@ type Service struct {
 	Unreachable func(ctx context.Context, name string) bool
 	// Telemetry, when set, is told of every operation's end and every metering pass.
 	Telemetry Telemetry
+	// Backfill, when set, stores the metrics samples an account's servers would have
+	// had between from and to, times on the account's clock (a test clock's advance).
+	Backfill func(ctx context.Context, accountID int64, from, to time.Time) error
+
+	// clocks are the accounts' test clocks (nil: every account is on Now).
+	clocks *testClocks
 }
 
 // Telemetry is what the core tells operators' metrics (internal/telemetry implements

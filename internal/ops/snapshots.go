@@ -90,7 +90,7 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 			return hosting.Invalid("server", "validation.server_state", "status", string(srv.Status))
 		}
 		snap = hosting.Snapshot{AccountID: srv.AccountID, ServerID: srv.ID, Name: *name, IncludeMemory: includeMemory,
-			Status: hosting.SnapshotCreating, CreatedAt: s.Now()}
+			Status: hosting.SnapshotCreating, CreatedAt: s.NowFor(srv.AccountID)}
 		if snap.ID, err = tx.CreateSnapshot(ctx, snap); errors.Is(err, store.ErrConflict) {
 			return hosting.Invalid("name", "validation.snapshot_name_taken")
 		} else if err != nil {
@@ -157,10 +157,10 @@ func (s *Service) DeleteSnapshot(ctx context.Context, p hosting.Principal, id, s
 // deleteSnapshot removes a snapshot from its owner's view and enqueues the removal
 // of its data from the machine, in tx.
 func (s *Service) deleteSnapshot(ctx context.Context, tx store.Tx, snap hosting.Snapshot) error {
-	if err := tx.DeleteSnapshot(ctx, snap.ID, s.Now()); err != nil {
+	if err := tx.DeleteSnapshot(ctx, snap.ID, s.NowFor(snap.AccountID)); err != nil {
 		return internal("delete snapshot", err)
 	}
-	if err := tx.StopMeter(ctx, hosting.ResourceSnapshot, snap.ID, s.Now()); err != nil {
+	if err := tx.StopMeter(ctx, hosting.ResourceSnapshot, snap.ID, s.NowFor(snap.AccountID)); err != nil {
 		return internal("stop meter", err)
 	}
 	if err := s.enqueue(ctx, tx, SnapshotDeleteArgs{SnapshotID: snap.ID}); err != nil {

@@ -337,7 +337,7 @@ func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], 
 					return err
 				}
 			}
-			at := s.Now()
+			at := s.NowFor(op.AccountID)
 			if err := tx.FinishOperation(ctx, op.ID, result, errText, at); err != nil {
 				return err
 			}

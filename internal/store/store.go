@@ -108,8 +108,9 @@ type Reader interface {
 	Meter(ctx context.Context, resourceType string, resourceID int64) (hosting.Meter, error)
 	// Meters lists an account's meters that are not finished.
 	Meters(ctx context.Context, accountID int64) ([]hosting.Meter, error)
-	// EarliestDue is the start of the earliest hour due to be charged at upto (nil: none).
-	EarliestDue(ctx context.Context, upto time.Time) (*time.Time, error)
+	// EarliestDue is the start of the earliest hour due to be charged at upto (nil:
+	// none), of one account's meters when account is not 0.
+	EarliestDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error)
 
 	// IdempotencyKey finds an account's live record of a key.
 	IdempotencyKey(ctx context.Context, accountID int64, key string) (hosting.IdempotencyRecord, error)
@@ -127,6 +128,9 @@ type Reader interface {
 	// DailySpend is what an account's charges net of refunds came to per UTC day, for
 	// hours starting at or after from, oldest first; days without any are left out.
 	DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error)
+	// ClockOffsets is how far each account's test clock runs ahead of the system
+	// clock (the sandbox's, API-DECISIONS §11); accounts on the system clock are left out.
+	ClockOffsets(ctx context.Context) (map[int64]time.Duration, error)
 }
 
 // ChargeStep is one step of a metering pass: it charges, for every meter with an
@@ -134,6 +138,9 @@ type Reader interface {
 // Upto, that one hour (its earliest uncharged), written at Now.
 type ChargeStep struct {
 	MonthStart, Upto, Now time.Time
+	// Account, when not 0, limits the step to that account's meters (an account
+	// whose test clock runs ahead is charged up to its own now).
+	Account int64
 }
 
 // ChargeResult is what a ChargeStep did.
@@ -258,6 +265,11 @@ type Writer interface {
 	DeleteSession(ctx context.Context, hash []byte) error
 	// DeleteExpiredSessions removes every session expired at at.
 	DeleteExpiredSessions(ctx context.Context, at time.Time) error
+	// AdvanceClock moves an account's test clock forward by by (> 0) and returns
+	// how far ahead of the system clock it now is.
+	AdvanceClock(ctx context.Context, accountID int64, by time.Duration) (time.Duration, error)
+	// ResetClock puts an account back on the system clock.
+	ResetClock(ctx context.Context, accountID int64) error
 }
 
 // Tx is a transaction: reads see its own writes; SQL exposes it so a job can be

@@ -21,7 +21,7 @@ const scrapeTimeout = 10 * time.Second
 type Store interface {
 	JobQueue(ctx context.Context) (store.JobQueue, error)
 	ServersByStatus(ctx context.Context) (map[hosting.Status]int, error)
-	EarliestDue(ctx context.Context, upto time.Time) (*time.Time, error)
+	EarliestDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error)
 }
 
 var (
@@ -91,7 +91,7 @@ func collectServers(ctx context.Context, ch chan<- prometheus.Metric, st Store) 
 }
 
 func collectMeterLag(ctx context.Context, ch chan<- prometheus.Metric, st Store, now time.Time) {
-	due, err := st.EarliestDue(ctx, now)
+	due, err := st.EarliestDue(ctx, now, 0)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(meterLagDesc, err)
 		return

@@ -135,7 +135,9 @@ func (f fakeStore) JobQueue(context.Context) (store.JobQueue, error) { return f.
 func (f fakeStore) ServersByStatus(context.Context) (map[hosting.Status]int, error) {
 	return f.by, f.fails
 }
-func (f fakeStore) EarliestDue(context.Context, time.Time) (*time.Time, error) { return f.due, f.fails }
+func (f fakeStore) EarliestDue(context.Context, time.Time, int64) (*time.Time, error) {
+	return f.due, f.fails
+}
 
 // TestScrapeTimeSeries: the queue, the servers and the metering lag are read when
 // scraped; hosts appear only when watched; a store that fails leaves its series out

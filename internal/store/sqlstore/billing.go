@@ -139,9 +139,18 @@ func (q queries) Meters(ctx context.Context, accountID int64) ([]hosting.Meter, 
 // dueWhere selects the meters with an hour due at the upto parameter.
 const dueWhere = ` next_at IS NOT NULL AND next_at <= ? AND (stopped_at IS NULL OR next_at < stopped_at) `
 
-func (q queries) EarliestDue(ctx context.Context, upto time.Time) (*time.Time, error) {
+// ofAccount narrows a meters query to one account when account is not 0.
+func ofAccount(account int64, args ...any) (string, []any) {
+	if account == 0 {
+		return "", args
+	}
+	return ` AND account_id = ? `, append(args, account)
+}
+
+func (q queries) EarliestDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error) {
 	var next sql.NullInt64
-	if err := q.q.QueryRowContext(ctx, `SELECT MIN(next_at) FROM meters WHERE`+dueWhere, ms(upto)).Scan(&next); err != nil {
+	and, args := ofAccount(account, ms(upto))
+	if err := q.q.QueryRowContext(ctx, `SELECT MIN(next_at) FROM meters WHERE`+dueWhere+and, args...).Scan(&next); err != nil {
 		return nil, err
 	}
 	return fromNullMS(next), nil
@@ -180,13 +189,14 @@ const capLeft = `(monthly_cap - CASE WHEN month_start = ? THEN month_charged ELS
 func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.ChargeResult, error) {
 	var res store.ChargeResult
 	month, upto, now := ms(st.MonthStart), ms(st.Upto), ms(st.Now)
+	and, args := ofAccount(st.Account, month, month, month, upto, month)
 	stage, err := q.q.ExecContext(ctx, `INSERT INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, amount)
 		SELECT id, account_id, resource_type, resource_id, resource_name, next_at,
 			CASE WHEN monthly_cap IS NULL THEN rate
 				WHEN `+capLeft+` <= 0 THEN 0
 				WHEN `+capLeft+` < rate THEN `+capLeft+`
 				ELSE rate END
-		FROM meters WHERE`+dueWhere+`AND next_at >= ?`+q.forUpdate(), month, month, month, upto, month)
+		FROM meters WHERE`+dueWhere+`AND next_at >= ?`+and+q.forUpdate(), args...)
 	if err != nil {
 		return res, err
 	}

@@ -12,7 +12,7 @@ import (
 // keys point at tables earlier in the list). The job queue's tables are River's and
 // copied through River (internal/app); goose's version table is each database's own.
 var CopyTables = []string{
-	"accounts", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
+	"accounts", "account_clocks", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
 	"ssh_keys", "projects", "recipes", "servers", "server_keys", "operations", "transactions",
 	"sim_machines", "sim_events", "snapshots", "sim_snapshots", "metric_samples", "sim_counters",
 	"meters", "idempotency_keys", "audit_log", "sessions",

@@ -16,7 +16,7 @@ var _ metrics.Store = (*DB)(nil)
 
 // MetricTargets implements metrics.Store.
 func (db *DB) MetricTargets(ctx context.Context) ([]metrics.Target, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, name FROM servers WHERE deleted_at IS NULL ORDER BY id`)
+	rows, err := db.read.QueryContext(ctx, `SELECT id, account_id, name FROM servers WHERE deleted_at IS NULL ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func (db *DB) MetricTargets(ctx context.Context) ([]metrics.Target, error) {
 	var out []metrics.Target
 	for rows.Next() {
 		var t metrics.Target
-		if err := rows.Scan(&t.ServerID, &t.Name); err != nil {
+		if err := rows.Scan(&t.ServerID, &t.AccountID, &t.Name); err != nil {
 			return nil, err
 		}
 		out = append(out, t)

@@ -1,0 +1,136 @@
+package ops
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Test clocks (API-DECISIONS §11, serve --sandbox): each account may have a clock of
+// its own, ahead of the system clock by an offset that only grows. Everything the
+// account's records say about time — created_at, the ledger, operations, metrics —
+// is read from it, and the real metering code charges the account's meters up to
+// its own now. Without test clocks (production) every account is on s.Now.
+
+// MaxClockAdvance is the most one advance may move a test clock.
+const MaxClockAdvance = 8760 * time.Hour
+
+// ClockAdvanceField is the field an invalid advance is reported on.
+const ClockAdvanceField = "advance"
+
+// testClocks holds the offsets of the accounts whose clocks run ahead. The offsets
+// are kept in the store too (a restart keeps them; a clock never goes back); this
+// copy answers NowFor without a query. The sandbox is one process, so the copy is
+// always the store's.
+type testClocks struct {
+	mu    sync.RWMutex
+	ahead map[int64]time.Duration
+	// advancing serializes advances: each charges what its time did before the next
+	// moves the clock again.
+	advancing sync.Mutex
+}
+
+// EnableTestClocks gives every account a test clock (the sandbox), with the offsets
+// the store holds.
+func (s *Service) EnableTestClocks(ctx context.Context) error {
+	ahead, err := s.store.ClockOffsets(ctx)
+	if err != nil {
+		return internal("clock offsets", err)
+	}
+	s.clocks = &testClocks{ahead: ahead}
+	return nil
+}
+
+// TestClocks reports whether accounts have test clocks.
+func (s *Service) TestClocks() bool { return s.clocks != nil }
+
+// NowFor is the time on an account's clock: s.Now, plus its offset under test clocks.
+func (s *Service) NowFor(accountID int64) time.Time { return s.Now().Add(s.ClockAhead(accountID)) }
+
+// ClockAhead is how far an account's clock runs ahead of s.Now (0 without test clocks).
+func (s *Service) ClockAhead(accountID int64) time.Duration {
+	c := s.clocks
+	if c == nil {
+		return 0
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ahead[accountID]
+}
+
+// aheadAccounts lists the accounts whose clocks run ahead, with their offsets.
+func (c *testClocks) aheadAccounts() map[int64]time.Duration {
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[int64]time.Duration, len(c.ahead))
+	for id, d := range c.ahead {
+		out[id] = d
+	}
+	return out
+}
+
+// AdvanceClock moves the principal's account's clock forward by by (0 < by ≤
+// MaxClockAdvance) and, before it returns, does what that time does to the account:
+// every hour started is charged (monthly caps and snapshot GB-hours included) and
+// the account's servers are suspended when its credit runs out, by the metering pass
+// itself; its running servers get the metrics samples of the time (Backfill). It
+// returns the account's new now.
+func (s *Service) AdvanceClock(ctx context.Context, p hosting.Principal, by time.Duration) (time.Time, error) {
+	c := s.clocks
+	if c == nil {
+		return time.Time{}, hosting.Errorf(hosting.CodeNotFound, "error.not_found")
+	}
+	if by < time.Millisecond || by > MaxClockAdvance {
+		return time.Time{}, hosting.Invalid(ClockAdvanceField, "validation.clock_advance", "max", "8760h")
+	}
+	c.advancing.Lock()
+	defer c.advancing.Unlock()
+	from := s.NowFor(p.Account.ID)
+	var ahead time.Duration
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		ahead, err = tx.AdvanceClock(ctx, p.Account.ID, by.Truncate(time.Millisecond))
+		return err
+	})
+	if err != nil {
+		return time.Time{}, internal("advance clock", err)
+	}
+	c.mu.Lock()
+	c.ahead[p.Account.ID] = ahead
+	c.mu.Unlock()
+	now := s.NowFor(p.Account.ID)
+	if _, err := s.meterPass(ctx, p.Account.ID, now); err != nil {
+		return now, internal("charge the advanced time", err)
+	}
+	if s.Backfill != nil {
+		if err := s.Backfill(ctx, p.Account.ID, from, now); err != nil {
+			return now, internal("metrics of the advanced time", err)
+		}
+	}
+	s.log.Info("test clock advanced", "account", p.Account.ID, "by", by.String(), "now", now.Format(time.RFC3339))
+	return now, nil
+}
+
+// resetClock puts an account back on the system clock (a sandbox reset), in tx; the
+// copy in memory follows once tx has committed.
+func (s *Service) resetClock(ctx context.Context, tx store.Tx, accountID int64) error {
+	c := s.clocks
+	if c == nil {
+		return nil
+	}
+	if err := tx.ResetClock(ctx, accountID); err != nil {
+		return internal("reset clock", err)
+	}
+	tx.AfterCommit(func() {
+		c.mu.Lock()
+		delete(c.ahead, accountID)
+		c.mu.Unlock()
+	})
+	return nil
+}
