@@ -35,6 +35,7 @@ type serveFlags struct {
 	tlsCert       string
 	tlsKey        string
 	demo          bool
+	sandbox       bool
 	rateLimit     int
 	allowInsecure bool
 	// behind a proxy, and browser clients
@@ -65,6 +66,8 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file (PEM)")
 	fl.BoolVar(&f.demo, "demo", false, "create (once) a demo account with credit and an all-scopes token, and print the token")
+	fl.BoolVar(&f.sandbox, "sandbox", false, "serve the sandbox API for client authors under /sandbox/v1: injected faults, "+
+		"a request journal (API-DECISIONS §11; sim driver only, never in production)")
 	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")
 	fl.BoolVar(&f.allowInsecure, "allow-insecure-http", false, "serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy)")
 	fl.StringVar(&f.publicURL, "public-url", "", "the address clients reach the service at, without /v1, e.g. https://api.example.com: "+
@@ -109,6 +112,9 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if !(f.simTimeScale > 0) || math.IsInf(f.simTimeScale, 0) {
 		return fmt.Errorf("--sim-time-scale %v: must be a number greater than 0 (1 is realistic, 0.01 a hundred times faster)", f.simTimeScale)
 	}
+	if f.sandbox && f.driver != "sim" {
+		return fmt.Errorf("--sandbox with --driver %s: %w", f.driver, app.ErrSandboxDriver)
+	}
 	if f.rateLimit <= 0 {
 		return errors.New("--rate-limit must be positive")
 	}
@@ -149,7 +155,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
 		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance, SweepEvery: f.sweepEvery,
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
-		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins})
+		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, Sandbox: f.sandbox})
 	if err != nil {
 		return err
 	}
@@ -202,7 +208,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		store = []any{"database", sqlstore.Redact(g.database)}
 	}
 	log.Info("serving", append([]any{"addr", ln.Addr().String(), "api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver,
-		"cors_origins", f.corsOrigins}, store...)...)
+		"cors_origins", f.corsOrigins, "sandbox", f.sandbox}, store...)...)
 	errc := make(chan error, 1)
 	go func() {
 		if useTLS {

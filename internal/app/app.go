@@ -30,6 +30,7 @@ import (
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/sandbox"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/telemetry"
 )
@@ -83,7 +84,15 @@ type Config struct {
 	// CORSOrigins are the browser origins whose scripts may call the API (serve
 	// --cors-origin; none by default). httpapi.ParseCORSOrigin says what each may be.
 	CORSOrigins []string
+	// Sandbox turns on the sandbox API for client authors (serve --sandbox,
+	// API-DECISIONS §11): /sandbox/v1 is served, faults are injected. It works with
+	// the sim driver only.
+	Sandbox bool
 }
+
+// ErrSandboxDriver is why Open refuses a sandbox on another driver than sim.
+var ErrSandboxDriver = errors.New("--sandbox works with --driver sim only: a sandbox injects faults and moves clocks, " +
+	"which real machines under --driver libvirt would not follow")
 
 // App is a wired Berth.
 type App struct {
@@ -120,6 +129,8 @@ type App struct {
 	dead deadWorkers
 	// unwatch removes the scrape-time series of this App's store and hosts.
 	unwatch []func()
+	// Sandbox is the sandbox's state (Config.Sandbox; nil without it).
+	Sandbox *sandbox.State
 }
 
 // Open opens the store, migrates it, loads the default catalog on first start and
@@ -130,6 +141,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	if cfg.DataDir == "" && cfg.DatabaseURL == "" {
 		return nil, errors.New("no data directory (--data)")
+	}
+	if cfg.Sandbox && cfg.Driver != "" && cfg.Driver != "sim" {
+		return nil, ErrSandboxDriver
 	}
 	if cfg.SimTimeScale <= 0 {
 		cfg.SimTimeScale = 1
@@ -143,6 +157,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, DB: db, log: cfg.Logger}
 	a.Service = ops.New(db, nil, cfg.Logger)
+	if cfg.Sandbox {
+		a.Sandbox = sandbox.New()
+	}
 	if cfg.Clock != nil {
 		a.Service.Now = func() time.Time { return cfg.Clock().UTC().Truncate(time.Millisecond) }
 	}
@@ -390,7 +407,7 @@ func (a *App) Handler() (*httpapi.Server, error) {
 		return nil, err
 	}
 	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, RateWindow: a.cfg.RateWindow, Metrics: a.metricsReader(), Limits: a.limits(),
-		PublicURL: a.cfg.PublicURL, CORSOrigins: a.cfg.CORSOrigins}
+		PublicURL: a.cfg.PublicURL, CORSOrigins: a.cfg.CORSOrigins, Sandbox: a.Sandbox}
 	if a.cfg.Telemetry != nil {
 		cfg.Telemetry = a.cfg.Telemetry
 	}
@@ -439,7 +456,8 @@ func (a *App) Close(ctx context.Context) error {
 	return err
 }
 
-// WebHandler is what berthd serves on its one port: the /v1 API, the probes
+// WebHandler is what berthd serves on its one port: the /v1 API (and the sandbox
+// API under /sandbox/v1, which answers 404 without Config.Sandbox), the probes
 // /healthz and /readyz (health.go), and the console (the account holder's web
 // interface) at every other path. With Config.Telemetry the API's and the console's
 // requests are counted by route.
@@ -465,7 +483,7 @@ func (a *App) WebHandler() (http.Handler, error) {
 	probes := &health{st: a.DB, log: a.log}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
-		case p == "/v1" || strings.HasPrefix(p, "/v1/"):
+		case p == "/v1" || strings.HasPrefix(p, "/v1/"), p == httpapi.SandboxBase || strings.HasPrefix(p, httpapi.SandboxBase+"/"):
 			api.ServeHTTP(w, r)
 		case p == HealthzPath || p == ReadyzPath:
 			probes.ServeHTTP(w, r)

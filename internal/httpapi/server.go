@@ -24,6 +24,7 @@ import (
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/ratelimit"
+	"github.com/berthhq/berth/internal/sandbox"
 )
 
 // Config sets the server's limits.
@@ -51,6 +52,9 @@ type Config struct {
 	// CORSOrigins are the browser origins whose scripts may call the API (none by
 	// default). See ParseCORSOrigin and cors.go.
 	CORSOrigins []string
+	// Sandbox, when set, serves the /sandbox/v1 API on its state (serve --sandbox,
+	// API-DECISIONS §11; sandbox.go). Nil: every /sandbox/v1 path is 404.
+	Sandbox *sandbox.State
 }
 
 // Telemetry is what the API tells operators' metrics (internal/telemetry implements
@@ -75,6 +79,8 @@ type Server struct {
 	publicURL *url.URL
 	// corsOrigins are Config.CORSOrigins as browsers send them.
 	corsOrigins map[string]bool
+	// sandbox is Config.Sandbox (nil: off).
+	sandbox *sandbox.State
 }
 
 // request is what a handler gets.
@@ -113,7 +119,7 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 	}
 	s := &Server{svc: svc, i18n: cat, log: log, mux: http.NewServeMux(), openapi: doc,
 		tokens: cfg.Limits("api-token", cfg.RateLimit, cfg.RateWindow), anon: cfg.Limits("api-address", cfg.AnonRateLimit, cfg.RateWindow),
-		metrics: cfg.Metrics, tel: cfg.Telemetry}
+		metrics: cfg.Metrics, tel: cfg.Telemetry, sandbox: cfg.Sandbox}
 	if cfg.PublicURL != "" {
 		if s.publicURL, err = ParsePublicURL(cfg.PublicURL); err != nil {
 			return nil, fmt.Errorf("public URL %q: %w", cfg.PublicURL, err)
@@ -141,6 +147,9 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 	}
 	for _, p := range paths {
 		s.mux.Handle("OPTIONS /v1"+p, s.options(append(methods[p], http.MethodOptions)))
+	}
+	if s.sandbox != nil {
+		s.handleSandbox()
 	}
 	s.mux.HandleFunc("/", s.unknown)
 	return s, nil
@@ -294,7 +303,7 @@ func (s *Server) dispatch(rt route) http.Handler {
 		}
 		w.WriteHeader(status)
 		_, _ = w.Write(rec.body.Bytes())
-		s.svc.Audit(r.Context(), auditEntry(req, rt, status, rec.body.Bytes(), idemKey, replayed))
+		s.svc.Audit(r.Context(), auditEntry(req, "/v1", rt, status, rec.body.Bytes(), idemKey, replayed))
 	})
 }
 
@@ -314,10 +323,13 @@ func (s *Server) admit(w http.ResponseWriter, req *request, rt route) (lang stri
 	if rt.scope == "" {
 		return lang, true
 	}
-	if req.p, lang, ok = s.authenticate(w, r, lang); !ok {
+	// A sandbox call is not counted against the token's rate limit and needs no
+	// scope of its own (API-DECISIONS §11): any valid token of the account will do.
+	sandboxCall := rt.scope == scopeSandbox
+	if req.p, lang, ok = s.authenticate(w, r, lang, !sandboxCall); !ok {
 		return lang, false
 	}
-	if !req.p.Token.Scopes.Has(rt.scope) {
+	if !sandboxCall && !req.p.Token.Scopes.Has(rt.scope) {
 		s.fail(w, r, lang, hosting.Errorf(hosting.CodeMissingScope, "error.missing_scope", "scope", string(rt.scope)))
 		return lang, false
 	}
@@ -435,10 +447,10 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.body.Write(p)
 }
 
-// auditEntry describes a state-changing request for the audit log: who, what, on
-// what, and how it ended.
-func auditEntry(req *request, rt route, status int, body []byte, key string, replayed bool) hosting.AuditEntry {
-	e := hosting.AuditEntry{Actor: "api", Action: rt.method + " /v1" + rt.path, Status: status,
+// auditEntry describes a state-changing request for the audit log: who, what (the
+// route's path under base, /v1 or /sandbox/v1), on what, and how it ended.
+func auditEntry(req *request, base string, rt route, status int, body []byte, key string, replayed bool) hosting.AuditEntry {
+	e := hosting.AuditEntry{Actor: "api", Action: rt.method + " " + base + rt.path, Status: status,
 		Client: clientAddr(req.Request), IdempotencyKey: key, Replayed: replayed}
 	if req.p.Account.ID != 0 {
 		e.AccountID, e.TokenID = &req.p.Account.ID, &req.p.Token.ID
@@ -465,10 +477,11 @@ func auditEntry(req *request, rt route, status int, body []byte, key string, rep
 	return e
 }
 
-// authenticate resolves the request's token and counts the request against its rate
-// limit, setting the limit headers. It answers 401 or 429 itself and then reports
-// false. lang becomes the account's language once the token is known.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang string) (hosting.Principal, string, bool) {
+// authenticate resolves the request's token and, when count is set, counts the
+// request against its rate limit, setting the limit headers (a sandbox call is not
+// counted, and carries no limit headers). It answers 401 or 429 itself and then
+// reports false. lang becomes the account's language once the token is known.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang string, count bool) (hosting.Principal, string, bool) {
 	now := time.Now()
 	// An address past its budget of failed attempts is refused before any token
 	// lookup, so guessing tokens is slow.
@@ -510,15 +523,18 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 		s.fail(w, r, lang, err)
 		return p, lang, false
 	}
+	if i18n.Supported(p.Account.Language) {
+		lang = p.Account.Language
+	}
+	if !count {
+		return p, lang, true
+	}
 	res, err = s.tokens.Allow(ctx, "t:"+strconv.FormatInt(p.Token.ID, 10), now)
 	if err != nil {
 		s.fail(w, r, lang, err)
 		return p, lang, false
 	}
 	setLimitHeaders(w.Header(), res)
-	if i18n.Supported(p.Account.Language) {
-		lang = p.Account.Language
-	}
 	if !res.Allowed {
 		s.countLimited("token")
 		s.fail(w, r, lang, limited(res))
@@ -563,7 +579,7 @@ func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 	lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
 	if r.Header.Get("Authorization") != "" {
 		var ok bool
-		if _, lang, ok = s.authenticate(w, r, lang); !ok {
+		if _, lang, ok = s.authenticate(w, r, lang, true); !ok {
 			return
 		}
 	}

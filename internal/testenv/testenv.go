@@ -58,6 +58,8 @@ type Options struct {
 	// PublicURL and CORSOrigins are serve's --public-url and --cors-origin.
 	PublicURL   string
 	CORSOrigins []string
+	// Sandbox is serve's --sandbox: the /sandbox/v1 API and its faults.
+	Sandbox bool
 }
 
 // Env is a running Berth.
@@ -105,7 +107,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit, RateWindow: o.RateWindow,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
-		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins})
+		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, Sandbox: o.Sandbox})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -245,8 +247,26 @@ func (a *Account) Do(method, path string, body any) *Response {
 	return a.env.Do(a.Token, method, path, body, nil)
 }
 
+// Sandbox sends a request to the sandbox API (path under /sandbox/v1) with the
+// account's token.
+func (a *Account) Sandbox(method, path string, body any) *Response {
+	a.env.t.Helper()
+	return a.env.SandboxDo(a.Token, method, path, body, nil)
+}
+
 // Do sends a request with token (may be empty) and extra headers.
 func (e *Env) Do(token, method, path string, body any, header http.Header) *Response {
+	e.t.Helper()
+	return e.do(e.URL+path, token, method, body, header)
+}
+
+// SandboxDo is Do on the sandbox API: path is under /sandbox/v1.
+func (e *Env) SandboxDo(token, method, path string, body any, header http.Header) *Response {
+	e.t.Helper()
+	return e.do(e.Root+"/sandbox/v1"+path, token, method, body, header)
+}
+
+func (e *Env) do(url, token, method string, body any, header http.Header) *Response {
 	e.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -262,7 +282,7 @@ func (e *Env) Do(token, method, path string, body any, header http.Header) *Resp
 		}
 		rd = bytes.NewReader(buf)
 	}
-	req, err := http.NewRequest(method, e.URL+path, rd)
+	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -278,7 +298,7 @@ func (e *Env) Do(token, method, path string, body any, header http.Header) *Resp
 	}
 	resp, err := e.Client.Do(req)
 	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
+		e.t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
