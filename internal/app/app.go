@@ -157,11 +157,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, DB: db, log: cfg.Logger}
 	a.Service = ops.New(db, nil, cfg.Logger)
-	if cfg.Sandbox {
-		a.Sandbox = sandbox.New()
-	}
 	if cfg.Clock != nil {
 		a.Service.Now = func() time.Time { return cfg.Clock().UTC().Truncate(time.Millisecond) }
+	}
+	if cfg.Sandbox {
+		a.Sandbox = sandbox.New()
+		if err := a.enableTestClocks(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	jobs, err := river.NewClient(a.sqlDriver(), &river.Config{Logger: quiet(cfg.Logger)})
 	if err != nil {

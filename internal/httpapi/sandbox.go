@@ -28,7 +28,9 @@ const scopeSandbox hosting.Scope = "\x00sandbox"
 // sandboxRoutes is the route table of the sandbox API, paths relative to SandboxBase.
 // Every route has scope scopeSandbox.
 func (s *Server) sandboxRoutes() []route {
-	return []route{}
+	var routes []route
+	routes = append(routes, s.clockRoutes()...)
+	return routes
 }
 
 // handleSandbox registers the sandbox routes, and OPTIONS on each of their paths.

@@ -14,8 +14,8 @@ import (
 
 func (s *Server) clockRoutes() []route {
 	return []route{
-		{"GET", "/clock", "", s.getClock},
-		{"POST", "/clock", "", s.advanceClock},
+		{"GET", "/clock", scopeSandbox, s.getClock},
+		{"POST", "/clock", scopeSandbox, s.advanceClock},
 	}
 }
 
