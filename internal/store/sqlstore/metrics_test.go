@@ -31,7 +31,7 @@ func TestMetricSamples(t *testing.T) {
 	}
 
 	targets, err := db.MetricTargets(ctx)
-	if err != nil || len(targets) != 2 || targets[0] != (metrics.Target{ServerID: 1, Name: "server-m00001"}) || targets[1].ServerID != 2 {
+	if err != nil || len(targets) != 2 || targets[0] != (metrics.Target{ServerID: 1, AccountID: 1, Name: "server-m00001"}) || targets[1].ServerID != 2 {
 		t.Fatalf("MetricTargets = %+v, %v; want the two live servers", targets, err)
 	}
 

@@ -115,6 +115,59 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("TestClocksAndMetersOfOneAccount", func(t *testing.T) {
+		s := open(t)
+		a, b := newAccount(t, s, "clock-a@example.com"), newAccount(t, s, "clock-b@example.com")
+		var ahead time.Duration
+		for _, by := range []time.Duration{72 * time.Hour, 90 * time.Minute} {
+			in(t, s, func(tx store.Tx) error {
+				var err error
+				ahead, err = tx.AdvanceClock(ctx, a, by)
+				return err
+			})
+		}
+		if want := 72*time.Hour + 90*time.Minute; ahead != want {
+			t.Fatalf("offset after two advances %s, want %s", ahead, want)
+		}
+		got, err := s.ClockOffsets(ctx)
+		if err != nil || len(got) != 1 || got[a] != ahead {
+			t.Fatalf("ClockOffsets = %v, %v; want only account %d at %s", got, err, a, ahead)
+		}
+		// Meters of both accounts, one hour due each; a step for one account charges
+		// only its own.
+		for _, id := range []int64{a, b} {
+			in(t, s, func(tx store.Tx) error {
+				if _, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxTopup, Amount: 10000, CreatedAt: now}); err != nil {
+					return err
+				}
+				next := now.Add(time.Hour)
+				_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: id, ResourceType: hosting.ResourceServer, ResourceID: id, ResourceName: "m",
+					Rate: 70, StartedAt: now, NextAt: &next, MonthStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+				return err
+			})
+		}
+		upto := now.Add(2 * time.Hour)
+		in(t, s, func(tx store.Tx) error {
+			due, err := tx.EarliestDue(ctx, upto, a)
+			if err != nil || due == nil || !due.Equal(now.Add(time.Hour)) {
+				t.Errorf("EarliestDue of account a = %v, %v", due, err)
+			}
+			res, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Upto: upto, Now: upto, Account: a})
+			if err != nil || res.Hours != 1 {
+				t.Errorf("ChargeDue of account a = %+v, %v; want its one hour", res, err)
+			}
+			due, err = tx.EarliestDue(ctx, upto, b)
+			if err != nil || due == nil {
+				t.Errorf("account b's hour after a's step: %v, %v; want still due", due, err)
+			}
+			return nil
+		})
+		in(t, s, func(tx store.Tx) error { return tx.ResetClock(ctx, a) })
+		if got, err := s.ClockOffsets(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("ClockOffsets after reset = %v, %v; want none", got, err)
+		}
+	})
+
 	t.Run("AccountsAndLedger", func(t *testing.T) {
 		s := open(t)
 		id := newAccount(t, s, "a@example.com")
