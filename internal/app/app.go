@@ -159,6 +159,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Service = ops.New(db, nil, cfg.Logger)
 	if cfg.Sandbox {
 		a.Sandbox = sandbox.New()
+		a.Service.Faults = a.Sandbox
 	}
 	if cfg.Clock != nil {
 		a.Service.Now = func() time.Time { return cfg.Clock().UTC().Truncate(time.Millisecond) }
