@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/berthhq/berth/internal/asynclog"
@@ -16,16 +17,23 @@ import (
 // kept-alive connection, and with parallel clients: what a request costs, and what
 // the request id and the request log add to it. allocs/op counts the client's side
 // too. log=off is a logger that takes no Info line (no request log); log=async is
-// berthd's: JSON through asynclog (to io.Discard here).
+// berthd's: JSON through asynclog (to io.Discard here); log=sync is JSON written to
+// /dev/null by the request itself (a system call per line), for comparison.
 func BenchmarkGetServer(b *testing.B) {
 	logw := asynclog.New(io.Discard, 0)
 	defer logw.Close()
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
 	for _, mode := range []struct {
 		name string
 		log  *slog.Logger
 	}{
 		{"log=off", slog.New(slog.DiscardHandler)},
 		{"log=async", slog.New(asynclog.Urgent(slog.NewJSONHandler(logw, nil), logw, slog.LevelWarn))},
+		{"log=sync", slog.New(slog.NewJSONHandler(devNull, nil))},
 	} {
 		env := testenv.New(b, testenv.Options{RateLimit: 1 << 30, Logger: mode.log})
 		a := env.NewAccount("en", "", "")
