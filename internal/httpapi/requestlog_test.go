@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -133,6 +134,22 @@ func TestRequestLog(t *testing.T) {
 		if rq.account != 0 && l["account_id"] != float64(rq.account) {
 			t.Errorf("%s: account_id %v, want %d", what, l["account_id"], rq.account)
 		}
+	}
+	// docs/operating.md shows an authenticated request's line as it is.
+	doc, err := os.ReadFile("../../docs/operating.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example map[string]any
+	for _, l := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(l, "{") && strings.Contains(l, `"msg":"request"`) {
+			if err := json.Unmarshal([]byte(l), &example); err != nil {
+				t.Fatalf("docs/operating.md: %q: %v", l, err)
+			}
+		}
+	}
+	if got, want := slices.Sorted(maps.Keys(example)), slices.Sorted(maps.Keys(out.requestLines(t, "log-test-0")[0])); !slices.Equal(got, want) {
+		t.Errorf("docs/operating.md shows a request line of %v, Berth writes %v", got, want)
 	}
 	all := out.String()
 	for _, secret := range []string{a.Token, b.Token, password, secretQuery, "log-replay", "Bearer"} {
