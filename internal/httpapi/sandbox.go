@@ -46,6 +46,8 @@ func (s *Server) sandboxRoutes() []route {
 		{"DELETE", "/faults", X, s.deleteFaults},
 		{"DELETE", "/faults/{id}", X, s.deleteFault},
 		{"GET", "/requests", X, s.listRequests},
+		{"POST", "/reset", X, s.resetAccount},
+		{"POST", "/seed", X, s.seed},
 	}
 }
 
