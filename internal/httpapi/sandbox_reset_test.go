@@ -318,3 +318,19 @@ func TestSandboxResetDuringOperations(t *testing.T) {
 	}
 	env.AssertLedger(t)
 }
+
+// TestSandboxResetRightAfterOperations: a reset right after an operation ended, while
+// the job queue may still be recording its job's end, leaves that job alone (the
+// queue's completer fails on a job row that is gone).
+func TestSandboxResetRightAfterOperations(t *testing.T) {
+	t.Parallel()
+	env := sandboxEnv(t)
+	a := env.NewAccount("en", "1000", "")
+	for range 20 {
+		srv := order(t, a, baseOrder())
+		for data(t, a.Do("GET", fmt.Sprintf("/operations/%d?wait=1", opID(t, srv)), nil).Want(t, 200))["status"] == "running" {
+		}
+		a.Sandbox("POST", "/reset", nil).Want(t, http.StatusOK)
+	}
+	env.AssertLedger(t)
+}

@@ -168,7 +168,7 @@ type Writer interface {
 	// ResetAccount empties an account for a sandbox reset (API-DECISIONS §11): its
 	// servers are deleted at once (kept only as deleted rows, so that their names stay
 	// used forever), and its snapshots, SSH keys, projects, recipes, operations (with
-	// the jobs of theirs not yet running), ledger (credit 0), meters, idempotency
+	// their jobs that wait to run), ledger (credit 0), meters, idempotency
 	// records and its servers' metrics are gone. The account itself, its tokens,
 	// console sessions and audit entries stay. ErrNotFound for no account.
 	ResetAccount(ctx context.Context, accountID int64, at time.Time) (AccountReset, error)

@@ -47,10 +47,11 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 	}
 	out.OpeningCredit = hosting.Money(opening)
 
-	// The jobs of its operations and snapshot deletions that no worker runs yet (as
-	// River's own JobDelete, which leaves a running job alone): a running one finds
-	// its operation or snapshot gone and is cancelled by its worker.
-	if _, err := q.q.ExecContext(ctx, `DELETE FROM river_job WHERE state <> 'running' AND (
+	// The jobs of its operations and snapshot deletions that wait to run. A running
+	// one finds its operation or snapshot gone and is cancelled by its worker; a
+	// finished one is left to the job queue, which may still be recording its end
+	// (River's completer fails on a job row that is gone).
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'scheduled') AND (
 		(kind = 'berth.operation' AND `+q.jsonInt("args", "operation_id")+` IN (SELECT id FROM operations WHERE account_id = ?))
 		OR (kind = 'berth.snapshot_delete' AND `+q.jsonInt("args", "snapshot_id")+` IN (SELECT id FROM snapshots WHERE account_id = ?)))`,
 		accountID, accountID); err != nil {
