@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/ssh"
+	"github.com/berthhq/berth/internal/testenv"
 )
 
 // ciToken is the fixed token of the test's fixtures file.
@@ -22,16 +20,8 @@ const ciToken = "berth_sandbox_berthd-test-fixed-token-0123456789"
 // ciToken, an SSH key, a project and a running and a stopped server.
 func fixturesFile(t *testing.T, token string) string {
 	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
 	file := filepath.Join(t.TempDir(), "fixtures.yaml")
-	err = os.WriteFile(file, fmt.Appendf(nil, `accounts:
+	err := os.WriteFile(file, fmt.Appendf(nil, `accounts:
   - email: ci@example.com
     credit: "25.00"
     tokens:
@@ -45,7 +35,7 @@ func fixturesFile(t *testing.T, token string) string {
     servers:
       - {display_name: web-1, plan_id: 1, location_id: 1, image_id: 1, status: running, project: web, ssh_keys: [deploy]}
       - {display_name: db-1, plan_id: 1, location_id: 1, image_id: 1, status: stopped}
-`, token, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))), 0o600)
+`, token, testenv.PublicKey(t)), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,19 +226,6 @@ func TestSandboxResetBlocked(t *testing.T) {
 	}
 }
 
-// transientCreate makes machine creation fail with an error worth retrying while on.
-type transientCreate struct {
-	compute.Driver
-	on atomic.Bool
-}
-
-func (f *transientCreate) Create(ctx context.Context, key string, spec compute.Spec) (compute.Machine, error) {
-	if f.on.Load() {
-		return compute.Machine{}, fmt.Errorf("%w: the hypervisor does not answer", compute.ErrUnavailable)
-	}
-	return f.Driver.Create(ctx, key, spec)
-}
-
 // operationJobs lists the states of the job queue's jobs of an operation.
 func operationJobs(t testing.TB, env *testenv.Env, opID int64) []string {
 	t.Helper()
@@ -274,7 +260,7 @@ func operationJobs(t testing.TB, env *testenv.Env, opID int64) []string {
 // job): no machine, record or charge comes back.
 func TestSandboxResetDuringOperations(t *testing.T) {
 	t.Parallel()
-	flaky := &transientCreate{}
+	flaky := &failingCreate{err: fmt.Errorf("%w: the hypervisor does not answer", compute.ErrUnavailable)}
 	env := sandboxEnv(t, testenv.Options{WrapDriver: func(d compute.Driver) compute.Driver { flaky.Driver = d; return flaky }})
 	a := env.NewAccount("en", "50", "")
 

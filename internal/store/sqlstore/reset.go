@@ -22,21 +22,9 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 	// whose deletion ran since the last reset (a reset removes the operations, so a
 	// server deleted before it has none; its machine went with that reset or with its
 	// deletion).
-	rows, err := q.q.QueryContext(ctx, `SELECT s.name FROM servers s WHERE s.account_id = ?
-		AND (s.deleted_at IS NULL OR EXISTS (SELECT 1 FROM operations o WHERE o.server_id = s.id)) ORDER BY s.id`, accountID)
-	if err != nil {
-		return out, err
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return out, err
-		}
-		out.Machines = append(out.Machines, name)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	var err error
+	if out.Machines, err = column[string](ctx, q.q, `SELECT s.name FROM servers s WHERE s.account_id = ?
+		AND (s.deleted_at IS NULL OR EXISTS (SELECT 1 FROM operations o WHERE o.server_id = s.id)) ORDER BY s.id`, accountID); err != nil {
 		return out, err
 	}
 	var opening int64
@@ -47,21 +35,16 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 	}
 	out.OpeningCredit = hosting.Money(opening)
 
-	// The jobs of its operations and snapshot deletions that wait to run. A running
-	// one finds its operation or snapshot gone and is cancelled by its worker; a
-	// finished one is left to the job queue, which may still be recording its end
-	// (River's completer fails on a job row that is gone).
-	if _, err := q.q.ExecContext(ctx, `DELETE FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'scheduled') AND (
-		(kind = 'berth.operation' AND `+q.jsonInt("args", "operation_id")+` IN (SELECT id FROM operations WHERE account_id = ?))
-		OR (kind = 'berth.snapshot_delete' AND `+q.jsonInt("args", "snapshot_id")+` IN (SELECT id FROM snapshots WHERE account_id = ?)))`,
-		accountID, accountID); err != nil {
-		return out, err
-	}
 	id := []any{accountID}
-	for _, w := range []struct {
-		stmt string
-		args []any
-	}{
+	return out, q.execAll(ctx, []statement{
+		// The jobs of its operations and snapshot deletions that wait to run. A
+		// running one finds its operation or snapshot gone and is cancelled by its
+		// worker; a finished one is left to the job queue, which may still be
+		// recording its end (River's completer fails on a job row that is gone).
+		{`DELETE FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'scheduled') AND (
+			(kind = 'berth.operation' AND ` + q.jsonInt("args", "operation_id") + ` IN (SELECT id FROM operations WHERE account_id = ?))
+			OR (kind = 'berth.snapshot_delete' AND ` + q.jsonInt("args", "snapshot_id") + ` IN (SELECT id FROM snapshots WHERE account_id = ?)))`,
+			[]any{accountID, accountID}},
 		// Deleted at once, without an operation; their projects are about to go.
 		{`UPDATE servers SET deleted_at = ? WHERE account_id = ? AND deleted_at IS NULL`, []any{ms(at), accountID}},
 		{`UPDATE servers SET operation_id = NULL WHERE account_id = ? AND operation_id IS NOT NULL`, id},
@@ -77,10 +60,5 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM projects WHERE account_id = ?`, id},
 		{`DELETE FROM recipes WHERE account_id = ?`, id},
 		{`UPDATE accounts SET credit = 0 WHERE id = ?`, id},
-	} {
-		if _, err := q.q.ExecContext(ctx, w.stmt, w.args...); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	})
 }
