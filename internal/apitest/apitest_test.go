@@ -481,6 +481,8 @@ func TestOperations(t *testing.T) {
 		"DELETE /faults/{id}": {"any", []string{"204", "401", "403", "404", "429", "500", "503"}},
 		"GET /requests":       {"any", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 		"GET /clock":          {"any", []string{"200", "401", "403", "404", "429", "500", "503"}},
+		"POST /reset":         {"any", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
+		"POST /seed":          {"any", []string{"201", "401", "403", "404", "422", "429", "500", "503"}},
 		"POST /clock":         {"any", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 	}
 	seen := map[string]bool{}
@@ -593,12 +595,14 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"OperationRef": api.OperationRef{}, "Operation": api.Operation{}, "Server": api.Server{},
 		"SSHKey": api.SSHKey{}, "Project": api.Project{}, "Recipe": api.Recipe{},
 		"SandboxFault": api.SandboxFault{}, "SandboxRequest": api.SandboxRequest{}, "SandboxClock": api.Clock{},
+		"SandboxSeeded": api.SandboxSeeded{},
 	}
 	requests := map[string]any{
 		"ServerCreate": api.ServerCreate{}, "ServerUpdate": api.ServerUpdate{},
 		"PowerRequest": api.PowerRequest{}, "SSHKeyCreate": api.SSHKeyCreate{},
 		"ProjectWrite": api.ProjectWrite{}, "RecipeWrite": api.RecipeWrite{}, "RecipeUpdate": api.RecipeWrite{},
 		"SandboxFaultCreate": api.SandboxFaultCreate{}, "SandboxClockAdvance": api.ClockAdvance{},
+		"SandboxReset": api.SandboxReset{}, "SandboxSeed": api.SandboxSeed{}, "SandboxSeedServer": api.SandboxSeedServer{},
 	}
 	check := func(name string, v any, response bool) {
 		ref := doc.Components.Schemas[name]
