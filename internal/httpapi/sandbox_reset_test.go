@@ -320,3 +320,39 @@ func TestSandboxResetRightAfterOperations(t *testing.T) {
 	}
 	env.AssertLedger(t)
 }
+
+// TestSandboxResetBeforeAMachineIsMade: a provisioning whose machine comes into being
+// only after a reset removed the account's machines (its worker was already past
+// its last look at the operation) removes that machine once it finds its operation
+// gone: no machine outlives its reset server.
+func TestSandboxResetBeforeAMachineIsMade(t *testing.T) {
+	t.Parallel()
+	g := &gatedCreate{entered: make(chan struct{}), release: make(chan struct{})}
+	env := sandboxEnv(t, testenv.Options{WrapDriver: func(d compute.Driver) compute.Driver { g.Driver = d; return g }})
+	a := env.NewAccount("en", "50", "")
+	srv := order(t, a, baseOrder())
+	select {
+	case <-g.entered:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the provisioning never reached the driver")
+	}
+	a.Sandbox("POST", "/reset", nil).Want(t, http.StatusOK)
+	close(g.release)
+	name := srv["name"].(string)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		jobs := operationJobs(t, env, opID(t, srv))
+		_, err := env.App.Driver().Machine(context.Background(), name)
+		if errors.Is(err, compute.ErrNotFound) && (len(jobs) == 0 || jobs[0] == "cancelled") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the reset: machine %v, job %v; want no machine and the job cancelled", err, jobs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got, want := holdingsOf(t, a), (holdings{transactions: 1, credit: "50.0000"}); got != want {
+		t.Errorf("the account after the reset: %+v, want %+v", got, want)
+	}
+	env.AssertLedger(t)
+}
