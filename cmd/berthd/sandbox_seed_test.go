@@ -109,6 +109,16 @@ func TestServeSandboxSeed(t *testing.T) {
 	if s, l := state(d.base); s != servers || l != ledger {
 		t.Errorf("started again with the same file:\n servers %s\n ledger %s\nwant as before:\n servers %s\n ledger %s", s, l, servers, ledger)
 	}
+	// The audit log says once that the operator's start made the account.
+	var made []any
+	for _, e := range runJSON(t, bin, append([]string{"admin", "audit", "list"}, storeFlags(t, data)...)...)["entries"].([]any) {
+		if e := e.(map[string]any); e["action"] == "serve --seed" && e["actor"] == "operator" {
+			made = append(made, e)
+		}
+	}
+	if len(made) != 1 || !strings.Contains(fmt.Sprint(made[0].(map[string]any)["target"]), "email=ci@example.com") {
+		t.Errorf("audit entries of serve --seed: %v, want one for the account", made)
+	}
 }
 
 // TestServeSeedRefused: --seed without --sandbox is a usage error, and a fixtures file

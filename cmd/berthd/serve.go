@@ -191,6 +191,12 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		}
 		for _, r := range res {
 			log.Info("sandbox account of --seed", "email", r.Email, "account", r.AccountID, "created", r.Created)
+			if r.Created {
+				// The operator's start made it: the audit log says so, as for
+				// `admin account create`.
+				a.Service.Audit(ctx, hosting.AuditEntry{Actor: "operator", Action: "serve --seed", Client: "cli",
+					AccountID: &r.AccountID, Target: "email=" + r.Email + " file=" + f.seed})
+			}
 		}
 	}
 	h, err := a.WebHandler()

@@ -3,6 +3,8 @@ package hosting
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // AddItem records the field errors of err, a validation *Error about one item of a
@@ -43,3 +45,32 @@ func (v *Validation) AddItem(item string, err error, rename map[string]string) b
 
 // Item is the place of item i of list in a request: "servers[0]".
 func Item(list string, i int) string { return fmt.Sprintf("%s[%d]", list, i) }
+
+// Text is the error as one line for a person, each message rendered by msg: a
+// validation error's messages each after its field ("field: message"), in Order and
+// then any other field by name, joined by "; "; any other error's message.
+func (e *Error) Text(msg func(Msg) string) string {
+	if len(e.Fields) == 0 {
+		return msg(e.Message)
+	}
+	var fields []string
+	for _, f := range e.Order {
+		if _, ok := e.Fields[f]; ok && !slices.Contains(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	var rest []string
+	for f := range e.Fields {
+		if !slices.Contains(fields, f) {
+			rest = append(rest, f)
+		}
+	}
+	slices.Sort(rest)
+	var parts []string
+	for _, f := range append(fields, rest...) {
+		for _, m := range e.Fields[f] {
+			parts = append(parts, f+": "+msg(m))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
