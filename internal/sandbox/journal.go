@@ -100,7 +100,7 @@ func (c *Capture) Body() json.RawMessage { return JournalBody(c.buf) }
 // JournalBody is a body as the journal keeps it, from its first bytes data (more
 // than MaxJournalBody of them: it was longer):
 //   - nil when it is empty;
-//   - a whole body that is JSON, as that JSON value, every member named
+//   - a whole body that is JSON (and UTF-8), as that JSON value, every member named
 //     root_password (at any depth, in any case) holding "[redacted]";
 //   - anything else (text that is not JSON, or a body longer than MaxJournalBody,
 //     cut there and ended with " … [truncated]") as a JSON string, with the value
@@ -110,7 +110,7 @@ func JournalBody(data []byte) json.RawMessage {
 		return nil
 	}
 	cut := len(data) > MaxJournalBody
-	if !cut && json.Valid(data) {
+	if !cut && utf8.Valid(data) && json.Valid(data) {
 		if out, ok := redactJSON(data); ok {
 			return out
 		}
