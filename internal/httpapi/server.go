@@ -223,9 +223,10 @@ const HSTS = "max-age=63072000; includeSubDomains"
 // (cors.go). A path that is not in clean form (a "." or ".." segment, an empty one as
 // in "//") is answered 404 like any unknown path: ServeMux would redirect it with 307,
 // keeping the method, to the cleaned path, so that DELETE /v1/servers/1/snapshots/..
-// followed to DELETE /v1/servers/1.
+// followed to DELETE /v1/servers/1. Every answer carries X-Request-Id (requestid.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
+	h[requestIDHeader] = []string{requestID(r.Header)}
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")

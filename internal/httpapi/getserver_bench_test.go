@@ -1,0 +1,56 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// BenchmarkGetServer is GET /v1/servers/{id} through the whole server (HTTP, the
+// dispatcher, authentication and rate limit, the store), one request at a time on a
+// kept-alive connection, and with parallel clients: what a request costs, and what
+// the request id and the request log add to it. allocs/op counts the client's side
+// too.
+func BenchmarkGetServer(b *testing.B) {
+	env := testenv.New(b, testenv.Options{RateLimit: 1 << 30})
+	a := env.NewAccount("en", "", "")
+	srv := runningServer(b, a)
+	req, _ := http.NewRequest("GET", fmt.Sprintf("%s/servers/%d", env.URL, int64(srv["id"].(float64))), nil)
+	req.Header.Set("Authorization", "Bearer "+a.Token)
+	req.Header.Set("Accept", "application/json")
+	get := func(c *http.Client) {
+		resp, err := c.Do(req.Clone(req.Context()))
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Errorf("status %d", resp.StatusCode)
+		}
+	}
+	b.Run("serial", func(b *testing.B) {
+		c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+		defer c.CloseIdleConnections()
+		b.ReportAllocs()
+		for b.Loop() {
+			get(c)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+		defer c.CloseIdleConnections()
+		b.ReportAllocs()
+		b.SetParallelism(4)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				get(c)
+			}
+		})
+	})
+}
