@@ -1,0 +1,9 @@
+//go:build !linux
+
+package clienttest
+
+import "os/exec"
+
+// dieWithParent: only Linux can tie a child's life to its parent's; elsewhere
+// TestMain stops berthd when the tests end.
+func dieWithParent(*exec.Cmd) {}
