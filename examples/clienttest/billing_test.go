@@ -19,7 +19,7 @@ func TestMonthlyCapThroughTheClock(t *testing.T) {
 	for time.Date(start.Year(), start.Month()+1, 0, 0, 0, 0, 0, time.UTC).Day() != 31 {
 		start = start.AddDate(0, 1, 0)
 	}
-	sb.advance(start.Sub(now).Truncate(time.Second).String())
+	sb.advance((start.Sub(now).Truncate(time.Second) + time.Second).String())
 
 	if _, err := c.CreateServer(ctx, order("month")); err != nil {
 		t.Fatal(err)

@@ -245,10 +245,26 @@ func writeJournal(w io.Writer, entries []journalEntry) {
 			id = *e.RequestID
 		}
 		fmt.Fprintf(w, "%s %s %s → %d (request %s)\n", e.Time.Format("15:04:05.000"), e.Method, target, e.Status, id)
-		if e.RequestBody != nil {
+		if e.RequestBody != nil && string(e.RequestBody) != "null" {
 			fmt.Fprintf(w, "    sent %s\n", e.RequestBody)
 		}
 		fmt.Fprintf(w, "    got  %s\n", e.ResponseBody)
+	}
+}
+
+// TestJournalShowsWhatTheClientSent: what a failing test prints (startTest's
+// cleanup) names each request, its answer's status and request id, and the bodies.
+func TestJournalShowsWhatTheClientSent(t *testing.T) {
+	c, sb := startTest(t)
+	if err := c.Do(testContext(t), "POST", "/projects", map[string]string{"name": "journal"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	writeJournal(&b, sb.requests(1))
+	for _, want := range []string{"POST /v1/projects → 201 (request ", `sent {"name":"journal"}`, `got  {"data":{`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the journal's lines lack %q:\n%s", want, b.String())
+		}
 	}
 }
 
