@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/app"
+	"github.com/berthhq/berth/internal/asynclog"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -144,7 +145,12 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 			return fmt.Errorf("--cors-origin %q: %v", o, err)
 		}
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// The log goes out from a goroutine of its own, so that a request never waits on
+	// stderr; a warning or an error at once. Closed last (defers run in reverse), it
+	// writes every line, App.Close's too, before serve returns.
+	logw := asynclog.New(os.Stderr, 0)
+	defer logw.Close()
+	log := slog.New(asynclog.Urgent(slog.NewJSONHandler(logw, nil), logw, slog.LevelWarn))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -190,6 +196,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		base = f.publicURL + "/v1" // where clients reach it
 	}
 	if f.demo {
+		_ = logw.Flush() // the lines so far come before the banner
 		if err := demo(ctx, a, g.data, base); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
