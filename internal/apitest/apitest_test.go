@@ -480,6 +480,8 @@ func TestOperations(t *testing.T) {
 		"DELETE /faults":      {"any", []string{"204", "401", "403", "404", "429", "500", "503"}},
 		"DELETE /faults/{id}": {"any", []string{"204", "401", "403", "404", "429", "500", "503"}},
 		"GET /requests":       {"any", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
+		"GET /clock":          {"any", []string{"200", "401", "403", "404", "429", "500", "503"}},
+		"POST /clock":         {"any", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 	}
 	seen := map[string]bool{}
 	ids := map[string]bool{}
@@ -590,13 +592,13 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"Image": api.Image{}, "Location": api.Location{}, "App": api.App{},
 		"OperationRef": api.OperationRef{}, "Operation": api.Operation{}, "Server": api.Server{},
 		"SSHKey": api.SSHKey{}, "Project": api.Project{}, "Recipe": api.Recipe{},
-		"SandboxFault": api.SandboxFault{}, "SandboxRequest": api.SandboxRequest{},
+		"SandboxFault": api.SandboxFault{}, "SandboxRequest": api.SandboxRequest{}, "SandboxClock": api.Clock{},
 	}
 	requests := map[string]any{
 		"ServerCreate": api.ServerCreate{}, "ServerUpdate": api.ServerUpdate{},
 		"PowerRequest": api.PowerRequest{}, "SSHKeyCreate": api.SSHKeyCreate{},
 		"ProjectWrite": api.ProjectWrite{}, "RecipeWrite": api.RecipeWrite{}, "RecipeUpdate": api.RecipeWrite{},
-		"SandboxFaultCreate": api.SandboxFaultCreate{},
+		"SandboxFaultCreate": api.SandboxFaultCreate{}, "SandboxClockAdvance": api.ClockAdvance{},
 	}
 	check := func(name string, v any, response bool) {
 		ref := doc.Components.Schemas[name]
@@ -669,6 +671,7 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"ServerCreate": {"plan_id", "location_id"}, "ServerUpdate": nil, "PowerRequest": {"action"},
 		"SSHKeyCreate": {"name", "public_key"}, "ProjectWrite": {"name"},
 		"RecipeWrite": {"name", "script"}, "RecipeUpdate": nil, "SandboxFaultCreate": nil,
+		"SandboxClockAdvance": {"advance"},
 	}
 	for name, want := range wantRequired {
 		if got := doc.Components.Schemas[name].Value.Required; !slices.Equal(got, want) {
