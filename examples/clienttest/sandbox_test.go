@@ -25,8 +25,12 @@ const (
 	token    = "berth_sandbox_example0client0suite0token0000000"
 )
 
-// berthURL is the address of the Berth TestMain started, without /v1.
-var berthURL string
+var (
+	// berthURL is the address of the Berth TestMain started, without /v1.
+	berthURL string
+	// berthdBin is the berthd TestMain built.
+	berthdBin string
+)
 
 // TestMain builds berthd, serves the sandbox on a free port of the loopback, waits
 // until it is ready, runs the tests and stops it (also when tests fail).
@@ -53,6 +57,7 @@ func runWithBerth(m *testing.M) int {
 	// A client's own CI would `go install github.com/berthhq/berth/cmd/berthd@VERSION`
 	// instead; here the berthd of this checkout is tested.
 	bin := filepath.Join(dir, "berthd")
+	berthdBin = bin
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/berthhq/berth/cmd/berthd").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build berthd: %v\n%s", err, out)
 		return 1
