@@ -259,12 +259,17 @@ func (w *Worker) power(ctx context.Context, job *river.Job[OperationArgs], op ho
 	return fmt.Errorf("%w: unknown power action %q", errPermanent, op.Action)
 }
 
-// spec builds what the driver needs to create a server's machine.
+// machineSpec is the machine a server has: its name, size, image and place.
+func machineSpec(srv hosting.Server) compute.Spec {
+	return compute.Spec{Name: srv.Name, VCPUs: srv.VCPUs, MemoryMB: srv.MemoryMB, DiskGB: srv.DiskGB,
+		Image: fmt.Sprintf("image-%d", srv.ImageID), RootPassHash: srv.RootPassHash, LocationID: srv.LocationID}
+}
+
+// spec builds what the driver needs to create a server's machine: machineSpec, and
+// its first-boot settings.
 func (w *Worker) spec(ctx context.Context, srv hosting.Server) (compute.Spec, error) {
 	st := w.svc.store
-	spec := compute.Spec{Name: srv.Name, VCPUs: srv.VCPUs, MemoryMB: srv.MemoryMB, DiskGB: srv.DiskGB,
-		Image: fmt.Sprintf("image-%d", srv.ImageID), RootPassHash: srv.RootPassHash}
-	spec.LocationID = srv.LocationID
+	spec := machineSpec(srv)
 	keys, err := st.ServerKeys(ctx, srv.ID)
 	if err != nil {
 		return spec, err
