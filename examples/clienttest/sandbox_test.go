@@ -22,7 +22,7 @@ import (
 // file's fixed tokens: a client's CI can write it down as this test does.
 const (
 	fixtures = "../fixtures.yaml"
-	token    = "berth_sandbox_example0client0suite0token0000000"
+	token    = "berth_sandbox_example-ci-token-0123456789abcdef"
 )
 
 var (

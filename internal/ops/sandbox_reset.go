@@ -93,10 +93,6 @@ func (s *Service) ResetAccount(ctx context.Context, p hosting.Principal, credit 
 }
 
 // resetTestClock puts an account's test clock back on the system clock, in tx.
-//
-// HOOK(test clocks): the per-account test clock (ops/clock.go, its offset in the
-// store's account_clocks) is not on this branch yet; once it is, this is
-// `return s.resetClock(ctx, tx, accountID)`.
 func (s *Service) resetTestClock(ctx context.Context, tx store.Tx, accountID int64) error {
-	return nil
+	return s.resetClock(ctx, tx, accountID)
 }
