@@ -32,6 +32,9 @@ func TestRetriesUnavailableAndRateLimited(t *testing.T) {
 			// sooner than the Retry-After of the answer before it.
 			reqs := sb.requests(3)
 			want := []int{200, tc.status, tc.status} // newest first
+			if len(reqs) != len(want) {
+				t.Fatalf("the journal holds %d requests of the test, want %d", len(reqs), len(want))
+			}
 			for i, r := range reqs {
 				if r.Method != "GET" || r.Path != "/v1/servers" || r.Status != want[i] {
 					t.Fatalf("request %d from the last: %s %s → %d, want GET /v1/servers → %d", i, r.Method, r.Path, r.Status, want[i])

@@ -137,6 +137,7 @@ type sandbox struct {
 	t     *testing.T
 	base  string
 	token string
+	since int64 // the journal's newest entry when the test began
 }
 
 // startTest starts a test from a clean account: a sandbox reset empties it
@@ -147,6 +148,9 @@ func startTest(t *testing.T) (*Client, *sandbox) {
 	t.Helper()
 	sb := &sandbox{t: t, base: berthURL + "/sandbox/v1", token: token}
 	sb.call("POST", "/reset", map[string]any{"credit": "100.00"}, nil)
+	if last := sb.requests(1); len(last) > 0 { // the journal outlives a reset
+		sb.since = last[0].ID
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			var b strings.Builder
@@ -229,11 +233,17 @@ type journalEntry struct {
 	ResponseBody   json.RawMessage `json:"response_body"`
 }
 
-// requests is the account's latest n requests to /v1, newest first.
+// requests is the test's latest n requests to /v1, newest first.
 func (s *sandbox) requests(n int) []journalEntry {
 	s.t.Helper()
+	var all []journalEntry
+	s.call("GET", fmt.Sprintf("/requests?limit=%d", n), nil, &all)
 	var out []journalEntry
-	s.call("GET", fmt.Sprintf("/requests?limit=%d", n), nil, &out)
+	for _, e := range all {
+		if e.ID > s.since {
+			out = append(out, e)
+		}
+	}
 	return out
 }
 

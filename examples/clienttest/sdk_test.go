@@ -2,6 +2,7 @@ package clienttest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/berthhq/berth/api"
@@ -22,8 +23,12 @@ func TestSDKAgainstTheSandbox(t *testing.T) {
 	if _, err := c.ListServers(ctx, client.ServerListOptions{}); err != nil {
 		t.Fatalf("ListServers through two 429s: %v", err)
 	}
-	if reqs := sb.requests(3); reqs[0].Status != 200 || reqs[1].Status != 429 || reqs[2].Status != 429 {
-		t.Errorf("want 429, 429, 200, got %d, %d, %d", reqs[2].Status, reqs[1].Status, reqs[0].Status)
+	var statuses []int // oldest first
+	for _, r := range sb.requests(3) {
+		statuses = append([]int{r.Status}, statuses...)
+	}
+	if fmt.Sprint(statuses) != "[429 429 200]" {
+		t.Errorf("the SDK's attempts answered %v, want [429 429 200]", statuses)
 	}
 
 	sb.fault(map[string]any{"operation": "provision", "slow": 10})
