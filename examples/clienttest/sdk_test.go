@@ -4,34 +4,52 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
 )
 
-// TestSDKAgainstTheSandbox runs the same faults against Berth's Go SDK: it retries a
-// 429 after its Retry-After on its own, and a 409 names the operation to wait on.
+// TestSDKAgainstTheSandbox runs Berth's Go SDK under the same faults, set up through
+// the SDK's own sandbox methods: it retries a 429 after its Retry-After by itself,
+// and a 409 names the operation to wait on.
 func TestSDKAgainstTheSandbox(t *testing.T) {
-	_, sb := startTest(t)
 	ctx := testContext(t)
 	c, err := client.New(client.WithBaseURL(berthURL+"/v1"), client.WithToken(token))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.ResetSandboxAccount(ctx, api.SandboxReset{Credit: client.Ptr("100.00")}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
 
-	sb.fault(map[string]any{"method": "GET", "path": "/servers", "status": 429, "times": 2})
+	_, err = c.CreateSandboxFault(ctx, api.SandboxFaultCreate{Method: client.Ptr("GET"), Path: client.Ptr("/servers"),
+		Status: client.Ptr[int64](429), Times: client.Ptr[int64](2)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.ListServers(ctx, client.ServerListOptions{}); err != nil {
 		t.Fatalf("ListServers through two 429s: %v", err)
 	}
+	reqs, err := c.ListSandboxRequests(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var statuses []int // oldest first
-	for _, r := range sb.requests(3) {
-		statuses = append([]int{r.Status}, statuses...)
+	for _, r := range reqs {
+		if r.Path == "/v1/servers" && !r.Time.Before(start.Add(-time.Second)) {
+			statuses = append([]int{r.Status}, statuses...)
+		}
 	}
 	if fmt.Sprint(statuses) != "[429 429 200]" {
 		t.Errorf("the SDK's attempts answered %v, want [429 429 200]", statuses)
 	}
 
-	sb.fault(map[string]any{"operation": "provision", "slow": 10})
+	_, err = c.CreateSandboxFault(ctx, api.SandboxFaultCreate{Operation: client.Ptr("provision"), Slow: client.Ptr(10.0)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := c.CreateServer(ctx, api.ServerCreate{PlanID: client.Ptr[int64](1), LocationID: client.Ptr[int64](1), ImageID: client.Ptr[int64](1)})
 	if err != nil {
 		t.Fatal(err)
