@@ -15,13 +15,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each package's tests may take longer than go test's default 10 minutes on a loaded
+# machine (the API package under -race took 23 minutes at a load of 20); a later
+# -timeout among the arguments wins.
+timeout=(-timeout 60m)
+
 if [ -z "${BERTH_TEST_DATABASE_URL:-}" ] && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 	eval "$(scripts/pg-test-server.sh)"
 	export BERTH_TEST_DATABASE_URL
 fi
 
 echo "== the whole suite (SQLite, and PostgreSQL's own tests)"
-go test -race "$@" ./...
+go test -race "${timeout[@]}" "$@" ./...
 
 # The packages whose tests run a Berth through internal/testenv, and the tests of the
 # berthd binary that run it on a store of their own: the restart tests, the fault test
@@ -32,8 +37,8 @@ pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./intern
 pg_binary_tests='^(TestRestartAfterSIGKILL|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
 	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart, fault and admin tests of ./cmd/berthd"
-	BERTH_TEST_STORE=postgres go test -race "$@" "${pg_packages[@]}"
-	BERTH_TEST_STORE=postgres go test -race "$@" -run "$pg_binary_tests" ./cmd/berthd/
+	BERTH_TEST_STORE=postgres go test -race "${timeout[@]}" "$@" "${pg_packages[@]}"
+	BERTH_TEST_STORE=postgres go test -race "${timeout[@]}" "$@" -run "$pg_binary_tests" ./cmd/berthd/
 else
 	echo
 	echo "*** PostgreSQL pass SKIPPED: no BERTH_TEST_DATABASE_URL and no PostgreSQL server binaries (apt-get install postgresql) ***"
