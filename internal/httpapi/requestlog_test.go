@@ -135,6 +135,13 @@ func TestRequestLog(t *testing.T) {
 			t.Errorf("%s: account_id %v, want %d", what, l["account_id"], rq.account)
 		}
 	}
+	// A sandbox call's line names its account too.
+	sbx := testenv.New(t, testenv.Options{Logger: log, Sandbox: true})
+	c := sbx.NewAccount("en", "100", "")
+	sbx.SandboxDo(c.Token, "GET", "/clock", nil, http.Header{"X-Request-Id": {"log-test-sandbox"}}).Want(t, 200)
+	if lines := out.requestLines(t, "log-test-sandbox"); len(lines) != 1 || lines[0]["route"] != "GET /sandbox/v1/clock" || lines[0]["account_id"] != float64(c.ID) {
+		t.Errorf("a sandbox call's log lines %v, want one naming its route and account %d", lines, c.ID)
+	}
 	// docs/operating.md shows an authenticated request's line as it is.
 	doc, err := os.ReadFile("../../docs/operating.md")
 	if err != nil {

@@ -154,6 +154,7 @@ func (s *Server) injectFault(w http.ResponseWriter, req *request, rt route, lang
 func (s *Server) sandboxDispatch(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := &request{Request: r, ctx: r.Context()}
+		defer req.noteAccount(w)
 		if rt.method == http.MethodGet {
 			s.serve(w, req, rt)
 			return
