@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/sandbox"
 )
 
 // TestSchemaLimitsMatchRules: the limits the document states in its schemas (lengths,
@@ -79,6 +82,92 @@ func TestSchemaLimitsMatchRules(t *testing.T) {
 	} {
 		if got, want := param.VisitJSON(s) == nil, serverRef(s); got != want {
 			t.Errorf("parameter ServerID %q: schema accepts = %v, hosting.ParseServerRef accepts = %v", s, got, want)
+		}
+	}
+}
+
+// TestSandboxFaultLimitsMatchRules: the schema of a sandbox fault (POST
+// /sandbox/v1/faults) accepts exactly the values of each field that the sandbox's
+// rules accept, at and around each limit; the paths a fault may name are the
+// document's /v1 paths that need a token.
+func TestSandboxFaultLimitsMatchRules(t *testing.T) {
+	t.Parallel()
+	doc := loadDoc(t)
+	var routes []sandbox.Route
+	var paths []any
+	for path, item := range doc.Paths.Map() {
+		if len(item.Servers) > 0 { // the sandbox's own
+			continue
+		}
+		for method, op := range item.Operations() {
+			if method == "OPTIONS" || op.Security != nil && len(*op.Security) == 0 {
+				continue
+			}
+			rt := sandbox.Route{Method: method, Path: path}
+			for _, st := range sandbox.FaultStatuses {
+				if op.Responses.Status(st) != nil {
+					rt.Statuses = append(rt.Statuses, st)
+				}
+			}
+			routes = append(routes, rt)
+			paths = append(paths, path)
+		}
+	}
+	schema := doc.Components.Schemas["SandboxFaultCreate"].Value
+	// accepts says whether the rules take v for field, beside companion fields that
+	// make the rest of one valid fault of its kind.
+	accepts := func(field string, v any) bool {
+		body := map[string]any{"status": 503}
+		switch field {
+		case "operation", "slow":
+			body = map[string]any{"operation": "power", "slow": 2}
+		case "fail":
+			body = map[string]any{"operation": "power", "slow": 2}
+			if v == true {
+				delete(body, "slow")
+			}
+		case "status":
+			body = map[string]any{}
+		}
+		body[field] = v
+		raw, _ := json.Marshal(body)
+		var in api.SandboxFaultCreate
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return false
+		}
+		_, err := sandbox.New().AddFault(1, sandbox.FaultSpec{Method: in.Method, Path: in.Path, Status: in.Status,
+			DelayMS: in.DelayMS, Operation: in.Operation, Fail: in.Fail, Slow: in.Slow, Times: in.Times,
+			Probability: in.Probability}, routes)
+		var he *hosting.Error
+		if err != nil && !errors.As(err, &he) {
+			t.Fatalf("%s = %v: %v", field, v, err)
+		}
+		return he == nil || len(he.Fields[field]) == 0
+	}
+	for field, values := range map[string][]any{
+		"method":      {"GET", "POST", "PATCH", "DELETE", "*", "PUT", "get", "", "HEAD"},
+		"path":        append(paths, "*", "/v1/me", "/servers/1", "", "/openapi.json", "/faults"),
+		"status":      {0, 200, 404, 409, 429, 500, 503, 504, -1},
+		"delay_ms":    {-1, 0, 1, 29999, 30000, 30001, 1.5},
+		"operation":   {"provision", "power", "reinstall", "rescale", "snapshot", "restore", "delete", "reboot", ""},
+		"fail":        {true, false},
+		"slow":        {-1, 0, 0.001, 1, 9.999, 10, 10.001},
+		"times":       {-1, 0, 1, 999999, 1000000, 1000001, 2.5},
+		"probability": {-0.001, 0, 0.5, 1, 1.001},
+	} {
+		prop := schema.Properties[field]
+		if prop == nil {
+			t.Errorf("SandboxFaultCreate.%s: no such property", field)
+			continue
+		}
+		for _, v := range values {
+			jv := v
+			if n, ok := v.(int); ok {
+				jv = float64(n)
+			}
+			if got, want := prop.Value.VisitJSON(jv) == nil, accepts(field, v); got != want {
+				t.Errorf("SandboxFaultCreate.%s = %v: schema accepts = %v, the rules accept = %v", field, v, got, want)
+			}
 		}
 	}
 }

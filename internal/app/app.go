@@ -162,6 +162,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	if cfg.Sandbox {
 		a.Sandbox = sandbox.New()
+		a.Service.Faults = a.Sandbox
 		if err := a.enableTestClocks(ctx); err != nil {
 			db.Close()
 			return nil, err

@@ -92,6 +92,7 @@ type propCase struct {
 // propOp is an operation of the document.
 type propOp struct {
 	id, method, tmpl string // tmpl: "/servers/{id}"
+	base             string // what tmpl is under: /v1, or a path's own servers' (/sandbox/v1)
 	params           []*openapi3.Parameter
 	body             *openapi3.Schema // nil: the operation takes no body
 	fields           []string         // params then body properties, in document order
@@ -102,13 +103,16 @@ func TestPropertySchemaBoundaries(t *testing.T) {
 	ctx := context.Background()
 	// The job queue is woken by each commit that enqueues: polling it every 10 ms
 	// besides only burns the CPU the requests need (half the run, under -race).
-	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30, FetchPoll: 500 * time.Millisecond})
+	// The sandbox is on: its routes are in the document too (under /sandbox/v1).
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30, FetchPoll: 500 * time.Millisecond, Sandbox: true})
 	acct := env.NewAccount("en", "100000", "")
 	if _, err := env.App.Service.SetQuotas(ctx, acct.ID, map[string]int{"servers": 1000, "ssh-keys": 1000,
 		"projects": 1000, "recipes": 1000, "snapshots": 1000}); err != nil {
 		t.Fatal(err)
 	}
 	g := &propGen{t: t, rng: rand.New(rand.NewPCG(propSeed, propSeed)), fx: newFixture(t, acct), doc: propDoc(t)}
+	// A fault for /faults/{id} that never applies (probability 0).
+	g.faultID = itoa(num(t, data(t, acct.Sandbox("POST", "/faults", map[string]any{"status": 503, "probability": 0}).Want(t, http.StatusCreated))["id"]))
 	apps := items(t, acct.Do("GET", "/apps", nil).Want(t, http.StatusOK))
 	if len(apps) == 0 {
 		t.Fatal("the catalog has no app")
@@ -178,6 +182,8 @@ type propGen struct {
 	doc   *openapi3.T
 	appID int64
 	seq   int
+	// faultID is a sandbox fault of the account, for /faults/{id}.
+	faultID string
 }
 
 // operations lists the document's operations: by path and method, those that delete
@@ -192,7 +198,10 @@ func (g *propGen) operations() []*propOp {
 			if op == nil {
 				continue
 			}
-			o := &propOp{id: op.OperationID, method: method, tmpl: tmpl}
+			o := &propOp{id: op.OperationID, method: method, tmpl: tmpl, base: "/v1"}
+			if len(item.Servers) == 1 {
+				o.base = item.Servers[0].URL
+			}
 			byKey := map[string]*openapi3.Parameter{}
 			var keys []string
 			for _, refs := range []openapi3.Parameters{item.Parameters, op.Parameters} {
@@ -367,7 +376,9 @@ func (g *propGen) pathValue(op *propOp, name string) string {
 	segs := strings.Split(strings.TrimPrefix(op.tmpl, "/"), "/")
 	for i, s := range segs {
 		if s == "{"+name+"}" && i > 0 {
-			if v, ok := g.fx.params(false)[segs[i-1]+"/"+s]; ok {
+			params := g.fx.params(false)
+			params["faults/{id}"] = g.faultID
+			if v, ok := params[segs[i-1]+"/"+s]; ok {
 				return v
 			}
 		}
@@ -712,7 +723,7 @@ func (c propCase) rawQuery() string {
 
 // describe is the request as a line: method, path and query, headers, body.
 func (c propCase) describe() string {
-	s := c.op.method + " /v1" + c.path
+	s := c.op.method + " " + c.op.base + c.path
 	if q := c.rawQuery(); q != "" {
 		s += "?" + q
 	}
@@ -754,7 +765,7 @@ func (c *collector) Errorf(format string, args ...any) {
 func (g *propGen) run(ctx context.Context, env *testenv.Env, client *http.Client, checker *apitest.Checker,
 	acct *testenv.Account, c propCase) ([]string, string) {
 	t := g.t
-	u := env.URL + c.path
+	u := env.Root + c.op.base + c.path
 	if q := c.rawQuery(); q != "" {
 		u += "?" + q
 	}

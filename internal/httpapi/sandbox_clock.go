@@ -12,13 +12,6 @@ import (
 // The sandbox's test clock (API-DECISIONS §11): each account's own now, which only
 // moves forward, and by which the real metering code charges the account.
 
-func (s *Server) clockRoutes() []route {
-	return []route{
-		{"GET", "/clock", scopeSandbox, s.getClock},
-		{"POST", "/clock", scopeSandbox, s.advanceClock},
-	}
-}
-
 // getClock answers GET /sandbox/v1/clock.
 func (s *Server) getClock(r *request) (int, any, error) {
 	return http.StatusOK, one(api.Clock{Now: s.svc.NowFor(r.p.Account.ID)}), nil

@@ -100,16 +100,10 @@ func TestClockAdvanceChargesTheMonth(t *testing.T) {
 	}
 	e.AssertLedger(t)
 
-	// What the account writes now is dated by its clock, ...
+	// What the account writes now is dated by its clock ...
 	p := data(t, a.Do("POST", "/projects", map[string]any{"name": "later"}).Want(t, http.StatusCreated))
 	if p["created_at"] != now.Format("2006-01-02T15:04:05Z") && p["created_at"] != now.Format(time.RFC3339Nano) {
 		t.Errorf("project created_at %v, want the account's now %s", p["created_at"], now)
-	}
-	// ... its servers' metrics cover the time skipped, ...
-	m := data(t, a.Do("GET", fmt.Sprintf("/servers/%d/metrics?range=24h", id), nil).Want(t, http.StatusOK))
-	points := m["cpu"].([]any)
-	if len(points) < 300 {
-		t.Errorf("24h of metrics after the advance has %d points, want about 360", len(points))
 	}
 	// ... and another advance charges nothing twice.
 	advance(t, a, "1h")
@@ -118,6 +112,27 @@ func TestClockAdvanceChargesTheMonth(t *testing.T) {
 		t.Errorf("server charged %s after the cap was reached, want still %s", byType2[hosting.ResourceServer], byType[hosting.ResourceServer])
 	}
 	e.AssertLedger(t)
+}
+
+// TestClockAdvanceFillsMetrics: the metrics of an account's server cover the time an
+// advance skipped, at times on the account's clock. (On the system clock: samples
+// older than a week of it are pruned.)
+func TestClockAdvanceFillsMetrics(t *testing.T) {
+	e := testenv.New(t, testenv.Options{Sandbox: true})
+	a := e.NewAccount("en", "100", "")
+	srv := order(t, a, map[string]any{"display_name": "busy", "plan_id": 2, "location_id": 1, "image_id": 1})
+	id := num(t, srv["id"])
+	waitOp(t, a, opID(t, srv))
+	now := advance(t, a, "48h")
+	m := data(t, a.Do("GET", fmt.Sprintf("/servers/%d/metrics?range=24h", id), nil).Want(t, http.StatusOK))
+	points := m["cpu"].([]any)
+	if len(points) < 300 {
+		t.Fatalf("24h of metrics after a 48h advance has %d points, want about 360", len(points))
+	}
+	at := time.Unix(num(t, points[len(points)-1].([]any)[0]), 0)
+	if d := now.Sub(at); d < 0 || d > time.Hour {
+		t.Errorf("last point at %s, want within the hour before the account's now %s", at, now)
+	}
 }
 
 // TestClockAdvanceSuspendsWhenCreditRunsOut: the metering pass an advance runs

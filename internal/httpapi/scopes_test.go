@@ -11,6 +11,7 @@ import (
 
 	"github.com/berthhq/berth/internal/apitest"
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -43,6 +44,23 @@ func TestScopes(t *testing.T) {
 			}
 			if rt.Scope == "" && (op.Security == nil || len(*op.Security) != 0) {
 				t.Errorf("%s needs no token but api/openapi.yaml does not say security: []", key)
+			}
+		}
+		// The sandbox's routes (served only with serve --sandbox) need any valid token.
+		h, err := env.App.Handler()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rt := range h.SandboxRoutes() {
+			path := strings.TrimPrefix(rt.Path, httpapi.SandboxBase)
+			inTable[rt.Method+" "+path] = true
+			item := doc.Paths.Find(path)
+			if item == nil || item.GetOperation(rt.Method) == nil || len(item.Servers) != 1 || item.Servers[0].URL != httpapi.SandboxBase {
+				t.Errorf("%s %s is not in api/openapi.yaml under its servers' /sandbox/v1", rt.Method, rt.Path)
+				continue
+			}
+			if docScope, _ := item.GetOperation(rt.Method).Extensions["x-berth-scope"].(string); docScope != "any" {
+				t.Errorf("%s %s: x-berth-scope %q in api/openapi.yaml, want any", rt.Method, rt.Path, docScope)
 			}
 		}
 		for path, item := range doc.Paths.Map() {

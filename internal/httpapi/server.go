@@ -79,8 +79,11 @@ type Server struct {
 	publicURL *url.URL
 	// corsOrigins are Config.CORSOrigins as browsers send them.
 	corsOrigins map[string]bool
-	// sandbox is Config.Sandbox (nil: off).
-	sandbox *sandbox.State
+	// sandbox is Config.Sandbox (nil: off); faultRoutes are the routes its HTTP
+	// faults may name, also by "METHOD /path" in faultRoute (sandbox.go).
+	sandbox     *sandbox.State
+	faultRoutes []sandbox.Route
+	faultRoute  map[string]sandbox.Route
 }
 
 // request is what a handler gets.
@@ -149,7 +152,9 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 		s.mux.Handle("OPTIONS /v1"+p, s.options(append(methods[p], http.MethodOptions)))
 	}
 	if s.sandbox != nil {
-		s.handleSandbox()
+		if err := s.handleSandbox(); err != nil {
+			return nil, err
+		}
 	}
 	s.mux.HandleFunc("/", s.unknown)
 	return s, nil
@@ -288,6 +293,11 @@ func setLimitHeaders(h http.Header, res ratelimit.Result) {
 func (s *Server) dispatch(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := &request{Request: r, ctx: r.Context()}
+		if s.sandbox != nil {
+			var done func()
+			w, done = s.journal(w, req)
+			defer done()
+		}
 		if rt.method == http.MethodGet {
 			s.serve(w, req, rt)
 			return
@@ -335,6 +345,9 @@ func (s *Server) admit(w http.ResponseWriter, req *request, rt route) (lang stri
 	}
 	if req.p.Account.Blocked && !(rt.method == "GET" && rt.path == "/me") {
 		s.fail(w, r, lang, hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked"))
+		return lang, false
+	}
+	if s.sandbox != nil && !sandboxCall && !s.injectFault(w, req, rt, lang) {
 		return lang, false
 	}
 	return lang, true
@@ -478,8 +491,8 @@ func auditEntry(req *request, base string, rt route, status int, body []byte, ke
 }
 
 // authenticate resolves the request's token and, when count is set, counts the
-// request against its rate limit, setting the limit headers (a sandbox call is not
-// counted, and carries no limit headers). It answers 401 or 429 itself and then
+// request against its rate limit; either way it sets the limit headers (a sandbox
+// call is not counted: its headers show the budget as it stands). It answers 401 or 429 itself and then
 // reports false. lang becomes the account's language once the token is known.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang string, count bool) (hosting.Principal, string, bool) {
 	now := time.Now()
@@ -526,10 +539,19 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 	if i18n.Supported(p.Account.Language) {
 		lang = p.Account.Language
 	}
+	key := "t:" + strconv.FormatInt(p.Token.ID, 10)
 	if !count {
+		// The budget as it is, for the headers; the call itself is free, even to a
+		// token that has spent its budget.
+		if res, err = s.tokens.Peek(ctx, key, now); err != nil {
+			s.fail(w, r, lang, err)
+			return p, lang, false
+		}
+		res.Allowed = true
+		setLimitHeaders(w.Header(), res)
 		return p, lang, true
 	}
-	res, err = s.tokens.Allow(ctx, "t:"+strconv.FormatInt(p.Token.ID, 10), now)
+	res, err = s.tokens.Allow(ctx, key, now)
 	if err != nil {
 		s.fail(w, r, lang, err)
 		return p, lang, false

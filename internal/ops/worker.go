@@ -79,6 +79,10 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[OperationArgs]) error 
 		attrs = append(attrs, "queued_ms", job.AttemptedAt.Sub(job.CreatedAt).Milliseconds())
 	}
 	w.svc.log.Info("operation started", attrs...)
+	ctx, failed, err := w.sandboxFault(ctx, job, op, srv)
+	if failed {
+		return err
+	}
 	err = w.run(ctx, job, op, srv)
 	if err == nil {
 		return nil

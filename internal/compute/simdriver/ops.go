@@ -27,7 +27,7 @@ func (d *Driver) Reinstall(ctx context.Context, key string, spec compute.Spec) e
 			return err
 		}
 		_, err := tx.ExecContext(ctx, d.rebind(`UPDATE sim_machines SET state = ?, image = ?, ready_at = ? WHERE name = ?`),
-			string(compute.StateRunning), spec.Image, now+d.scaled(ReinstallTime).Milliseconds(), spec.Name)
+			string(compute.StateRunning), spec.Image, now+d.scaled(ctx, ReinstallTime).Milliseconds(), spec.Name)
 		return err
 	})
 	if err != nil {
@@ -47,7 +47,7 @@ func (d *Driver) Resize(ctx context.Context, key, name string, vcpus, memoryMB, 
 			return fmt.Errorf("simdriver: %s: cannot resize while %s", name, state)
 		}
 		_, err = tx.ExecContext(ctx, d.rebind(`UPDATE sim_machines SET vcpus = ?, memory_mb = ?, disk_gb = ?, ready_at = ? WHERE name = ?`),
-			vcpus, memoryMB, max(disk, diskGB), now+d.scaled(ResizeTime).Milliseconds(), name)
+			vcpus, memoryMB, max(disk, diskGB), now+d.scaled(ctx, ResizeTime).Milliseconds(), name)
 		return err
 	})
 	if err != nil {
@@ -83,7 +83,7 @@ func (d *Driver) Snapshot(ctx context.Context, key, name, snap string, withMemor
 		}
 		_, err = tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_snapshots (machine, name, memory, size_gb, vcpus, memory_mb, disk_gb, image, ready_at, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), name, snap, withMemory, snapshotSize(disk, mem, withMemory), vcpus, mem, disk, image,
-			now+d.scaled(dur).Milliseconds(), now)
+			now+d.scaled(ctx, dur).Milliseconds(), now)
 		return err
 	})
 	if err != nil {
@@ -122,7 +122,7 @@ func (d *Driver) Restore(ctx context.Context, key, name, snap string, after comp
 		}
 		// The disk goes back to the snapshot's; the machine keeps its current size.
 		_, err = tx.ExecContext(ctx, d.rebind(`UPDATE sim_machines SET state = ?, image = ?, ready_at = ? WHERE name = ?`),
-			string(state), image, now+d.scaled(RestoreTime).Milliseconds(), name)
+			string(state), image, now+d.scaled(ctx, RestoreTime).Milliseconds(), name)
 		return err
 	})
 	if err != nil {
@@ -140,5 +140,5 @@ func (d *Driver) DeleteSnapshot(ctx context.Context, key, name, snap string) err
 	if err != nil && !errors.Is(err, compute.ErrNotFound) {
 		return err
 	}
-	return d.waitUntil(ctx, d.now().Add(d.scaled(DeleteSnapshotTime)).UnixMilli())
+	return d.waitUntil(ctx, d.now().Add(d.scaled(ctx, DeleteSnapshotTime)).UnixMilli())
 }

@@ -52,7 +52,11 @@ func New(db *sql.DB, scale float64, rebind func(string) string) *Driver {
 	return &Driver{db: db, scale: scale, now: time.Now, rebind: rebind}
 }
 
-func (d *Driver) scaled(x time.Duration) time.Duration { return time.Duration(float64(x) * d.scale) }
+// scaled is a duration at the driver's scale, times the slowdown ctx asks for
+// (compute.WithSlowdown: a sandbox's slow operation fault).
+func (d *Driver) scaled(ctx context.Context, x time.Duration) time.Duration {
+	return time.Duration(float64(x) * d.scale * compute.Slowdown(ctx))
+}
 
 // apply records the event key for machine and, only if it is new, runs change in the
 // same transaction. It returns the machine's ready_at after the call.
@@ -123,7 +127,7 @@ func (d *Driver) transition(ctx context.Context, key, name, event string, from [
 			return fmt.Errorf("simdriver: %s: cannot %s from %s", name, event, state)
 		}
 		_, err = tx.ExecContext(ctx, d.rebind(`UPDATE sim_machines SET state = ?, ready_at = ? WHERE name = ?`),
-			string(to), now+d.scaled(dur).Milliseconds(), name)
+			string(to), now+d.scaled(ctx, dur).Milliseconds(), name)
 		return err
 	})
 	if err != nil {
@@ -143,7 +147,7 @@ func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (com
 	res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_machines (name, state, vcpus, memory_mb, disk_gb, image, ready_at, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`),
 		spec.Name, string(compute.StateRunning), spec.VCPUs, spec.MemoryMB, spec.DiskGB, spec.Image,
-		now+d.scaled(CreateTime).Milliseconds(), now)
+		now+d.scaled(ctx, CreateTime).Milliseconds(), now)
 	if err != nil {
 		return compute.Machine{}, err
 	}
@@ -190,7 +194,7 @@ func (d *Driver) Reset(ctx context.Context, key, name string) error {
 func (d *Driver) Destroy(ctx context.Context, key, name string) error {
 	readyAt, err := d.apply(ctx, name, key, "destroy", func(tx *sql.Tx, now int64) error {
 		_, err := tx.ExecContext(ctx, d.rebind(`UPDATE sim_machines SET state = ?, destroyed_at = ?, ready_at = ? WHERE name = ? AND destroyed_at IS NULL`),
-			string(compute.StateAbsent), now, now+d.scaled(DestroyTime).Milliseconds(), name)
+			string(compute.StateAbsent), now, now+d.scaled(ctx, DestroyTime).Milliseconds(), name)
 		if err != nil {
 			return err
 		}
