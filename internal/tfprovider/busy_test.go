@@ -1,0 +1,151 @@
+package tfprovider_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// fault adds a sandbox fault (API-DECISIONS §11) to the account.
+func (a *acc) fault(spec map[string]any) {
+	a.t.Helper()
+	a.acct.Sandbox("POST", "/faults", spec).Want(a.t, http.StatusCreated)
+}
+
+// journal is the account's request journal since entry after, oldest first.
+func (a *acc) journal(after int64) []api.SandboxRequest {
+	a.t.Helper()
+	var out api.List[api.SandboxRequest]
+	a.acct.Sandbox("GET", "/requests?limit=1000", nil).Want(a.t, http.StatusOK).JSON(a.t, &out)
+	var list []api.SandboxRequest
+	for _, r := range out.Data {
+		if r.ID > after {
+			list = append(list, r)
+		}
+	}
+	slices.Reverse(list)
+	return list
+}
+
+// lastEntry is the id of the journal's newest entry.
+func (a *acc) lastEntry() int64 {
+	if l := a.journal(0); len(l) > 0 {
+		return l[len(l)-1].ID
+	}
+	return 0
+}
+
+// answered checks the journal since *mark: the calls of method to a path ending in
+// suffix answered statuses, in this order.
+func (a *acc) answered(mark *int64, method, suffix string, statuses ...int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		var got []int
+		for _, r := range a.journal(*mark) {
+			if r.Method == method && strings.HasSuffix(r.Path, suffix) {
+				got = append(got, r.Status)
+			}
+		}
+		if !slices.Equal(got, statuses) {
+			return fmt.Errorf("%s …%s answered %v, want %v", method, suffix, got, statuses)
+		}
+		return nil
+	}
+}
+
+// TestAccServerBusy: what an apply meets on the way is waited out. 409 (busy) and
+// 503 (unavailable) answers, injected with sandbox faults, are sent again; an ACPI
+// shutdown the guest ignores (an operation fault) is followed by a forced power-off;
+// a change met by an operation someone else started waits for that operation, named
+// in the 409, and is made once it has ended.
+func TestAccServerBusy(t *testing.T) {
+	a := newAcc(t, "en", testenv.Options{Sandbox: true, RateLimit: 1 << 20, SimTimeScale: 0.01})
+	const x = "berth_server.x"
+	srv := func(args string) string {
+		return a.config(server(`location = "fsn1"; plan = "s1-1c-1g"; image = "debian-12"; ` + args))
+	}
+	var mark, id int64
+	var powerOn *api.Server
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: a.providers(),
+		CheckDestroy:             a.serverGone(),
+		Steps: []resource.TestStep{
+			{Config: srv(`display_name = "a"`), Check: resource.ComposeAggregateTestCheckFunc(a.serverAgrees(x), sameServer(x, &id, true))},
+			{
+				PreConfig: func() {
+					mark = a.lastEntry()
+					a.fault(map[string]any{"method": "POST", "path": "/servers/{id}/power", "status": 409, "times": 2})
+					a.fault(map[string]any{"method": "PATCH", "path": "/servers/{id}", "status": 503, "times": 1})
+				},
+				Config: srv(`display_name = "b"; power_state = "stopped"`),
+				Check: resource.ComposeAggregateTestCheckFunc(a.serverAgrees(x),
+					resource.TestCheckResourceAttr(x, "status", "stopped"),
+					a.answered(&mark, "PATCH", "", 503, 200),
+					a.answered(&mark, "POST", "/power", 409, 409, 200)),
+			},
+			{Config: srv(`display_name = "b"; power_state = "running"`), Check: a.serverAgrees(x)},
+			{
+				PreConfig: func() {
+					mark = a.lastEntry()
+					a.fault(map[string]any{"operation": "power", "fail": true, "times": 1})
+				},
+				Config: srv(`display_name = "b"; power_state = "stopped"`),
+				Check: resource.ComposeAggregateTestCheckFunc(a.serverAgrees(x),
+					resource.TestCheckResourceAttr(x, "status", "stopped"),
+					func(*terraform.State) error {
+						var actions []string
+						for _, r := range a.journal(mark) {
+							if r.Method == "POST" && strings.HasSuffix(r.Path, "/power") {
+								var body api.PowerRequest
+								if err := json.Unmarshal(r.RequestBody, &body); err != nil || body.Action == nil {
+									return fmt.Errorf("power request body %s: %v", r.RequestBody, err)
+								}
+								actions = append(actions, *body.Action)
+							}
+						}
+						if want := []string{client.PowerShutdown, client.PowerOff}; !slices.Equal(actions, want) {
+							return fmt.Errorf("power actions %v, want %v (the ignored shutdown, then forced)", actions, want)
+						}
+						return nil
+					}),
+			},
+			{
+				PreConfig: func() {
+					// Someone else starts the server, slowly; the snapshot waits for it.
+					a.fault(map[string]any{"operation": "power", "slow": 10, "times": 1})
+					var err error
+					if powerOn, err = a.c.PowerServer(a.ctx(), client.ID(id), client.PowerOn); err != nil {
+						t.Fatalf("power on through the API: %v", err)
+					}
+					mark = a.lastEntry()
+				},
+				Config: srv(`display_name = "b"`) + hcl(`resource "berth_snapshot" "s" { server_id = berth_server.x.id; name = "s1" }`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("berth_snapshot.s", "status", "available"),
+					a.answered(&mark, "POST", "/snapshots", 409, 201),
+					func(*terraform.State) error {
+						op, err := a.c.GetOperation(a.ctx(), powerOn.Operation.ID)
+						if err != nil {
+							return err
+						}
+						for _, r := range a.journal(mark) {
+							if r.Method == "POST" && strings.HasSuffix(r.Path, "/snapshots") && r.Status == 201 &&
+								(op.FinishedAt == nil || r.Time.Before(*op.FinishedAt)) {
+								return fmt.Errorf("the snapshot was taken at %v, before the power operation ended (%v)", r.Time, op.FinishedAt)
+							}
+						}
+						return nil
+					}),
+			},
+		},
+	})
+}
