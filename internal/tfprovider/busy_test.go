@@ -2,13 +2,17 @@ package tfprovider_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/berthhq/berth/api"
@@ -145,6 +149,112 @@ func TestAccServerBusy(t *testing.T) {
 						}
 						return nil
 					}),
+			},
+		},
+	})
+}
+
+// dropFirstOrder loses the answer to the first order (POST /v1/servers) after Berth
+// has made the server, as a network failure would.
+type dropFirstOrder struct {
+	base    http.RoundTripper
+	mu      sync.Mutex
+	dropped int
+}
+
+func (d *dropFirstOrder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := d.base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost || req.URL.Path != "/v1/servers" {
+		return resp, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dropped > 0 {
+		return resp, err
+	}
+	d.dropped++
+	resp.Body.Close()
+	return nil, errors.New("connection reset by peer (the test lost the answer)")
+}
+
+// TestAccServerOrderRetried: an order whose answer is lost is sent again by the SDK
+// with the same Idempotency-Key, and the apply ends with the one server Berth made.
+func TestAccServerOrderRetried(t *testing.T) {
+	a := newAcc(t, "en")
+	drop := &dropFirstOrder{base: a.env.Client.Transport}
+	a.opts = []client.Option{client.WithHTTPClient(&http.Client{Transport: drop, Timeout: a.env.Client.Timeout})}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: a.providers(),
+		CheckDestroy:             a.serverGone(),
+		Steps: []resource.TestStep{{
+			Config: a.config(server(`location = "fsn1"; plan = "s1-1c-1g"; image = "debian-12"`)),
+			Check: resource.ComposeAggregateTestCheckFunc(a.serverAgrees("berth_server.x"), func(s *terraform.State) error {
+				all, err := a.c.ListServers(a.ctx(), client.ServerListOptions{})
+				if err != nil {
+					return err
+				}
+				id, err := idOf(s, "berth_server.x")
+				if drop.dropped != 1 || len(all) != 1 || err != nil || all[0].ID != id {
+					return fmt.Errorf("%d answers lost; the account has %d servers (%v), the state %d (%v): want one, the state's",
+						drop.dropped, len(all), all, id, err)
+				}
+				return nil
+			}),
+		}},
+	})
+}
+
+// TestAccServerTimeouts: the timeouts block bounds a create; the server it ordered is
+// kept in the state, tainted, and the next apply replaces it (its deletion waiting
+// for the provisioning still in progress).
+func TestAccServerTimeouts(t *testing.T) {
+	a := newAcc(t, "en", testenv.Options{Sandbox: true, RateLimit: 1 << 20, SimTimeScale: 0.02})
+	const x = "berth_server.x"
+	config := func(create string) string {
+		return a.config(fmt.Sprintf(`
+resource "berth_server" "x" {
+  location = "fsn1"
+  plan     = "s1-1c-1g"
+  image    = "debian-12"
+  timeouts {
+    create = %q
+  }
+}
+`, create))
+	}
+	var first int64
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: a.providers(),
+		CheckDestroy:             a.serverGone(),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					// A provisioning of about 6 s (30 s × 0.02 × 10).
+					a.fault(map[string]any{"operation": "provision", "slow": 10, "times": 1})
+				},
+				Config:      config("1s"),
+				ExpectError: regexp.MustCompile(`(?s)did not become running.*context deadline exceeded`),
+			},
+			{
+				Config: config("1m"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(x, plancheck.ResourceActionDestroyBeforeCreate)}},
+				PreConfig: func() {
+					all, err := a.c.ListServers(a.ctx(), client.ServerListOptions{})
+					if err != nil || len(all) != 1 || all[0].Status != "provisioning" {
+						t.Fatalf("after the timeout: servers %+v (%v), want the one still provisioning", all, err)
+					}
+					first = all[0].ID
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(a.serverAgrees(x), func(s *terraform.State) error {
+					if id, err := idOf(s, x); err != nil || id == first {
+						return fmt.Errorf("server %d after the replacement of the tainted %d (%v)", id, first, err)
+					}
+					if _, err := a.c.GetServer(a.ctx(), client.ID(first)); !isNotFound(err) {
+						return fmt.Errorf("the tainted server %d: %v, want it deleted", first, err)
+					}
+					return nil
+				}),
 			},
 		},
 	})
