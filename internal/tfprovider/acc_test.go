@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"golang.org/x/crypto/ssh"
 
@@ -44,6 +46,10 @@ type acc struct {
 // makes a few hundred calls in a minute) and an account speaking language.
 func newAcc(t *testing.T, language string, opts ...testenv.Options) *acc {
 	t.Helper()
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		// Skipped as terraform-plugin-testing would, before starting a Berth.
+		t.Skipf("Acceptance tests skipped unless env '%s' set", resource.EnvTfAcc)
+	}
 	o := testenv.Options{RateLimit: 1 << 20}
 	if len(opts) > 0 {
 		o = opts[0]

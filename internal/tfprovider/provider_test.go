@@ -2,7 +2,6 @@ package tfprovider_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -97,11 +96,8 @@ func failures(t *testing.T, tc resource.TestCase) string {
 // through the API behind OpenTofu's back fails apiAgrees, and a project still in
 // Berth fails the CheckDestroy gone.
 func TestAccChecksCanFail(t *testing.T) {
-	if os.Getenv(resource.EnvTfAcc) == "" {
-		t.Skip("Acceptance tests skipped unless env 'TF_ACC' set")
-	}
-	t.Parallel()
 	a := newAcc(t, "en")
+	t.Parallel()
 	var id int64
 	got := failures(t, resource.TestCase{
 		ProtoV6ProviderFactories: a.providers(),
