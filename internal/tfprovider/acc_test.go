@@ -42,14 +42,20 @@ type acc struct {
 	opts []client.Option
 }
 
+// newAccSkip skips an acceptance test when TF_ACC is unset, as terraform-plugin-testing
+// would (but before starting a Berth).
+func newAccSkip(t *testing.T) {
+	t.Helper()
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		t.Skipf("Acceptance tests skipped unless env '%s' set", resource.EnvTfAcc)
+	}
+}
+
 // newAcc starts a Berth with opts (default: no rate limit to speak of, as one test
 // makes a few hundred calls in a minute) and an account speaking language.
 func newAcc(t *testing.T, language string, opts ...testenv.Options) *acc {
 	t.Helper()
-	if os.Getenv(resource.EnvTfAcc) == "" {
-		// Skipped as terraform-plugin-testing would, before starting a Berth.
-		t.Skipf("Acceptance tests skipped unless env '%s' set", resource.EnvTfAcc)
-	}
+	newAccSkip(t)
 	o := testenv.Options{RateLimit: 1 << 20}
 	if len(opts) > 0 {
 		o = opts[0]

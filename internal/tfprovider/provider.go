@@ -11,6 +11,10 @@
 // after an apply is empty.
 package tfprovider
 
+// The documentation in docs/terraform is generated from the schema and from
+// examples/terraform (TestDocsUpToDate fails when it is stale).
+//go:generate ../../scripts/terraform-docs.sh
+
 import (
 	"context"
 	"errors"
