@@ -147,12 +147,8 @@ func (c *Client) RetryBusy(ctx context.Context, fn func() error) error {
 		if wait <= 0 {
 			wait = busyWait
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, wait) {
 			return err
-		case <-t.C:
 		}
 	}
 }

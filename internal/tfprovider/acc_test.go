@@ -2,8 +2,6 @@ package tfprovider_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/berthhq/berth/client"
 	"github.com/berthhq/berth/internal/i18n"
@@ -212,19 +209,6 @@ func wrapped(text string) *regexp.Regexp {
 		words[i] = regexp.QuoteMeta(w)
 	}
 	return regexp.MustCompile(strings.Join(words, `\s+`))
-}
-
-func publicKey(t *testing.T, comment string) string {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk))) + " " + comment
 }
 
 // hcl writes a block given on one line with its arguments separated by "; " as

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -152,4 +153,14 @@ func spelled(cur types.String, id int64, name string) types.String {
 		return idString(id)
 	}
 	return types.StringValue(name)
+}
+
+// within is ctx bounded by a timeout of a resource's timeouts block (get, e.g.
+// m.Timeouts.Create), def where the block does not set it; a timeout that does not
+// parse is an error in diags (and def is used).
+func within(ctx context.Context, get func(context.Context, time.Duration) (time.Duration, diag.Diagnostics),
+	def time.Duration, diags *diag.Diagnostics) (context.Context, context.CancelFunc) {
+	d, ds := get(ctx, def)
+	diags.Append(ds...)
+	return context.WithTimeout(ctx, d)
 }

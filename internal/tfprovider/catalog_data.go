@@ -185,25 +185,9 @@ type planModel struct {
 }
 
 func newPlanDataSource() datasource.DataSource {
-	return &lookup[planModel]{
-		dataBase: dataBase{base{name: "plan"}},
-		desc:     "A plan (server size) a location offers, by name.",
-		attrs:    with(planAttrs, map[string]schema.Attribute{"location": locationArg, "name": nameArg}),
-		find: func(ctx context.Context, k *catalog, m *planModel) error {
-			loc, err := k.location(ctx, m.Location.ValueString())
-			if err != nil {
-				return onAttr(err, "location")
-			}
-			p, err := plan(loc, m.Name.ValueString())
-			if err != nil {
-				return onAttr(err, "name")
-			}
-			name := m.Name // as configured: it may be the id
-			m.planFields = planOf(p)
-			m.Name = name
-			return nil
-		},
-	}
+	return offered("plan", "A plan (server size) a location offers, by name.", planAttrs, plan,
+		func(m *planModel) (*types.String, *types.String) { return &m.Location, &m.Name },
+		func(m *planModel, p api.Plan) { m.planFields = planOf(p) })
 }
 
 type imageModel struct {
@@ -212,23 +196,29 @@ type imageModel struct {
 }
 
 func newImageDataSource() datasource.DataSource {
-	return &lookup[imageModel]{
-		dataBase: dataBase{base{name: "image"}},
-		desc:     "An operating-system image a location offers, by name.",
-		attrs:    with(imageAttrs, map[string]schema.Attribute{"location": locationArg, "name": nameArg}),
-		find: func(ctx context.Context, k *catalog, m *imageModel) error {
-			loc, err := k.location(ctx, m.Location.ValueString())
-			if err != nil {
-				return onAttr(err, "location")
+	return offered("image", "An operating-system image a location offers, by name.", imageAttrs, image,
+		func(m *imageModel) (*types.String, *types.String) { return &m.Location, &m.Name },
+		func(m *imageModel, im api.Image) { m.imageFields = imageOf(im) })
+}
+
+// offered is the data source berth_<name> of an item a location offers, by its name
+// or id: find looks it up in the location, at gives the model's location and name,
+// set fills the model from the item (the name stays as configured).
+func offered[T, M any](name, desc string, attrs map[string]schema.Attribute, find func(api.Location, string) (T, error),
+	at func(*M) (loc, name *types.String), set func(*M, T)) datasource.DataSource {
+	return &lookup[M]{
+		dataBase: dataBase{base{name: name}},
+		desc:     desc,
+		attrs:    with(attrs, map[string]schema.Attribute{"location": locationArg, "name": nameArg}),
+		find: func(ctx context.Context, k *catalog, m *M) error {
+			loc, nm := at(m)
+			v, err := inLocation(ctx, k, *loc, *nm, find)
+			if err == nil {
+				configured := *nm
+				set(m, v)
+				*nm = configured
 			}
-			im, err := image(loc, m.Name.ValueString())
-			if err != nil {
-				return onAttr(err, "name")
-			}
-			name := m.Name
-			m.imageFields = imageOf(im)
-			m.Name = name
-			return nil
+			return err
 		},
 	}
 }
@@ -260,6 +250,18 @@ func newAppDataSource() datasource.DataSource {
 			return nil
 		},
 	}
+}
+
+// inLocation looks up the item named name (by lookup) in the location named loc; a
+// name Berth does not have is a notOffered on the attribute that gave it.
+func inLocation[T any](ctx context.Context, k *catalog, loc, name types.String, lookup func(api.Location, string) (T, error)) (T, error) {
+	l, err := k.location(ctx, loc.ValueString())
+	if err != nil {
+		var zero T
+		return zero, onAttr(err, "location")
+	}
+	v, err := lookup(l, name.ValueString())
+	return v, onAttr(err, "name")
 }
 
 // onAttr places a notOffered on the attribute attr.

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/berthhq/berth/internal/testenv"
 )
 
 // recordTest is the life of one record resource: create, import by id and by name,
@@ -136,7 +138,7 @@ func TestAccRecipe(t *testing.T) {
 
 func TestAccSSHKey(t *testing.T) {
 	a := newAcc(t, "en")
-	k1, k2 := publicKey(t, "one@example"), publicKey(t, "two@example")
+	k1, k2 := testenv.PublicKey(t, "one@example"), testenv.PublicKey(t, "two@example")
 	recordTest{
 		typ: "berth_ssh_key",
 		// A trailing newline, as file("~/.ssh/id_ed25519.pub") gives: Berth keeps the

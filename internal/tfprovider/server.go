@@ -292,16 +292,11 @@ func (r *serverResource) checkRescale(ctx context.Context, srv *api.Server, want
 func (r *serverResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var m serverModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := m.Timeouts.Create(ctx, serverCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := within(ctx, m.Timeouts.Create, serverCreateTimeout, &resp.Diagnostics)
 	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	k := newCatalog(r.c)
 	want := resolve(ctx, k, &m, &resp.Diagnostics)
 	order := api.ServerCreate{PlanID: &want.plan, LocationID: &want.loc.ID}
@@ -406,16 +401,11 @@ func (r *serverResource) Update(ctx context.Context, req resource.UpdateRequest,
 	var m, prior serverModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := m.Timeouts.Update(ctx, serverUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := within(ctx, m.Timeouts.Update, serverUpdateTimeout, &resp.Diagnostics)
 	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	k := newCatalog(r.c)
 	want := resolve(ctx, k, &m, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -479,16 +469,11 @@ func (r *serverResource) Update(ctx context.Context, req resource.UpdateRequest,
 func (r *serverResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var m serverModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := m.Timeouts.Delete(ctx, serverDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := within(ctx, m.Timeouts.Delete, serverDeleteTimeout, &resp.Diagnostics)
 	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	err := r.c.RetryBusy(ctx, func() error { return r.c.DeleteServer(ctx, m.ID.ValueString()) })
 	if err != nil && !isNotFound(err) {
 		resp.Diagnostics.AddError("Cannot delete the server", describeError(err))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/testenv"
 )
 
 // serverAPI is what the API says of server id, as the resource's attributes spell it
@@ -164,7 +165,7 @@ func server(args string) string {
 func TestAccServer(t *testing.T) {
 	a := newAcc(t, "en")
 	const x = "berth_server.x"
-	deps := hcl(`resource "berth_ssh_key" "k" { name = "k"; public_key = "`+publicKey(t, "k@example")+`" }`) +
+	deps := hcl(`resource "berth_ssh_key" "k" { name = "k"; public_key = "`+testenv.PublicKey(t, "k@example")+`" }`) +
 		hcl(`resource "berth_project" "p" { name = "p" }`)
 	var id int64
 	var ops int

@@ -116,16 +116,11 @@ func settle(ctx context.Context, c *client.Client, server string) error {
 func (r *snapshotResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var m snapshotModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := m.Timeouts.Create(ctx, snapshotCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := within(ctx, m.Timeouts.Create, snapshotCreateTimeout, &resp.Diagnostics)
 	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	server := m.ServerID.ValueString()
 	var snap *api.Snapshot
 	err := r.c.RetryBusy(ctx, func() error {
@@ -187,16 +182,11 @@ func (r *snapshotResource) Delete(ctx context.Context, req resource.DeleteReques
 	var m snapshotModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
 	id := parseID(m.ID, path.Root("id"), &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := m.Timeouts.Delete(ctx, snapshotDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := within(ctx, m.Timeouts.Delete, snapshotDeleteTimeout, &resp.Diagnostics)
 	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	server := m.ServerID.ValueString()
 	del, err := r.c.DeleteSnapshot(ctx, server, id)
 	if err == nil && del.Result == "scheduled" {
