@@ -3,7 +3,11 @@ package tfprovider
 import (
 	"context"
 	"errors"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -155,6 +159,32 @@ func TestAddError(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: diagnostics %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestNoHTTPOfItsOwn: the provider speaks to Berth only through the SDK (package
+// client): neither it nor its binary imports net/http or net.
+func TestNoHTTPOfItsOwn(t *testing.T) {
+	t.Parallel()
+	for _, dir := range []string{".", "../../cmd/terraform-provider-berth"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range parsed.Imports {
+				if p := strings.Trim(imp.Path.Value, `"`); p == "net" || strings.HasPrefix(p, "net/") {
+					t.Errorf("%s imports %s: the provider calls Berth through package client only", f, p)
+				}
+			}
 		}
 	}
 }
