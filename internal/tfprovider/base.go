@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -15,14 +16,29 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/i18n"
 )
 
 // base is what every resource and data source has: its type name and, once the
-// provider is configured, the SDK client.
+// provider is configured, the SDK client and the account's language.
 type base struct {
 	name string // berth_<name>
 	c    *client.Client
+	lang string
 }
+
+// configuredData is what the provider's Configure gives its resources and data
+// sources.
+type configuredData struct {
+	c    *client.Client
+	lang string // of the account: the provider's own messages are in it too
+}
+
+// messages are Berth's message catalogs (internal/i18n).
+var messages = sync.OnceValue(i18n.MustLoad)
+
+// message is a message of the catalogs in lang.
+func message(lang, id string, args map[string]any) string { return messages().T(lang, id, args) }
 
 // Metadata names the resource or data source berth_<name>.
 func (b *base) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -32,7 +48,7 @@ func (b *base) Metadata(_ context.Context, req resource.MetadataRequest, resp *r
 // Configure takes the provider's client (nil before the provider is configured, as
 // during validation).
 func (b *base) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	b.c = configured(req.ProviderData, &resp.Diagnostics)
+	b.configure(req.ProviderData, &resp.Diagnostics)
 }
 
 // dataBase is base for a data source (the framework's request types differ).
@@ -45,18 +61,19 @@ func (b *dataBase) Metadata(_ context.Context, req datasource.MetadataRequest, r
 
 // Configure takes the provider's client.
 func (b *dataBase) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	b.c = configured(req.ProviderData, &resp.Diagnostics)
+	b.configure(req.ProviderData, &resp.Diagnostics)
 }
 
-func configured(data any, diags *diag.Diagnostics) *client.Client {
+func (b *base) configure(data any, diags *diag.Diagnostics) {
 	if data == nil {
-		return nil
+		return
 	}
-	c, ok := data.(*client.Client)
+	d, ok := data.(*configuredData)
 	if !ok {
 		diags.AddError("Internal error in the berth provider", fmt.Sprintf("provider data of type %T", data))
+		return
 	}
-	return c
+	b.c, b.lang = d.c, d.lang
 }
 
 // apiMessage is the message of an API error (in the account's language), or the

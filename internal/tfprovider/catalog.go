@@ -3,10 +3,12 @@ package tfprovider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/i18n"
 )
 
 // catalog resolves locations, plans, images and apps, each given by its name or its
@@ -41,31 +43,42 @@ func (k *catalog) allApps(ctx context.Context) ([]api.App, error) {
 	return k.apps, nil
 }
 
-// notOffered is a name or id the catalog does not have; its message names the value
-// and lists what is offered. attr is the attribute that gave it, where a caller
-// knows.
-type notOffered struct{ msg, attr string }
+// notOffered is a name or id the catalog does not have. Its message (msg, in a
+// language) names the value and lists what is offered; attr is the attribute that
+// gave it, where a caller knows.
+type notOffered struct {
+	id   string         // the message's id in internal/i18n: terraform.no_plan, ...
+	args map[string]any // value, offered, location
+	attr string
+}
 
-func (e *notOffered) Error() string { return e.msg }
+func (e *notOffered) Error() string { return e.msg(i18n.Default) }
 
-// find returns the item of items named s (its name, or its id), or a notOffered
-// whose message says where it was looked for (in, e.g. `location "fsn1"`).
-func find[T any](items []T, s, what, in string, key func(T) (string, int64)) (T, error) {
-	id, byID := asID(s)
+// msg is the message in lang.
+func (e *notOffered) msg(lang string) string {
+	args := maps.Clone(e.args)
+	if args["offered"] == "" {
+		args["offered"] = message(lang, "terraform.nothing", nil)
+	}
+	return message(lang, e.id, args)
+}
+
+// find returns the item of items named s (its name, or its id), or a notOffered of
+// the message id (whose args are where, beside value and offered).
+func find[T any](items []T, s, id string, where map[string]any, key func(T) (string, int64)) (T, error) {
+	n, byID := asID(s)
 	names := make([]string, 0, len(items))
 	for _, it := range items {
 		name, itID := key(it)
-		if name == s || byID && itID == id {
+		if name == s || byID && itID == n {
 			return it, nil
 		}
 		names = append(names, fmt.Sprintf("%s (id %d)", name, itID))
 	}
 	var zero T
-	offered := "nothing"
-	if len(names) > 0 {
-		offered = strings.Join(names, ", ")
-	}
-	return zero, &notOffered{msg: fmt.Sprintf("%s offers no %s %q. It offers: %s.", in, what, s, offered)}
+	args := map[string]any{"value": s, "offered": strings.Join(names, ", ")}
+	maps.Copy(args, where)
+	return zero, &notOffered{id: id, args: args}
 }
 
 // location is the location named s.
@@ -74,7 +87,7 @@ func (k *catalog) location(ctx context.Context, s string) (api.Location, error) 
 	if err != nil {
 		return api.Location{}, err
 	}
-	return find(locs, s, "location", "Berth", func(l api.Location) (string, int64) { return l.Name, l.ID })
+	return find(locs, s, "terraform.no_location", nil, func(l api.Location) (string, int64) { return l.Name, l.ID })
 }
 
 // locationByID is the location of id (a server's): zero when Berth no longer offers
@@ -92,16 +105,16 @@ func (k *catalog) locationByID(ctx context.Context, id int64) (api.Location, err
 	return api.Location{ID: id}, nil
 }
 
-func in(loc api.Location) string { return fmt.Sprintf("Location %q", loc.Name) }
+func in(loc api.Location) map[string]any { return map[string]any{"location": loc.Name} }
 
 // plan is the plan named s that loc offers.
 func plan(loc api.Location, s string) (api.Plan, error) {
-	return find(loc.Plans, s, "plan", in(loc), func(p api.Plan) (string, int64) { return p.Name, p.ID })
+	return find(loc.Plans, s, "terraform.no_plan", in(loc), func(p api.Plan) (string, int64) { return p.Name, p.ID })
 }
 
 // image is the image named s that loc offers.
 func image(loc api.Location, s string) (api.Image, error) {
-	return find(loc.Images, s, "image", in(loc), func(im api.Image) (string, int64) { return im.Name, im.ID })
+	return find(loc.Images, s, "terraform.no_image", in(loc), func(im api.Image) (string, int64) { return im.Name, im.ID })
 }
 
 // app is the one-click app named s.
@@ -110,7 +123,7 @@ func (k *catalog) app(ctx context.Context, s string) (api.App, error) {
 	if err != nil {
 		return api.App{}, err
 	}
-	return find(apps, s, "app", "Berth", func(a api.App) (string, int64) { return a.Name, a.ID })
+	return find(apps, s, "terraform.no_app", nil, func(a api.App) (string, int64) { return a.Name, a.ID })
 }
 
 // names are the names of a server's location, plan, image and app (empty where the

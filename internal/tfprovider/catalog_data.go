@@ -103,17 +103,18 @@ func (d *lookup[M]) Read(ctx context.Context, req datasource.ReadRequest, resp *
 		return
 	}
 	if err := d.find(ctx, newCatalog(d.c), &m); err != nil {
-		addLookupError(&resp.Diagnostics, err)
+		addLookupError(&resp.Diagnostics, d.lang, err)
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// addLookupError adds a notOffered on the attribute it names, anything else as it is.
-func addLookupError(diags *diag.Diagnostics, err error) {
+// addLookupError adds a notOffered on the attribute it names (in lang), anything else
+// as it is.
+func addLookupError(diags *diag.Diagnostics, lang string, err error) {
 	var no *notOffered
 	if errors.As(err, &no) {
-		diags.AddAttributeError(path.Root(no.attr), "Not offered by Berth", no.msg)
+		diags.AddAttributeError(path.Root(no.attr), "Not offered by Berth", no.msg(lang))
 		return
 	}
 	diags.AddError("Cannot read Berth's catalog", describeError(err))
@@ -268,7 +269,7 @@ func inLocation[T any](ctx context.Context, k *catalog, loc, name types.String, 
 func onAttr(err error, attr string) error {
 	var no *notOffered
 	if errors.As(err, &no) {
-		return &notOffered{msg: no.msg, attr: attr}
+		return &notOffered{id: no.id, args: no.args, attr: attr}
 	}
 	return err
 }

@@ -153,8 +153,8 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 			fmt.Sprintf("Account %d (%s) is blocked by the operator: every change answers 403.", me.ID, me.Email))
 		return
 	}
-	resp.ResourceData = c
-	resp.DataSourceData = c
+	data := &configuredData{c: c, lang: me.Language}
+	resp.ResourceData, resp.DataSourceData = data, data
 }
 
 // Resources are the managed resources.

@@ -142,7 +142,7 @@ type resolved struct {
 
 // resolve looks up the location, plan, image and app of m in the catalog, adding an
 // error on the attribute of each that Berth does not offer.
-func resolve(ctx context.Context, k *catalog, m *serverModel, diags *diag.Diagnostics) resolved {
+func resolve(ctx context.Context, k *catalog, m *serverModel, lang string, diags *diag.Diagnostics) resolved {
 	var out resolved
 	report := func(attr string, err error) bool {
 		if err == nil {
@@ -150,7 +150,7 @@ func resolve(ctx context.Context, k *catalog, m *serverModel, diags *diag.Diagno
 		}
 		var no *notOffered
 		if errors.As(err, &no) {
-			diags.AddAttributeError(path.Root(attr), "Not offered by Berth", no.msg)
+			diags.AddAttributeError(path.Root(attr), "Not offered by Berth", no.msg(lang))
 		} else {
 			diags.AddError("Cannot read Berth's catalog", describeError(err))
 		}
@@ -198,7 +198,7 @@ func (r *serverResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	want := resolve(ctx, newCatalog(r.c), &m, &resp.Diagnostics)
+	want := resolve(ctx, newCatalog(r.c), &m, r.lang, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() || req.State.Raw.IsNull() {
 		return
 	}
@@ -271,22 +271,23 @@ func (r *serverResource) checkRescale(ctx context.Context, srv *api.Server, want
 			fits = append(fits, o.Name)
 		}
 	}
-	offered := "none"
-	if len(fits) > 0 {
-		offered = strings.Join(fits, ", ")
+	args := map[string]any{"server": srv.Name, "disk": srv.DiskGB, "location": want.loc.Name, "plan": want.planName,
+		"fits": strings.Join(fits, ", ")}
+	if len(fits) == 0 {
+		args["fits"] = message(r.lang, "terraform.nothing", nil)
 	}
+	id := ""
 	switch {
 	case target == nil:
-		diags.AddAttributeError(path.Root("plan"), "Cannot rescale the server",
-			fmt.Sprintf("Berth offers no move of %s to plan %s. Plans it can move to: %s.", srv.Name, want.planName, offered))
+		id = "terraform.rescale_unknown"
 	case !target.DiskOK:
-		diags.AddAttributeError(path.Root("plan"), "Cannot rescale the server",
-			fmt.Sprintf("Plan %s has a %d GB disk, smaller than the %d GB disk of %s, and a disk never shrinks. "+
-				"Plans it can move to: %s.", target.Name, target.DiskGB, srv.DiskGB, srv.Name, offered))
+		id, args["plan_disk"] = "terraform.rescale_disk", target.DiskGB
 	case !target.InStock:
-		diags.AddAttributeError(path.Root("plan"), "Cannot rescale the server",
-			fmt.Sprintf("Plan %s is out of stock in location %s. Plans it can move to: %s.", target.Name, want.loc.Name, offered))
+		id = "terraform.rescale_stock"
+	default:
+		return
 	}
+	diags.AddAttributeError(path.Root("plan"), "Cannot rescale the server", message(r.lang, id, args))
 }
 
 func (r *serverResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -298,7 +299,7 @@ func (r *serverResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	k := newCatalog(r.c)
-	want := resolve(ctx, k, &m, &resp.Diagnostics)
+	want := resolve(ctx, k, &m, r.lang, &resp.Diagnostics)
 	order := api.ServerCreate{PlanID: &want.plan, LocationID: &want.loc.ID}
 	if want.app != 0 {
 		order.AppID = &want.app
@@ -407,7 +408,7 @@ func (r *serverResource) Update(ctx context.Context, req resource.UpdateRequest,
 		return
 	}
 	k := newCatalog(r.c)
-	want := resolve(ctx, k, &m, &resp.Diagnostics)
+	want := resolve(ctx, k, &m, r.lang, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -309,10 +309,10 @@ func TestAccServerApp(t *testing.T) {
 }
 
 // TestAccServerNotOffered: a location, plan, image or app Berth does not offer is an
-// error at plan time, on its attribute, that names the value and lists what is
-// offered (as the API lists it).
+// error at plan time, on its attribute, in the account's language, that names the
+// value and lists what is offered (as the API lists it).
 func TestAccServerNotOffered(t *testing.T) {
-	a := newAcc(t, "en")
+	a := newAcc(t, "de")
 	locs, err := a.c.ListLocations(a.ctx())
 	if err != nil {
 		t.Fatal(err)
@@ -338,8 +338,8 @@ func TestAccServerNotOffered(t *testing.T) {
 	for _, ap := range apps {
 		appNames = append(appNames, fmt.Sprintf("%s (id %d)", ap.Name, ap.ID))
 	}
-	refused := func(attr, msg string) *regexp.Regexp {
-		return onAttribute("berth_server.x", attr, wrapped(msg))
+	refused := func(attr, id string, args map[string]any) *regexp.Regexp {
+		return onAttribute("berth_server.x", attr, message(t, "de", id, args))
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: a.providers(),
@@ -347,23 +347,23 @@ func TestAccServerNotOffered(t *testing.T) {
 			{
 				Config:      a.config(server(`location = "mars1"; plan = "s1-1c-1g"; image = "debian-12"`)),
 				PlanOnly:    true,
-				ExpectError: refused("location", `Berth offers no location "mars1". It offers: `+strings.Join(locNames, ", ")+"."),
+				ExpectError: refused("location", "terraform.no_location", map[string]any{"value": "mars1", "offered": strings.Join(locNames, ", ")}),
 			},
 			{
 				Config:      a.config(server(`location = "hel1"; plan = "s9-huge"; image = "debian-12"`)),
 				PlanOnly:    true,
-				ExpectError: refused("plan", `Location "hel1" offers no plan "s9-huge". It offers: `+strings.Join(plans, ", ")+"."),
+				ExpectError: refused("plan", "terraform.no_plan", map[string]any{"value": "s9-huge", "location": "hel1", "offered": strings.Join(plans, ", ")}),
 			},
 			{
 				// fedora-41 exists, but not in hel1.
 				Config:      a.config(server(`location = "hel1"; plan = "s1-1c-1g"; image = "fedora-41"`)),
 				PlanOnly:    true,
-				ExpectError: refused("image", `Location "hel1" offers no image "fedora-41". It offers: `+strings.Join(images, ", ")+"."),
+				ExpectError: refused("image", "terraform.no_image", map[string]any{"value": "fedora-41", "location": "hel1", "offered": strings.Join(images, ", ")}),
 			},
 			{
 				Config:      a.config(server(`location = "hel1"; plan = "s1-1c-1g"; app = "99"`)),
 				PlanOnly:    true,
-				ExpectError: refused("app", `Berth offers no app "99". It offers: `+strings.Join(appNames, ", ")+"."),
+				ExpectError: refused("app", "terraform.no_app", map[string]any{"value": "99", "offered": strings.Join(appNames, ", ")}),
 			},
 			{
 				Config:      a.config(server(`location = "hel1"; plan = "s1-1c-1g"; image = "debian-12"; app = "docker"`)),

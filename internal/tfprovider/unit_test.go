@@ -78,7 +78,7 @@ func TestFind(t *testing.T) {
 		switch {
 		case tc.msg == "" && (err != nil || p.ID != tc.wantID):
 			t.Errorf("plan %q: %+v, %v; want id %d", tc.s, p, err, tc.wantID)
-		case tc.msg != "" && (!errors.As(err, &no) || no.msg != tc.msg):
+		case tc.msg != "" && (!errors.As(err, &no) || no.msg("en") != tc.msg):
 			t.Errorf("plan %q: %v; want %q", tc.s, err, tc.msg)
 		}
 	}
