@@ -39,8 +39,11 @@ if [ -n "$TF_ACC_TERRAFORM_PATH" ]; then
 	export TF_ACC=1 TF_ACC_TERRAFORM_PATH TF_ACC_PROVIDER_NAMESPACE=hashicorp TF_ACC_PROVIDER_HOST=registry.opentofu.org
 fi
 
+# A package's tests may take longer than go test's default 10 minutes on a busy
+# machine: the provider's acceptance tests take about 2.5 on a quiet one, near 10 when
+# other work shares its two cores.
 echo "== the whole suite (SQLite, and PostgreSQL's own tests)"
-go test -race "$@" ./...
+go test -race -timeout 30m "$@" ./...
 
 # The packages whose tests run a Berth through internal/testenv, and the tests of the
 # berthd binary that run it on a store of their own: the restart tests, the fault test
@@ -51,7 +54,7 @@ pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./intern
 pg_binary_tests='^(TestRestartAfterSIGKILL|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
 	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart, fault and admin tests of ./cmd/berthd"
-	BERTH_TEST_STORE=postgres go test -race "$@" "${pg_packages[@]}"
+	BERTH_TEST_STORE=postgres go test -race -timeout 30m "$@" "${pg_packages[@]}"
 	BERTH_TEST_STORE=postgres go test -race "$@" -run "$pg_binary_tests" ./cmd/berthd/
 else
 	echo
