@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -151,7 +152,7 @@ func TestEveryOperationHasAMethod(t *testing.T) {
 // every endpoint, each answer validated against the document on its way.
 func TestEveryEndpoint(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{RateLimit: 1 << 20})
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 20, Sandbox: true})
 	acct := env.NewAccount("en", "500", "")
 	rec := &seen{base: env.Client.Transport}
 	c := newClientVia(t, env, rec, acct.Token)
@@ -285,6 +286,35 @@ func TestEveryEndpoint(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", what, err)
 		}
+	}
+
+	// The sandbox API (the Berth runs with --sandbox).
+	fault := must[*api.SandboxFault](t)(c.CreateSandboxFault(ctx, api.SandboxFaultCreate{Operation: client.Ptr("power"), Slow: client.Ptr(2.0), Times: client.Ptr(int64(3))}))
+	if fault.Operation == nil || *fault.Operation != "power" || fault.Remaining == nil || *fault.Remaining != 3 {
+		t.Errorf("CreateSandboxFault: %+v", fault)
+	}
+	if fs := must[[]api.SandboxFault](t)(c.ListSandboxFaults(ctx)); len(fs) != 1 || fs[0].ID != fault.ID {
+		t.Errorf("ListSandboxFaults: %+v", fs)
+	}
+	if err := c.DeleteSandboxFault(ctx, fault.ID); err != nil {
+		t.Errorf("DeleteSandboxFault: %v", err)
+	}
+	if err := c.DeleteSandboxFaults(ctx); err != nil {
+		t.Errorf("DeleteSandboxFaults: %v", err)
+	}
+	if reqs := must[[]api.SandboxRequest](t)(c.ListSandboxRequests(ctx, 3)); len(reqs) != 3 || reqs[0].Path != "/v1/recipes/"+strconv.FormatInt(rcp.ID, 10) {
+		t.Errorf("ListSandboxRequests: %+v", reqs)
+	}
+	start := must[*api.Clock](t)(c.GetSandboxClock(ctx))
+	if now := must[*api.Clock](t)(c.AdvanceSandboxClock(ctx, 90*time.Minute)); !now.Now.Equal(start.Now.Add(90*time.Minute)) && now.Now.Sub(start.Now) < 90*time.Minute {
+		t.Errorf("AdvanceSandboxClock: %s, from %s", now.Now, start.Now)
+	}
+	seeded := must[*api.SandboxSeeded](t)(c.SeedSandboxAccount(ctx, api.SandboxSeed{Projects: []api.ProjectWrite{{Name: client.Ptr("seeded")}}}))
+	if len(seeded.Projects) != 1 || seeded.Projects[0].Name != "seeded" {
+		t.Errorf("SeedSandboxAccount: %+v", seeded)
+	}
+	if me := must[*api.Me](t)(c.ResetSandboxAccount(ctx, api.SandboxReset{Credit: client.Ptr("50.00")})); me.Credit != "50.0000" {
+		t.Errorf("ResetSandboxAccount: %+v", me)
 	}
 
 	// Every operation of the document answered 2xx at least once.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,6 +29,10 @@ func wantError(t *testing.T, err error, status int, code string, sentinels ...er
 	}
 	if e.StatusCode != status || e.Code != code || e.Message == "" {
 		t.Errorf("error %d %q %q, want %d %s with a message", e.StatusCode, e.Code, e.Message, status, code)
+	}
+	// Berth's own id of the request (the client sends none), for the operator's logs.
+	if len(e.RequestID) != 32 || strings.Trim(e.RequestID, "0123456789abcdef") != "" {
+		t.Errorf("error %d %s: RequestID %q, want the answer's X-Request-Id", e.StatusCode, e.Code, e.RequestID)
 	}
 	for _, s := range sentinels {
 		if !errors.Is(err, s) {

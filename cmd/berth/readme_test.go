@@ -13,9 +13,10 @@ import (
 )
 
 // TestREADMEWalkthrough runs the README's walk-through with berth, as written (the
-// shell blocks of its section), against a real Berth: the address is the test's,
-// data/demo-token holds the account's token, ~/.ssh/id_ed25519.pub a fresh key.
-// Every command must succeed, and the walk-through ends with no server left.
+// shell blocks of its section), against a real Berth with the sandbox on (it begins
+// with a sandbox reset): the address is the test's, data/demo-token holds the
+// account's token, ~/.ssh/id_ed25519.pub a fresh key. Every command must succeed,
+// and the walk-through ends with no server left.
 func TestREADMEWalkthrough(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../../README.md")
@@ -49,14 +50,18 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatalf("%d shell blocks in the section, want the set-up and the server's", len(blocks))
 	}
 	script := strings.Join(blocks, "\n")
-	const readmeURL = "http://127.0.0.1:8080/v1"
-	if !strings.Contains(script, readmeURL) {
-		t.Fatalf("the walk-through no longer names %s: update this test", readmeURL)
+	const readmeURL, readmeSandbox = "http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/sandbox/v1/reset"
+	if !strings.Contains(script, readmeURL) || !strings.Contains(script, readmeSandbox) {
+		t.Fatalf("the walk-through no longer names %s and %s: update this test", readmeURL, readmeSandbox)
+	}
+	// It begins with a sandbox reset, with curl.
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("*** SKIPPED: the README's walk-through with berth begins with a curl (Debian: apt-get install curl) ***")
 	}
 
-	env := testenv.New(t)
+	env := testenv.New(t, testenv.Options{Sandbox: true})
 	acct := env.NewAccount("en", "100", "")
-	script = strings.ReplaceAll(script, readmeURL, env.URL)
+	script = strings.ReplaceAll(script, "http://127.0.0.1:8080/", strings.TrimSuffix(env.URL, "v1"))
 	work, home := t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(work, "data"), 0o700); err != nil {
 		t.Fatal(err)

@@ -63,35 +63,7 @@ func inEnglish(err error) error {
 		return err
 	}
 	cat := i18n.MustLoad()
-	if len(he.Fields) == 0 {
-		return errors.New(cat.T("en", he.Message.ID, he.Message.Args))
-	}
-	var parts []string
-	for _, f := range fieldOrder(he) {
-		for _, m := range he.Fields[f] {
-			parts = append(parts, f+": "+cat.T("en", m.ID, m.Args))
-		}
-	}
-	return errors.New(strings.Join(parts, "; "))
-}
-
-// fieldOrder lists the fields of a validation error in its Order, then the rest by
-// name.
-func fieldOrder(he *hosting.Error) []string {
-	var out []string
-	for _, f := range he.Order {
-		if _, ok := he.Fields[f]; ok && !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	var rest []string
-	for f := range he.Fields {
-		if !slices.Contains(out, f) {
-			rest = append(rest, f)
-		}
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
+	return errors.New(he.Text(func(m hosting.Msg) string { return cat.T("en", m.ID, m.Args) }))
 }
 
 // operatorAudit describes an admin command for the audit log: the command, its

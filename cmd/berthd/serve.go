@@ -19,7 +19,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/app"
+	"github.com/berthhq/berth/internal/asynclog"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
+	"github.com/berthhq/berth/internal/fixtures"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/ops"
@@ -36,6 +38,7 @@ type serveFlags struct {
 	tlsKey        string
 	demo          bool
 	sandbox       bool
+	seed          string
 	rateLimit     int
 	allowInsecure bool
 	// behind a proxy, and browser clients
@@ -68,6 +71,8 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.BoolVar(&f.demo, "demo", false, "create (once) a demo account with credit and an all-scopes token, and print the token")
 	fl.BoolVar(&f.sandbox, "sandbox", false, "serve the sandbox API for client authors under /sandbox/v1: injected faults, "+
 		"a request journal (API-DECISIONS §11; sim driver only, never in production)")
+	fl.StringVar(&f.seed, "seed", "", "with --sandbox: a YAML file of accounts to create at start if absent, with fixed tokens for a "+
+		"client's CI and what to seed in them (docs/sandbox-seed.md); starting again with the same file changes nothing")
 	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")
 	fl.BoolVar(&f.allowInsecure, "allow-insecure-http", false, "serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy)")
 	fl.StringVar(&f.publicURL, "public-url", "", "the address clients reach the service at, without /v1, e.g. https://api.example.com: "+
@@ -115,6 +120,16 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if f.sandbox && f.driver != "sim" {
 		return fmt.Errorf("--sandbox with --driver %s: %w", f.driver, app.ErrSandboxDriver)
 	}
+	var seed fixtures.File
+	if f.seed != "" {
+		if !f.sandbox {
+			return errors.New("--seed needs --sandbox: its fixed tokens and seeded servers are for testing a client, never for production")
+		}
+		var err error
+		if seed, err = fixtures.Load(f.seed); err != nil {
+			return fmt.Errorf("--seed %s: %w", f.seed, err)
+		}
+	}
 	if f.rateLimit <= 0 {
 		return errors.New("--rate-limit must be positive")
 	}
@@ -144,7 +159,12 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 			return fmt.Errorf("--cors-origin %q: %v", o, err)
 		}
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// The log goes out from a goroutine of its own, so that a request never waits on
+	// stderr; a warning or an error at once. Closed last (defers run in reverse), it
+	// writes every line, App.Close's too, before serve returns.
+	logw := asynclog.New(os.Stderr, 0)
+	defer logw.Close()
+	log := slog.New(asynclog.Urgent(slog.NewJSONHandler(logw, nil), logw, slog.LevelWarn))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -162,6 +182,22 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	defer a.Close(context.Background())
 	if err := a.StartWorkers(ctx); err != nil {
 		return err
+	}
+	if f.seed != "" {
+		// Before the first request: a client's CI may use a fixed token at once.
+		res, err := fixtures.Apply(ctx, a.Service, seed)
+		if err != nil {
+			return fmt.Errorf("--seed %s: %w", f.seed, err)
+		}
+		for _, r := range res {
+			log.Info("sandbox account of --seed", "email", r.Email, "account", r.AccountID, "created", r.Created)
+			if r.Created {
+				// The operator's start made it: the audit log says so, as for
+				// `admin account create`.
+				a.Service.Audit(ctx, hosting.AuditEntry{Actor: "operator", Action: "serve --seed", Client: "cli",
+					AccountID: &r.AccountID, Target: "email=" + r.Email + " file=" + f.seed})
+			}
+		}
 	}
 	h, err := a.WebHandler()
 	if err != nil {
@@ -190,6 +226,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		base = f.publicURL + "/v1" // where clients reach it
 	}
 	if f.demo {
+		_ = logw.Flush() // the lines so far come before the banner
 		if err := demo(ctx, a, g.data, base); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}

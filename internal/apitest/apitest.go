@@ -134,6 +134,7 @@ func (c *Checker) checkRoute(t testing.TB, req *http.Request, route *routers.Rou
 			what, strings.Join(documented, ", "), excerpt(body))
 		return
 	}
+	c.checkRequestID(t, what, header)
 	opts := options()
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{
@@ -155,6 +156,17 @@ func (c *Checker) checkRoute(t testing.TB, req *http.Request, route *routers.Rou
 	// one (204): it must be empty.
 	if ref := route.Operation.Responses.Status(status); ref != nil && ref.Value != nil && len(ref.Value.Content) == 0 && len(body) != 0 {
 		t.Errorf("apitest: %s with a body, but the document gives this status no body: %s", what, excerpt(body))
+	}
+}
+
+// checkRequestID checks the one X-Request-Id every answer carries, also where no
+// route is documented (API-DECISIONS §11).
+func (c *Checker) checkRequestID(t testing.TB, what string, header http.Header) {
+	t.Helper()
+	if ids := header.Values("X-Request-Id"); len(ids) != 1 {
+		t.Errorf("apitest: %s with X-Request-Id %q, want one", what, ids)
+	} else if err := c.c.doc.Components.Headers["X-Request-Id"].Value.Schema.Value.VisitJSON(ids[0]); err != nil {
+		t.Errorf("apitest: %s with X-Request-Id %q, which does not match the OpenAPI document: %v", what, ids[0], err)
 	}
 }
 
@@ -190,6 +202,7 @@ func (c *Checker) checkUndocumented(t testing.TB, what string, status int, heade
 	if ct := header.Get("Content-Type"); !isJSON(ct) {
 		t.Errorf("apitest: %s with Content-Type %q, want application/json", what, ct)
 	}
+	c.checkRequestID(t, what, header)
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
 		t.Errorf("apitest: %s with a body that is not JSON (%v): %s", what, err, excerpt(body))

@@ -100,6 +100,7 @@ func jsonHeader(extra ...string) http.Header {
 	for _, n := range []string{"X-RateLimit-Reset", "RateLimit-Reset"} {
 		h.Set(n, "1795860000")
 	}
+	h.Set("X-Request-Id", "0f8fad5bd9cb469fa16570867728950e")
 	for i := 0; i+1 < len(extra); i += 2 {
 		h.Set(extra[i], extra[i+1])
 	}
@@ -198,6 +199,13 @@ func TestCheckFailsOtherMismatches(t *testing.T) {
 	h := jsonHeader()
 	h.Del("RateLimit-Remaining")
 	mustFail(t, "RateLimit-Remaining", func(tb testing.TB) { c.Check(tb, getMe(), 200, h, good) })
+	for _, id := range [][]string{nil, {""}, {strings.Repeat("x", 129)}, {"a b"}, {"é"}} {
+		h := jsonHeader()
+		h["X-Request-Id"] = id
+		mustFail(t, "X-Request-Id", func(tb testing.TB) { c.Check(tb, getMe(), 200, h, good) })
+	}
+	h = jsonHeader("X-Request-Id", strings.Repeat("~", 128))
+	mustPass(t, func(tb testing.TB) { c.Check(tb, getMe(), 200, h, good) })
 
 	me := sampleMe()
 	me.Scopes = nil // marshals as null
@@ -354,6 +362,11 @@ func TestCheckUndocumented(t *testing.T) {
 		c.CheckUndocumented(tb, wrongMethod, 405, jsonHeader("Allow", "GET, PATCH, DELETE"), notAllowed)
 	})
 	mustFail(t, "Allow", func(tb testing.TB) { c.CheckUndocumented(tb, wrongMethod, 405, jsonHeader(), notAllowed) })
+	for _, id := range [][]string{nil, {strings.Repeat("x", 129)}} {
+		h := jsonHeader()
+		h["X-Request-Id"] = id
+		mustFail(t, "X-Request-Id", func(tb testing.TB) { c.CheckUndocumented(tb, unknown, 404, h, notFound) })
+	}
 	mustFail(t, "only 404 and 405", func(tb testing.TB) { c.CheckUndocumented(tb, unknown, 200, jsonHeader(), notFound) })
 	mustFail(t, "not an Error", func(tb testing.TB) {
 		c.CheckUndocumented(tb, unknown, 404, jsonHeader(), []byte(`{"error":"not found"}`))
@@ -363,6 +376,7 @@ func TestCheckUndocumented(t *testing.T) {
 	// The Transport applies the same rules to answers for unknown paths.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Request-Id", "fake-1")
 		if r.URL.Path == "/v1/teapot" {
 			w.WriteHeader(418)
 			w.Write([]byte(`{}`))
@@ -467,6 +481,8 @@ func TestOperations(t *testing.T) {
 		"DELETE /faults/{id}": {"any", []string{"204", "401", "403", "404", "429", "500", "503"}},
 		"GET /requests":       {"any", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 		"GET /clock":          {"any", []string{"200", "401", "403", "404", "429", "500", "503"}},
+		"POST /reset":         {"any", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
+		"POST /seed":          {"any", []string{"201", "401", "403", "404", "422", "429", "500", "503"}},
 		"POST /clock":         {"any", []string{"200", "401", "403", "404", "422", "429", "500", "503"}},
 	}
 	seen := map[string]bool{}
@@ -493,6 +509,9 @@ func TestOperations(t *testing.T) {
 				if o.OperationID == "" || ids[o.OperationID] || o.Security == nil || len(*o.Security) != 0 ||
 					o.Responses.Len() != n || !only204 {
 					t.Errorf("%s: want a unique operationId, security: [] and only 204 (and 404 on a sandbox path)", key)
+				}
+				if only204 {
+					checkRequestIDHeader(t, key+" 204", o.Responses.Status(204).Value)
 				}
 				ids[o.OperationID] = true
 				continue
@@ -529,6 +548,7 @@ func TestOperations(t *testing.T) {
 			}
 			// Every response of an authenticated route carries the rate-limit headers.
 			for status, r := range o.Responses.Map() {
+				checkRequestIDHeader(t, key+" "+status, r.Value)
 				if w.scope == "" || status == "404" && sandbox {
 					// A sandbox 404 without --sandbox is an unknown path's: the headers
 					// come only with a token (SandboxNotFound).
@@ -554,6 +574,16 @@ func TestOperations(t *testing.T) {
 	}
 }
 
+// checkRequestIDHeader fails t unless response documents the X-Request-Id every
+// answer carries, as the shared header.
+func checkRequestIDHeader(t *testing.T, what string, response *openapi3.Response) {
+	t.Helper()
+	hr := response.Headers["X-Request-Id"]
+	if hr == nil || hr.Ref != "#/components/headers/X-Request-Id" || !hr.Value.Required {
+		t.Errorf("%s: X-Request-Id not documented as #/components/headers/X-Request-Id", what)
+	}
+}
+
 // TestSchemasMatchGoTypes checks every schema against its type in api/types.go:
 // the same JSON names; for response types, every field not tagged omitempty is
 // required and pointer fields are exactly the nullable ones.
@@ -565,12 +595,14 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"OperationRef": api.OperationRef{}, "Operation": api.Operation{}, "Server": api.Server{},
 		"SSHKey": api.SSHKey{}, "Project": api.Project{}, "Recipe": api.Recipe{},
 		"SandboxFault": api.SandboxFault{}, "SandboxRequest": api.SandboxRequest{}, "SandboxClock": api.Clock{},
+		"SandboxSeeded": api.SandboxSeeded{},
 	}
 	requests := map[string]any{
 		"ServerCreate": api.ServerCreate{}, "ServerUpdate": api.ServerUpdate{},
 		"PowerRequest": api.PowerRequest{}, "SSHKeyCreate": api.SSHKeyCreate{},
 		"ProjectWrite": api.ProjectWrite{}, "RecipeWrite": api.RecipeWrite{}, "RecipeUpdate": api.RecipeWrite{},
 		"SandboxFaultCreate": api.SandboxFaultCreate{}, "SandboxClockAdvance": api.ClockAdvance{},
+		"SandboxReset": api.SandboxReset{}, "SandboxSeed": api.SandboxSeed{}, "SandboxSeedServer": api.SandboxSeedServer{},
 	}
 	check := func(name string, v any, response bool) {
 		ref := doc.Components.Schemas[name]

@@ -216,7 +216,11 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	}
 	switch a.cfg.Driver {
 	case "", "sim":
-		a.driver = simdriver.New(a.DB.WriteDB(), a.cfg.SimTimeScale, a.DB.Rebind)
+		sim := simdriver.New(a.DB.WriteDB(), a.cfg.SimTimeScale, a.DB.Rebind)
+		a.driver = sim
+		// Its machines are rows of the store's database: a sandbox's reset and seed
+		// make and remove them at once, in their own transactions.
+		a.Service.Instant = sim
 	case "libvirt":
 		lv := a.LibvirtDriver()
 		a.driver = lv

@@ -299,14 +299,19 @@ func TestBillingSuspension(t *testing.T) {
 	}
 }
 
-// failingCreate makes every machine creation fail for good while on.
+// failingCreate makes every machine creation fail while on: for good, or with err
+// when set.
 type failingCreate struct {
 	compute.Driver
-	on atomic.Bool
+	on  atomic.Bool
+	err error
 }
 
 func (f *failingCreate) Create(ctx context.Context, key string, spec compute.Spec) (compute.Machine, error) {
 	if f.on.Load() {
+		if f.err != nil {
+			return compute.Machine{}, f.err
+		}
 		return compute.Machine{}, fmt.Errorf("%w: no host has room", compute.ErrFailed)
 	}
 	return f.Driver.Create(ctx, key, spec)

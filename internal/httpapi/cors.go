@@ -19,7 +19,7 @@ import (
 
 // corsExposed are the headers of an answer a script may read beside the safelisted
 // ones: the rate limit, when to retry, the request id, and whether a POST was a
-// replay. (X-Request-Id is listed for the day the API sets it: API-DECISIONS §11.)
+// replay.
 var corsExposed = strings.Join([]string{
 	"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
 	"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",

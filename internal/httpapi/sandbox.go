@@ -48,6 +48,8 @@ func (s *Server) sandboxRoutes() []route {
 		{"GET", "/requests", X, s.listRequests},
 		{"GET", "/clock", X, s.getClock},
 		{"POST", "/clock", X, s.advanceClock},
+		{"POST", "/reset", X, s.resetAccount},
+		{"POST", "/seed", X, s.seed},
 	}
 }
 

@@ -234,3 +234,25 @@ func TestClockNeverGoesBack(t *testing.T) {
 		t.Fatalf("clock after a restart %s, want %s", got, now)
 	}
 }
+
+// TestResetPutsTheClockBack: a sandbox reset puts the account back on the system
+// clock (its records that the clock dated are gone with it); another account's clock
+// stays where it was.
+func TestResetPutsTheClockBack(t *testing.T) {
+	e := clockEnv(t)
+	a, b := e.NewAccount("en", "100", ""), e.NewAccount("en", "100", "")
+	advance(t, a, "72h")
+	kept := advance(t, b, "5h")
+	a.Sandbox("POST", "/reset", map[string]any{}).Want(t, http.StatusOK)
+	if got := clockNow(t, a); !got.Equal(clockStart) {
+		t.Errorf("clock after a reset %s, want the system clock's %s", got, clockStart)
+	}
+	if got := clockNow(t, b); !got.Equal(kept) {
+		t.Errorf("another account's clock after a reset %s, want %s", got, kept)
+	}
+	p := data(t, a.Do("POST", "/projects", map[string]any{"name": "after-reset"}).Want(t, http.StatusCreated))
+	if p["created_at"] != clockStart.Format(time.RFC3339) {
+		t.Errorf("created_at after a reset %v, want %s", p["created_at"], clockStart.Format(time.RFC3339))
+	}
+	e.AssertLedger(t)
+}

@@ -223,9 +223,16 @@ const HSTS = "max-age=63072000; includeSubDomains"
 // (cors.go). A path that is not in clean form (a "." or ".." segment, an empty one as
 // in "//") is answered 404 like any unknown path: ServeMux would redirect it with 307,
 // keeping the method, to the cleaned path, so that DELETE /v1/servers/1/snapshots/..
-// followed to DELETE /v1/servers/1.
+// followed to DELETE /v1/servers/1. Every answer carries X-Request-Id (requestid.go),
+// which r's header holds too from here on (the client's or a new one); and every
+// request is logged (requestlog.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := requestID(r.Header)
+	ids := []string{id}
+	r.Header[requestIDHeader] = ids
 	h := w.Header()
+	h[requestIDHeader] = ids
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
@@ -235,6 +242,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Strict-Transport-Security", HSTS)
 	}
 	s.setCORS(h, r)
+	if s.log.Enabled(r.Context(), slog.LevelInfo) {
+		lw := &loggedWriter{ResponseWriter: w}
+		w = lw
+		// Deferred, so that a request cut short (a list whose stream broke panics
+		// with http.ErrAbortHandler) is logged too.
+		defer s.logRequest(lw, r, id, start)
+	}
 	if !isCleanPath(r.URL.EscapedPath()) {
 		s.unknown(w, r)
 		return
@@ -293,6 +307,7 @@ func setLimitHeaders(h http.Header, res ratelimit.Result) {
 func (s *Server) dispatch(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := &request{Request: r, ctx: r.Context()}
+		defer req.noteAccount(w)
 		if s.sandbox != nil {
 			var done func()
 			w, done = s.journal(w, req)
@@ -315,6 +330,13 @@ func (s *Server) dispatch(rt route) http.Handler {
 		_, _ = w.Write(rec.body.Bytes())
 		s.svc.Audit(r.Context(), auditEntry(req, "/v1", rt, status, rec.body.Bytes(), idemKey, replayed))
 	})
+}
+
+// noteAccount tells the request's log line its account, once admit knew it.
+func (req *request) noteAccount(w http.ResponseWriter) {
+	if id := req.p.Account.ID; id != 0 {
+		noteAccount(w, id)
+	}
 }
 
 // serve authenticates and authorizes a request, then runs its handler; lang is the
@@ -368,7 +390,7 @@ func (s *Server) run(w http.ResponseWriter, req *request, rt route, lang string)
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(status)
 		if err := st(w); err != nil {
-			s.log.Error("list cut short", "method", req.Method, "path", req.URL.Path, "error", err)
+			s.log.Error("list cut short", "request_id", req.Header.Get(requestIDHeader), "method", req.Method, "path", req.URL.Path, "error", err)
 			panic(http.ErrAbortHandler)
 		}
 		return
@@ -583,7 +605,7 @@ func limited(res ratelimit.Result) error {
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, lang string, err error) {
 	status, body, he := s.errorBody(err, lang)
 	if status >= 500 && r.Context().Err() == nil {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.log.Error("request failed", "request_id", r.Header.Get(requestIDHeader), "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	if he.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(he.RetryAfter))
@@ -600,10 +622,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, lang string, err e
 func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 	lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
 	if r.Header.Get("Authorization") != "" {
-		var ok bool
-		if _, lang, ok = s.authenticate(w, r, lang, true); !ok {
+		p, l, ok := s.authenticate(w, r, lang, true)
+		noteAccount(w, p.Account.ID) // known for a 429 too
+		if !ok {
 			return
 		}
+		lang = l
 	}
 	var allow []string
 	if isCleanPath(r.URL.EscapedPath()) { // else no route has it, whatever the method

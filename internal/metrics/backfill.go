@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,6 +35,11 @@ func Backfill(ctx context.Context, st Store, h HistoryReader, targets []Target, 
 				continue
 			}
 			readings, err := h.History(ctx, tg.Name, part.from, part.to, part.step)
+			if errors.Is(err, compute.ErrNotFound) {
+				// No machine (a provisioning that failed): no load, as the sampler
+				// finds none.
+				break
+			}
 			if err != nil {
 				return fmt.Errorf("history of %s: %w", tg.Name, err)
 			}

@@ -126,13 +126,9 @@ func (s *Service) Tokens(ctx context.Context, accountID int64) ([]hosting.Token,
 
 // CreateToken issues an API token; the secret is returned once and stored only hashed.
 func (s *Service) CreateToken(ctx context.Context, accountID int64, name, scopes string, expiresIn time.Duration) (hosting.Token, string, error) {
-	sc, bad := hosting.ParseScopes(scopes)
-	if len(bad) > 0 {
-		return hosting.Token{}, "", fmt.Errorf("unknown scopes: %s", strings.Join(bad, ", "))
-	}
-	name = strings.TrimSpace(name)
-	if name == "" || len(name) > hosting.NameMaxLen {
-		return hosting.Token{}, "", errors.New("a token needs a name of 1 to 64 characters")
+	name, sc, err := checkToken(name, scopes)
+	if err != nil {
+		return hosting.Token{}, "", err
 	}
 	if expiresIn < 0 {
 		return hosting.Token{}, "", errors.New("the expiry must lie in the future")
@@ -143,20 +139,39 @@ func (s *Service) CreateToken(ctx context.Context, accountID int64, name, scopes
 		exp := s.Now().Add(expiresIn).Truncate(time.Millisecond)
 		t.ExpiresAt = &exp
 	}
+	t, err = s.addToken(ctx, t)
+	return t, secret, err
+}
+
+// checkToken checks a new token's name and scopes, and returns them as stored.
+func checkToken(name, scopes string) (string, hosting.Scopes, error) {
+	sc, bad := hosting.ParseScopes(scopes)
+	if len(bad) > 0 {
+		return "", nil, fmt.Errorf("unknown scopes: %s", strings.Join(bad, ", "))
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > hosting.NameMaxLen {
+		return "", nil, errors.New("a token needs a name of 1 to 64 characters")
+	}
+	return name, sc, nil
+}
+
+// addToken stores a token of an account that has room for one more (its quota).
+func (s *Service) addToken(ctx context.Context, t hosting.Token) (hosting.Token, error) {
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
-		if _, err := tx.Account(ctx, accountID); errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no account %d", accountID)
+		if _, err := tx.Account(ctx, t.AccountID); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no account %d", t.AccountID)
 		} else if err != nil {
 			return err
 		}
-		if err := s.quotaLeft(ctx, tx, accountID, hosting.QuotaTokens); err != nil {
+		if err := s.quotaLeft(ctx, tx, t.AccountID, hosting.QuotaTokens); err != nil {
 			return err
 		}
 		id, err := tx.CreateToken(ctx, t)
 		t.ID = id
 		return err
 	})
-	return t, secret, err
+	return t, err
 }
 
 // RevokeToken revokes a token at once; revoking twice keeps the first time.

@@ -150,6 +150,22 @@ var orderFields = []string{"plan_id", "location_id", "image_id", "ssh_key_ids", 
 // OrderServer checks an order, writes the server in status provisioning and enqueues
 // its provisioning. Every failed rule is a CodeValidationFailed on its field.
 func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order) (hosting.Server, error) {
+	return s.createServer(ctx, p, o, hosting.StatusProvisioning, func(tx store.Tx, srv *hosting.Server) error {
+		op, err := s.startOperation(ctx, tx, *srv, hosting.OpProvision, "")
+		if err != nil {
+			return err
+		}
+		srv.Operation = &op
+		return nil
+	})
+}
+
+// createServer checks an order and writes its server in status, billed from now (its
+// first hour charged), then has then finish it in the same transaction: an order
+// enqueues its provisioning, a sandbox's seed makes its machine at once. Every failed
+// rule is a CodeValidationFailed on its field (CodeInsufficientCredit for the credit).
+func (s *Service) createServer(ctx context.Context, p hosting.Principal, o Order, status hosting.Status,
+	then func(tx store.Tx, srv *hosting.Server) error) (hosting.Server, error) {
 	var v hosting.Validation
 	if o.DisplayName != nil {
 		hosting.CheckLabel(&v, "display_name", *o.DisplayName)
@@ -285,7 +301,7 @@ func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order)
 		}
 
 		srv = hosting.Server{
-			AccountID: acct.ID, Name: hosting.NewServerName(), ProjectID: o.ProjectID, Status: hosting.StatusProvisioning,
+			AccountID: acct.ID, Name: hosting.NewServerName(), ProjectID: o.ProjectID, Status: status,
 			LocationID: loc.ID, PlanID: plan.ID, ImageID: imageID, RecipeID: o.RecipeID,
 			VCPUs: plan.VCPUs, MemoryMB: plan.MemoryMB, DiskGB: plan.DiskGB, RootPassHash: passHash, Keys: keys,
 			CreatedAt: s.NowFor(acct.ID),
@@ -314,16 +330,11 @@ func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order)
 		if err := s.openServerMeter(ctx, tx, acct, srv, plan); err != nil {
 			return err
 		}
-		op, err := s.startOperation(ctx, tx, srv, hosting.OpProvision, "")
-		if err != nil {
-			return err
-		}
-		srv.Operation = &op
 		srv.SSHKeyIDs = make([]int64, len(keys))
 		for i, k := range keys {
 			srv.SSHKeyIDs[i] = k.ID
 		}
-		return nil
+		return then(tx, &srv)
 	})
 	return srv, err
 }

@@ -67,6 +67,9 @@ type Service struct {
 	drainOnce sync.Once
 	draining  chan struct{}
 
+	// Instant, when set, makes and removes machines at once (the sim driver): a
+	// sandbox's reset and seed need it (sandbox.go).
+	Instant InstantMachines
 	// Stock, when set, also decides whether a location has room for a plan (the
 	// libvirt driver answers from its hosts' free capacity).
 	Stock func(ctx context.Context, locationID int64, p hosting.Plan) (bool, error)

@@ -87,6 +87,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[OperationArgs]) error 
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, errOperationGone) {
+		return w.gone(ctx, op, srv, err)
+	}
 	permanent := errors.Is(err, errPermanent) || errors.Is(err, compute.ErrFailed)
 	// A hypervisor that cannot be reached is waited for (with the queue's backoff)
 	// for as long as the job may live, not just Tries times: nothing is lost when
@@ -101,6 +104,23 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[OperationArgs]) error 
 }
 
 var errPermanent = errors.New("permanent")
+
+// errOperationGone: the operation was removed while it ran (a sandbox reset empties
+// its account at once, operations and servers included).
+var errOperationGone = errors.New("the operation no longer exists")
+
+// gone ends the job of an operation removed while it ran: what the driver did for it
+// meanwhile (a machine its provisioning created after the reset removed the
+// account's machines) is undone, since its server is gone too.
+func (w *Worker) gone(ctx context.Context, op hosting.Operation, srv hosting.Server, cause error) error {
+	if cur, err := w.svc.store.ServerAny(ctx, srv.ID); err == nil && cur.DeletedAt != nil {
+		if err := w.driver.Destroy(ctx, stepKey(op, "gone"), srv.Name); err != nil && !errors.Is(err, compute.ErrNotFound) {
+			return err // retried: the job finds the operation gone again and tries once more
+		}
+	}
+	w.svc.log.Info("operation removed while it ran", "op", describe(op), "server", srv.Name)
+	return river.JobCancel(cause)
+}
 
 func (w *Worker) run(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, srv hosting.Server) error {
 	d := w.driver
@@ -259,12 +279,17 @@ func (w *Worker) power(ctx context.Context, job *river.Job[OperationArgs], op ho
 	return fmt.Errorf("%w: unknown power action %q", errPermanent, op.Action)
 }
 
-// spec builds what the driver needs to create a server's machine.
+// machineSpec is the machine a server has: its name, size, image and place.
+func machineSpec(srv hosting.Server) compute.Spec {
+	return compute.Spec{Name: srv.Name, VCPUs: srv.VCPUs, MemoryMB: srv.MemoryMB, DiskGB: srv.DiskGB,
+		Image: fmt.Sprintf("image-%d", srv.ImageID), RootPassHash: srv.RootPassHash, LocationID: srv.LocationID}
+}
+
+// spec builds what the driver needs to create a server's machine: machineSpec, and
+// its first-boot settings.
 func (w *Worker) spec(ctx context.Context, srv hosting.Server) (compute.Spec, error) {
 	st := w.svc.store
-	spec := compute.Spec{Name: srv.Name, VCPUs: srv.VCPUs, MemoryMB: srv.MemoryMB, DiskGB: srv.DiskGB,
-		Image: fmt.Sprintf("image-%d", srv.ImageID), RootPassHash: srv.RootPassHash}
-	spec.LocationID = srv.LocationID
+	spec := machineSpec(srv)
 	keys, err := st.ServerKeys(ctx, srv.ID)
 	if err != nil {
 		return spec, err
@@ -332,6 +357,9 @@ func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], 
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		ended = nil
 		cur, err := tx.OperationAny(ctx, op.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("operation %d: %w", op.ID, errOperationGone)
+		}
 		if err != nil {
 			return err
 		}

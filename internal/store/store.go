@@ -153,6 +153,16 @@ type ChargeResult struct {
 	Overdrawn []int64
 }
 
+// AccountReset is what a ResetAccount removed that its caller still needs.
+type AccountReset struct {
+	// Machines names the servers whose machines may still exist (the live ones, and
+	// the deleted ones whose deletion ran since the last reset): the caller removes
+	// them from the compute driver.
+	Machines []string
+	// OpeningCredit is the amount of the account's first top-up (0: it had none).
+	OpeningCredit hosting.Money
+}
+
 // ErrInsufficientCredit is returned by a debit the account's credit does not cover.
 var ErrInsufficientCredit = errors.New("store: insufficient credit")
 
@@ -162,6 +172,13 @@ type Writer interface {
 	SetAccountBlocked(ctx context.Context, id int64, blocked bool) error
 	// SetQuotas replaces an account's quotas.
 	SetQuotas(ctx context.Context, id int64, q hosting.Quotas) error
+	// ResetAccount empties an account for a sandbox reset (API-DECISIONS §11): its
+	// servers are deleted at once (kept only as deleted rows, so that their names stay
+	// used forever), and its snapshots, SSH keys, projects, recipes, operations (with
+	// their jobs that wait to run), ledger (credit 0), meters, idempotency
+	// records and its servers' metrics are gone. The account itself, its tokens,
+	// console sessions and audit entries stay. ErrNotFound for no account.
+	ResetAccount(ctx context.Context, accountID int64, at time.Time) (AccountReset, error)
 	// LockAccount reads an account so that no other transaction changes what it holds
 	// until this one ends: a quota check and the write it allows are then one step.
 	LockAccount(ctx context.Context, id int64) (hosting.Account, error)

@@ -60,6 +60,9 @@ type Options struct {
 	CORSOrigins []string
 	// Sandbox is serve's --sandbox: the /sandbox/v1 API and its faults.
 	Sandbox bool
+	// Logger is the Berth's log (default: none; under -v, the warnings and errors
+	// in the test's output).
+	Logger *slog.Logger
 }
 
 // Env is a running Berth.
@@ -98,8 +101,11 @@ func New(t testing.TB, opts ...Options) *Env {
 		o.FetchPoll = 10 * time.Millisecond
 	}
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
+	log := slog.New(slog.DiscardHandler) // takes no line: none is even formatted
+	switch {
+	case o.Logger != nil:
+		log = o.Logger
+	case testing.Verbose():
 		log = slog.New(slog.NewTextHandler(&tlog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	// Metering runs when a test asks for it (Service.Meter) and once at start; a pass

@@ -47,7 +47,7 @@ func TestAccDataSources(t *testing.T) {
 	a := newAcc(t, "en")
 	config := a.config(
 		hcl(`resource "berth_project" "p" { name = "p" }`) +
-			hcl(`resource "berth_ssh_key" "k" { name = "k"; public_key = "`+testenv.PublicKey(t, "k@example")+`" }`) +
+			hcl(`resource "berth_ssh_key" "k" { name = "k"; public_key = "`+testenv.PublicKey(t)+" k@example"+`" }`) +
 			hcl(`resource "berth_server" "s" { location = "fsn1"; plan = "s2-2c-4g"; image = "debian-12"; project_id = berth_project.p.id }`) +
 			hcl(`resource "berth_server" "t" { location = "hel1"; plan = "s1-1c-1g"; app = "docker" }`) +
 			hcl(`data "berth_location" "l" { name = "fsn1" }`) +

@@ -45,7 +45,7 @@ func TestAccREADME(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(testenv.PublicKey(t, "readme@example")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(testenv.PublicKey(t)+" readme@example"+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("HOME", home)

@@ -138,7 +138,7 @@ func TestAccRecipe(t *testing.T) {
 
 func TestAccSSHKey(t *testing.T) {
 	a := newAcc(t, "en")
-	k1, k2 := testenv.PublicKey(t, "one@example"), testenv.PublicKey(t, "two@example")
+	k1, k2 := testenv.PublicKey(t)+" one@example", testenv.PublicKey(t)+" two@example"
 	recordTest{
 		typ: "berth_ssh_key",
 		// A trailing newline, as file("~/.ssh/id_ed25519.pub") gives: Berth keeps the

@@ -165,7 +165,7 @@ func server(args string) string {
 func TestAccServer(t *testing.T) {
 	a := newAcc(t, "en")
 	const x = "berth_server.x"
-	deps := hcl(`resource "berth_ssh_key" "k" { name = "k"; public_key = "`+testenv.PublicKey(t, "k@example")+`" }`) +
+	deps := hcl(`resource "berth_ssh_key" "k" { name = "k"; public_key = "`+testenv.PublicKey(t)+" k@example"+`" }`) +
 		hcl(`resource "berth_project" "p" { name = "p" }`)
 	var id int64
 	var ops int

@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/berthhq/berth/internal/compute"
@@ -217,8 +216,6 @@ func (d *Driver) Machine(ctx context.Context, name string) (compute.Machine, err
 	return m, err
 }
 
-var ipv4Base = netip.MustParseAddr("100.64.0.0")
-
 func (d *Driver) machine(ctx context.Context, name string) (compute.Machine, int64, error) {
 	var m compute.Machine
 	var state string
@@ -237,10 +234,6 @@ func (d *Driver) machine(ctx context.Context, name string) (compute.Machine, int
 		// Still booting or resetting: not yet up.
 		m.State = compute.StateStopped
 	}
-	b := ipv4Base.As4()
-	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
-	n += uint32(rowid)
-	m.IPv4 = netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String()
-	m.IPv6 = fmt.Sprintf("2001:db8:%x::1", rowid)
+	m.IPv4, m.IPv6 = addresses(rowid)
 	return m, readyAt, nil
 }

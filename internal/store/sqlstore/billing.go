@@ -215,10 +215,7 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 			return res, err
 		}
 	}
-	steps := []struct {
-		query string
-		args  []any
-	}{
+	steps := []statement{
 		// Each charge shows the balance after it: the account's credit less the
 		// charges before it in this batch (in id order, as they are written).
 		{`INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at)
@@ -238,31 +235,16 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 					THEN NULL ELSE meters.next_at + 3600000 END
 			FROM charge_batch AS b WHERE b.meter_id = meters.id AND meters.id IN (SELECT meter_id FROM charge_batch)`, []any{month, month}},
 	}
-	for _, s := range steps {
-		if _, err := q.q.ExecContext(ctx, s.query, s.args...); err != nil {
-			return res, conflict(err)
-		}
+	if err := q.execAll(ctx, steps); err != nil {
+		return res, err
 	}
 	var total int64
 	if err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM charge_batch`).Scan(&total); err != nil {
 		return res, err
 	}
 	res.Total = hosting.Money(total)
-	rows, err := q.q.QueryContext(ctx, `SELECT a.id FROM accounts a
-		WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`)
-	if err != nil {
-		return res, err
-	}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return res, err
-		}
-		res.Overdrawn = append(res.Overdrawn, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if res.Overdrawn, err = column[int64](ctx, q.q, `SELECT a.id FROM accounts a
+		WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`); err != nil {
 		return res, err
 	}
 	_, err = q.q.ExecContext(ctx, `DELETE FROM charge_batch`)

@@ -880,4 +880,177 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Errorf("ServersByStatus = %v %v, want %v (suspended over its status, the deleted one left out)", got, err, want)
 		}
 	})
+
+	t.Run("ResetAccount", func(t *testing.T) {
+		s := open(t)
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })
+		// Two accounts holding one of everything; only the first is reset.
+		type held struct {
+			id                      int64
+			live, busy, gone, early string // servers: idle, with an operation, deleted with an operation, deleted before the last reset
+			liveID                  int64
+		}
+		fill := func(email, prefix string) held {
+			h := held{id: newAccount(t, s, email), live: "server-" + prefix + "live", busy: "server-" + prefix + "busy",
+				gone: "server-" + prefix + "gone"}
+			in(t, s, func(tx store.Tx) error {
+				if _, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: h.id, Type: hosting.TxTopup, Amount: 250000, CreatedAt: now}); err != nil {
+					return err
+				}
+				if _, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: h.id, Type: hosting.TxTopup, Amount: 10000, CreatedAt: now}); err != nil {
+					return err
+				}
+				if _, err := tx.CreateToken(ctx, hosting.Token{AccountID: h.id, Name: "ci", Hash: []byte("hash-" + email), CreatedAt: now}); err != nil {
+					return err
+				}
+				key, err := tx.CreateSSHKey(ctx, hosting.SSHKey{AccountID: h.id, Name: "k", PublicKey: "ssh-ed25519 AAAA", Fingerprint: "SHA256:" + email, CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				proj, err := tx.CreateProject(ctx, hosting.Project{AccountID: h.id, Name: "p", CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				if _, err := tx.CreateRecipe(ctx, hosting.Recipe{AccountID: h.id, Name: "r", Script: "#!/bin/sh\n", CreatedAt: now}); err != nil {
+					return err
+				}
+				ids := map[string]int64{}
+				for _, name := range []string{h.live, h.busy, h.gone} {
+					id, err := tx.CreateServer(ctx, hosting.Server{AccountID: h.id, Name: name, DisplayName: name, ProjectID: &proj,
+						Status: hosting.StatusRunning, LocationID: 1, PlanID: 1, ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20,
+						Keys: []hosting.SSHKey{{ID: key, Name: "k", PublicKey: "ssh-ed25519 AAAA", Fingerprint: "SHA256:" + email}}, CreatedAt: now})
+					if err != nil {
+						return err
+					}
+					ids[name] = id
+				}
+				h.liveID = ids[h.live]
+				rate := hosting.Money(70)
+				next := now.Add(time.Hour)
+				if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: h.id, ResourceType: hosting.ResourceServer, ResourceID: h.liveID,
+					ResourceName: h.live, Rate: rate, StartedAt: now, NextAt: &next, MonthStart: now, MonthCharged: rate}); err != nil {
+					return err
+				}
+				snap, err := tx.CreateSnapshot(ctx, hosting.Snapshot{AccountID: h.id, ServerID: h.liveID, Name: "s", Status: hosting.SnapshotCreating, CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				if _, err := tx.StartOperation(ctx, hosting.Operation{AccountID: h.id, ServerID: h.liveID, Type: hosting.OpSnapshot,
+					SnapshotID: &snap, Status: hosting.OpRunning, StartedAt: now}); err != nil {
+					return err
+				}
+				if _, err := tx.StartOperation(ctx, hosting.Operation{AccountID: h.id, ServerID: ids[h.busy], Type: hosting.OpPower,
+					Action: hosting.PowerOff, Status: hosting.OpRunning, StartedAt: now}); err != nil {
+					return err
+				}
+				if _, err := tx.StartOperation(ctx, hosting.Operation{AccountID: h.id, ServerID: ids[h.gone], Type: hosting.OpDelete,
+					Status: hosting.OpRunning, StartedAt: now}); err != nil {
+					return err
+				}
+				if err := tx.DeleteServer(ctx, ids[h.gone], now); err != nil {
+					return err
+				}
+				if err := tx.SaveIdempotencyKey(ctx, hosting.IdempotencyRecord{AccountID: h.id, Key: "k1", RequestHash: []byte("h"),
+					Status: 201, CreatedAt: now}, now.Add(-24*time.Hour)); err != nil {
+					return err
+				}
+				return tx.AddAuditEntry(ctx, hosting.AuditEntry{At: now, Actor: "api", AccountID: &h.id, Action: "POST /v1/servers", Status: 201})
+			})
+			return h
+		}
+		a, b := fill("reset@example.com", "a"), fill("kept@example.com", "b")
+		before, err := s.Account(ctx, b.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reset := func(id int64) store.AccountReset {
+			t.Helper()
+			var got store.AccountReset
+			in(t, s, func(tx store.Tx) error {
+				var err error
+				got, err = tx.ResetAccount(ctx, id, now.Add(time.Minute))
+				return err
+			})
+			return got
+		}
+		got := reset(a.id)
+		if want := []string{a.live, a.busy, a.gone}; fmt.Sprint(got.Machines) != fmt.Sprint(want) || got.OpeningCredit != 250000 {
+			t.Errorf("ResetAccount = %+v, want machines %v and the first top-up 25.0000", got, want)
+		}
+		// Everything of the account is gone; it, its token and audit entries stay.
+		acct, err := s.Account(ctx, a.id)
+		if err != nil || acct.Credit != 0 || acct.Email != "reset@example.com" {
+			t.Errorf("account after reset = %+v, %v; want it kept with credit 0", acct, err)
+		}
+		if tok, owner, err := s.TokenByHash(ctx, []byte("hash-reset@example.com")); err != nil || owner.ID != a.id || !tok.Usable(now) {
+			t.Errorf("token after reset: %+v %v", tok, err)
+		}
+		if n, err := s.CountServers(ctx, a.id); err != nil || n != 0 {
+			t.Errorf("live servers after reset: %d %v", n, err)
+		}
+		if srv, err := s.ServerAny(ctx, a.liveID); err != nil || srv.DeletedAt == nil || srv.Operation != nil || srv.ProjectID != nil {
+			t.Errorf("a reset server is kept deleted, free and without project (its name stays used): %+v %v", srv, err)
+		}
+		if _, err := s.Server(ctx, a.id, hosting.ServerRef{Name: a.live}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("reset server by name: %v, want ErrNotFound", err)
+		}
+		if keys, err := s.ServerKeys(ctx, a.liveID); err != nil || len(keys) != 0 {
+			t.Errorf("key copies of a reset server: %+v %v", keys, err)
+		}
+		count := func(h held) (n [9]int) {
+			t.Helper()
+			ks, err1 := s.SSHKeys(ctx, h.id)
+			ps, err2 := s.Projects(ctx, h.id)
+			rs, err3 := s.Recipes(ctx, h.id)
+			snaps, err4 := s.Snapshots(ctx, h.liveID)
+			_, ops, err5 := s.Operations(ctx, h.id, store.OperationFilter{}, 0, 0)
+			_, txs, err6 := s.Transactions(ctx, h.id, 0, 0)
+			ms, err7 := s.Meters(ctx, h.id)
+			_, err8 := s.IdempotencyKey(ctx, h.id, "k1")
+			audit, err9 := s.AuditLog(ctx, h.id, 0, 10)
+			for _, err := range []error{err1, err2, err3, err4, err5, err6, err7, err9} {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			idem := 1
+			if errors.Is(err8, store.ErrNotFound) {
+				idem = 0
+			}
+			return [9]int{len(ks), len(ps), len(rs), len(snaps), ops, txs, len(ms), idem, len(audit)}
+		}
+		if got, want := count(a), [9]int{0, 0, 0, 0, 0, 0, 0, 0, 1}; got != want {
+			t.Errorf("keys, projects, recipes, snapshots, operations, ledger, meters, idempotency keys, audit entries after reset: %v, want %v", got, want)
+		}
+		if got, want := count(b), [9]int{1, 1, 1, 1, 3, 2, 1, 1, 1}; got != want {
+			t.Errorf("the other account holds %v, want %v (untouched)", got, want)
+		}
+		if after, err := s.Account(ctx, b.id); err != nil || after.Credit != before.Credit || after.Credit != 260000 {
+			t.Errorf("the other account's credit %s, want %s", after.Credit, before.Credit)
+		}
+		if n, err := s.CountServers(ctx, b.id); err != nil || n != 2 {
+			t.Errorf("the other account's live servers: %d %v", n, err)
+		}
+		// The account works as a new one; a second reset names only the machines made
+		// since the first, and finds no top-up when there was none.
+		var fresh int64
+		in(t, s, func(tx store.Tx) error {
+			p, err := tx.CreateProject(ctx, hosting.Project{AccountID: a.id, Name: "p", CreatedAt: now})
+			if err != nil {
+				return err
+			}
+			fresh, err = tx.CreateServer(ctx, hosting.Server{AccountID: a.id, Name: "server-anew01", DisplayName: "n", ProjectID: &p,
+				Status: hosting.StatusStopped, LocationID: 1, PlanID: 1, ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20, CreatedAt: now})
+			return err
+		})
+		if got := reset(a.id); fmt.Sprint(got.Machines) != "[server-anew01]" || got.OpeningCredit != 0 {
+			t.Errorf("second reset = %+v, want only server-anew01 and no top-up", got)
+		}
+		if srv, err := s.ServerAny(ctx, fresh); err != nil || srv.DeletedAt == nil {
+			t.Errorf("server of the second reset: %+v %v", srv, err)
+		}
+		if err := s.InTx(ctx, func(tx store.Tx) error { _, err := tx.ResetAccount(ctx, 1<<40, now); return err }); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("reset of no account: %v, want ErrNotFound", err)
+		}
+	})
 }

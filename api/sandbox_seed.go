@@ -1,0 +1,36 @@
+package api
+
+// SandboxReset is the body of POST /sandbox/v1/reset: the credit the emptied account
+// starts with (left out: its first top-up).
+type SandboxReset struct {
+	Credit *string `json:"credit,omitempty"`
+}
+
+// SandboxSeed is the body of POST /sandbox/v1/seed: records to make at once, by
+// kind, each as its create call takes it (servers: SandboxSeedServer).
+type SandboxSeed struct {
+	SSHKeys  []SSHKeyCreate      `json:"ssh_keys,omitempty"`
+	Projects []ProjectWrite      `json:"projects,omitempty"`
+	Recipes  []RecipeWrite       `json:"recipes,omitempty"`
+	Servers  []SandboxSeedServer `json:"servers,omitempty"`
+}
+
+// SandboxSeedServer is a server to seed: in Status (running or stopped; left out:
+// running) at once, in the project named Project, with the SSH keys named SSHKeys.
+type SandboxSeedServer struct {
+	DisplayName *string  `json:"display_name,omitempty"`
+	PlanID      *int64   `json:"plan_id,omitempty"`
+	LocationID  *int64   `json:"location_id,omitempty"`
+	ImageID     *int64   `json:"image_id,omitempty"`
+	Status      *string  `json:"status,omitempty"`
+	Project     *string  `json:"project,omitempty"`
+	SSHKeys     []string `json:"ssh_keys,omitempty"`
+}
+
+// SandboxSeeded is what a seed made, by kind, in the order it was asked for.
+type SandboxSeeded struct {
+	SSHKeys  []SSHKey  `json:"ssh_keys"`
+	Projects []Project `json:"projects"`
+	Recipes  []Recipe  `json:"recipes"`
+	Servers  []Server  `json:"servers"`
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// The README's walk-through with curl lies between these markers (its shell blocks,
+// run as one script).
+const (
+	curlWalkStart = "<!-- walkthrough:curl -->"
+	curlWalkEnd   = "<!-- /walkthrough:curl -->"
+	curlWalkURL   = "http://127.0.0.1:8080/v1"
+)
+
+// readmeShell returns the shell blocks of README.md between the markers start and
+// end, joined into one script.
+func readmeShell(t *testing.T, start, end string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	i, j := strings.Index(text, start), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no %s ... %s", start, end)
+	}
+	var blocks []string
+	for rest := text[i:j]; ; {
+		k := strings.Index(rest, "```sh\n")
+		if k < 0 {
+			break
+		}
+		rest = rest[k+len("```sh\n"):]
+		k = strings.Index(rest, "```")
+		if k < 0 {
+			t.Fatalf("an unterminated shell block between %s and %s", start, end)
+		}
+		blocks = append(blocks, rest[:k])
+		rest = rest[k+3:]
+	}
+	if len(blocks) == 0 {
+		t.Fatalf("no shell block between %s and %s", start, end)
+	}
+	return strings.Join(blocks, "\n")
+}
+
+// TestREADMECurlWalkthrough runs the README's walk-through with curl, as written,
+// twice in a row against one real `berthd serve --demo --sandbox` (the walk-through
+// begins with a sandbox reset, so the second run must work as the first did). The
+// directory it runs in holds data/ (the demo token, as serve --demo leaves it), HOME
+// a fresh ~/.ssh/id_ed25519.pub. The script stops at the first failing command
+// (bash -e, pipefail: a jq that finds no JSON, a metrics wait that never sees a
+// point); what each run sent and got is then read from the sandbox's request journal
+// and checked against what the README says each step answers.
+func TestREADMECurlWalkthrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	for _, tool := range []string{"bash", "curl", "jq", "od"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("*** SKIPPED: the README's curl walk-through needs %s on PATH (Debian: apt-get install curl jq) ***", tool)
+		}
+	}
+	t.Parallel()
+	script := readmeShell(t, curlWalkStart, curlWalkEnd)
+	if !strings.Contains(script, curlWalkURL) {
+		t.Fatalf("the walk-through no longer names %s: update this test", curlWalkURL)
+	}
+	bin := buildBerthd(t)
+	work, home := t.TempDir(), t.TempDir()
+	data := filepath.Join(work, "data")
+	addr := freeAddr(t)
+	// Scale 0.2: provisioning 6 s, a shutdown 1 s (the window of the walk-through's
+	// 409), the first metrics point a few seconds after running.
+	d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
+	d.cmd = exec.Command(bin, "serve", "--demo", "--sandbox", "--data", data, "--addr", addr, "--sim-time-scale", "0.2")
+	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.cmd.Process.Kill(); _ = d.cmd.Wait() })
+	d.waitUp(t)
+	raw, err := os.ReadFile(filepath.Join(data, "demo-token"))
+	if err != nil {
+		t.Fatalf("serve --demo left no data/demo-token: %v\n%s", err, d.log)
+	}
+	token := strings.TrimSpace(string(raw))
+
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(sshPublicKey(t)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script = strings.ReplaceAll(script, curlWalkURL, d.base)
+
+	var last int64 // the newest journal entry of the runs before (ids only grow)
+	for run := 1; run <= 2; run++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-x", "-c", script)
+		cmd.Dir = work
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LANG=C"}
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("run %d of the README's curl walk-through failed: %v\n%s\nberthd:\n%s", run, err, out, d.log)
+		}
+		var mine []journalEntry // newest first
+		for _, e := range journal(t, d, token) {
+			if e.ID > last {
+				mine = append(mine, e)
+			}
+		}
+		if len(mine) > 0 {
+			last = mine[0].ID
+		}
+		for _, p := range checkCurlWalk(mine) {
+			t.Errorf("run %d: %s", run, p)
+		}
+		if t.Failed() {
+			t.Fatalf("run %d's output:\n%s", run, out)
+		}
+	}
+	if code, m := d.call(t, token, "GET", "/servers", nil); code != 200 || len(m["data"].([]any)) != 0 {
+		t.Errorf("servers left after the walk-through: %d %v", code, m)
+	}
+}
+
+// journalEntry is an entry of GET /sandbox/v1/requests.
+type journalEntry struct {
+	ID             int64           `json:"id"`
+	Method         string          `json:"method"`
+	Path           string          `json:"path"`
+	Query          *string         `json:"query"`
+	Status         int             `json:"status"`
+	IdempotencyKey *string         `json:"idempotency_key"`
+	ResponseBody   json.RawMessage `json:"response_body"`
+}
+
+// journal reads the account's whole request journal, newest first.
+func journal(t *testing.T, d *daemon, token string) []journalEntry {
+	t.Helper()
+	req, _ := http.NewRequest("GET", strings.TrimSuffix(d.base, "/v1")+"/sandbox/v1/requests?limit=1000", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct{ Data []journalEntry }
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /sandbox/v1/requests: %d, %v", resp.StatusCode, err)
+	}
+	return page.Data
+}
+
+// checkCurlWalk checks one run of the walk-through, its requests newest first,
+// against what the README says they answer.
+func checkCurlWalk(newestFirst []journalEntry) []string {
+	var problems []string
+	var orders, busy, metrics, deleted []journalEntry
+	for i := len(newestFirst) - 1; i >= 0; i-- {
+		e := newestFirst[i]
+		route := e.Method + " " + e.Path
+		switch {
+		case route == "POST /v1/servers":
+			orders = append(orders, e)
+		case e.Method == "DELETE" && strings.HasPrefix(e.Path, "/v1/servers/") && e.Status == 409:
+			busy = append(busy, e)
+			continue
+		case e.Method == "DELETE" && strings.HasPrefix(e.Path, "/v1/servers/"):
+			deleted = append(deleted, e)
+		case e.Method == "GET" && strings.HasSuffix(e.Path, "/metrics"):
+			metrics = append(metrics, e)
+		}
+		if e.Status >= 300 {
+			problems = append(problems, fmt.Sprintf("%s answered %d: %s", route, e.Status, e.ResponseBody))
+		}
+	}
+	if len(newestFirst) == 0 {
+		return []string{"the journal holds no request of the run"}
+	}
+	// The order, then the same order again with the same Idempotency-Key: one server.
+	if len(orders) != 2 || orders[0].IdempotencyKey == nil || orders[1].IdempotencyKey == nil ||
+		*orders[0].IdempotencyKey != *orders[1].IdempotencyKey || orders[0].Status != 201 {
+		problems = append(problems, fmt.Sprintf("want one order sent twice with one Idempotency-Key, got %d: %+v", len(orders), orders))
+	} else if a, b := dataField(orders[0].ResponseBody, "id"), dataField(orders[1].ResponseBody, "id"); a == nil || a != b {
+		problems = append(problems, fmt.Sprintf("the repeated order answered server %v, the first %v", b, a))
+	}
+	// The delete during the shutdown: 409 busy, naming the power operation.
+	if len(busy) != 1 {
+		problems = append(problems, fmt.Sprintf("want one 409 for the delete during the shutdown, got %d", len(busy)))
+	} else {
+		var body struct {
+			Code      string
+			Operation struct{ Type string }
+		}
+		if json.Unmarshal(busy[0].ResponseBody, &body) != nil || body.Code != "busy" || body.Operation.Type != "power" {
+			problems = append(problems, fmt.Sprintf("the delete during the shutdown answered %s, want busy naming the power operation", busy[0].ResponseBody))
+		}
+	}
+	// The last metrics answer has points.
+	if len(metrics) == 0 {
+		problems = append(problems, "no metrics request")
+	} else {
+		var m struct{ Data struct{ CPU []any } }
+		if last := metrics[len(metrics)-1]; json.Unmarshal(last.ResponseBody, &m) != nil || len(m.Data.CPU) == 0 {
+			problems = append(problems, fmt.Sprintf("the metrics step showed no point: %s", last.ResponseBody))
+		}
+	}
+	if len(deleted) != 1 || deleted[0].Status != 204 {
+		problems = append(problems, fmt.Sprintf("want the server deleted once (204), got %+v", deleted))
+	}
+	return problems
+}
+
+// dataField is the field name of a response body's data object.
+func dataField(body json.RawMessage, name string) any {
+	var m struct{ Data map[string]any }
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	return m.Data[name]
+}
+
+// sshPublicKey is a fresh ed25519 public key in authorized_keys form.
+func sshPublicKey(t *testing.T) string {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk))) + " walkthrough@berth"
+}

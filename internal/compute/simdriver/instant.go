@@ -1,0 +1,72 @@
+package simdriver
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/netip"
+
+	"github.com/berthhq/berth/internal/compute"
+)
+
+// A sandbox (serve --sandbox) makes and removes machines at once, inside the store
+// transaction that writes their servers: a seeded server appears in its status
+// without being provisioned, and a reset account's servers are gone at once. Only
+// this driver can, its machines being rows of Berth's own database.
+
+// PlaceTx makes a machine of spec at once, in tx, already in state (running or
+// stopped), as if it had been created and powered so; it returns the machine with
+// its addresses. A name that has a machine already is an error.
+func (d *Driver) PlaceTx(ctx context.Context, tx *sql.Tx, spec compute.Spec, state compute.State) (compute.Machine, error) {
+	if state != compute.StateRunning && state != compute.StateStopped {
+		return compute.Machine{}, fmt.Errorf("simdriver: %s: cannot place a machine %s", spec.Name, state)
+	}
+	now := d.now().UnixMilli()
+	var rowid int64
+	err := tx.QueryRowContext(ctx, d.rebind(`INSERT INTO sim_machines (name, state, vcpus, memory_mb, disk_gb, image, ready_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid`),
+		spec.Name, string(state), spec.VCPUs, spec.MemoryMB, spec.DiskGB, spec.Image, now, now).Scan(&rowid)
+	if err != nil {
+		return compute.Machine{}, err
+	}
+	if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_events (machine, event, op_key, at) VALUES (?, 'place', 'place', ?)`),
+		spec.Name, now); err != nil {
+		return compute.Machine{}, err
+	}
+	m := compute.Machine{Name: spec.Name, State: state, VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, DiskGB: spec.DiskGB}
+	m.IPv4, m.IPv6 = addresses(rowid)
+	return m, nil
+}
+
+// RemoveTx destroys the named machines at once, in tx, with their snapshots and
+// counters, as Destroy does but without its duration; names without a machine (or
+// whose machine is destroyed already) are left alone.
+func (d *Driver) RemoveTx(ctx context.Context, tx *sql.Tx, names []string) error {
+	now := d.now().UnixMilli()
+	for _, name := range names {
+		for _, w := range []struct {
+			stmt string
+			args []any
+		}{
+			{`UPDATE sim_machines SET state = ?, destroyed_at = ?, ready_at = ? WHERE name = ? AND destroyed_at IS NULL`,
+				[]any{string(compute.StateAbsent), now, now, name}},
+			{`DELETE FROM sim_snapshots WHERE machine = ?`, []any{name}},
+			{`DELETE FROM sim_counters WHERE machine = ?`, []any{name}},
+		} {
+			if _, err := tx.ExecContext(ctx, d.rebind(w.stmt), w.args...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var ipv4Base = netip.MustParseAddr("100.64.0.0")
+
+// addresses are the IPv4 and IPv6 addresses of the machine of row rowid.
+func addresses(rowid int64) (ipv4, ipv6 string) {
+	b := ipv4Base.As4()
+	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	n += uint32(rowid)
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String(), fmt.Sprintf("2001:db8:%x::1", rowid)
+}

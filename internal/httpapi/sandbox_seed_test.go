@@ -1,0 +1,252 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// planHourly is the hourly price of plan 1 of the default catalog.
+func planHourly(t testing.TB, env *testenv.Env) hosting.Money {
+	t.Helper()
+	p, err := env.App.Service.Store().Plan(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.PriceHourly
+}
+
+// machines counts the sim driver's machines, destroyed ones too.
+func machines(t testing.TB, env *testenv.Env) int {
+	t.Helper()
+	var n int
+	if err := env.App.DB.WriteDB().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM sim_machines`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSandboxSeed: POST /sandbox/v1/seed makes keys, projects, recipes and servers at
+// once; the servers are running or stopped at once (GET shows it, the machine is in
+// that state, no operation ran), billed from then as an order is, refer to projects
+// and keys by name (seeded or the account's), and work as any server (power).
+func TestSandboxSeed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := sandboxEnv(t)
+	a := env.NewAccount("fr", "100", "")
+	b := env.NewAccount("en", "100", "")
+	own := createKey(t, a) // named "key"
+	existing := createProject(t, a)
+	deploy := newPublicKey(t)
+	r := a.Sandbox("POST", "/seed", map[string]any{
+		"ssh_keys": []any{map[string]any{"name": "deploy", "public_key": deploy}},
+		"projects": []any{map[string]any{"name": "web"}},
+		"recipes":  []any{map[string]any{"name": "hello", "script": "#!/bin/sh\necho hello\n"}},
+		"servers": []any{
+			map[string]any{"display_name": "web-1", "plan_id": 1, "location_id": 1, "image_id": 1, "status": "running",
+				"project": "web", "ssh_keys": []string{"deploy", "key"}},
+			map[string]any{"display_name": "db-1", "plan_id": 1, "location_id": 1, "image_id": 2, "status": "stopped",
+				"project": existing["name"]},
+			map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1},
+		},
+	}).Want(t, http.StatusCreated)
+	made := data(t, r)
+	list := func(kind string) []map[string]any {
+		var out []map[string]any
+		for _, x := range made[kind].([]any) {
+			out = append(out, x.(map[string]any))
+		}
+		return out
+	}
+	keys, projects, recipes, servers := list("ssh_keys"), list("projects"), list("recipes"), list("servers")
+	if len(keys) != 1 || keys[0]["name"] != "deploy" || len(projects) != 1 || projects[0]["name"] != "web" ||
+		num(t, projects[0]["server_count"]) != 1 || len(recipes) != 1 || recipes[0]["name"] != "hello" || len(servers) != 3 {
+		t.Fatalf("seeded %s", r.Body)
+	}
+	web, db, plain := servers[0], servers[1], servers[2]
+	if web["status"] != "running" || db["status"] != "stopped" || plain["status"] != "running" {
+		t.Errorf("statuses %v %v %v, want running, stopped, running (the default)", web["status"], db["status"], plain["status"])
+	}
+	if web["display_name"] != "web-1" || plain["display_name"] != plain["name"] || num(t, web["project_id"]) != num(t, projects[0]["id"]) ||
+		num(t, db["project_id"]) != num(t, existing["id"]) || plain["project_id"] != nil {
+		t.Errorf("seeded servers %v", servers)
+	}
+	if got, want := fmt.Sprint(web["ssh_key_ids"]), fmt.Sprint([]any{float64(num(t, keys[0]["id"])), float64(num(t, own["id"]))}); got != want {
+		t.Errorf("ssh_key_ids %s, want %s (the keys named, seeded or the account's)", got, want)
+	}
+	for _, srv := range servers {
+		name := srv["name"].(string)
+		got := data(t, a.Do("GET", "/servers/"+name, nil).Want(t, 200))
+		if got["status"] != srv["status"] || got["operation"] != nil || got["ipv4"] == nil || got["ipv6"] == nil || got["ipv4"] != srv["ipv4"] {
+			t.Errorf("GET %s at once: %v, want it %v with its addresses and no operation", name, got, srv["status"])
+		}
+		m, err := env.App.Driver().Machine(ctx, name)
+		if err != nil || string(m.State) != srv["status"] || m.IPv4 != srv["ipv4"] || m.VCPUs != int(num(t, srv["vcpus"])) {
+			t.Errorf("machine of %s: %+v %v, want %v", name, m, err, srv["status"])
+		}
+	}
+	if h := holdingsOf(t, a); h.operations != 0 || h.servers != 3 || h.keys != 2 || h.projects != 2 || h.recipes != 1 {
+		t.Errorf("the account holds %+v after the seed (no operation, ever)", h)
+	}
+	// Billed as three orders: each server's first hour.
+	price := planHourly(t, env)
+	txs := items(t, a.Do("GET", "/billing/transactions", nil).Want(t, 200))
+	var charges int
+	for _, tx := range txs {
+		if tx["type"] == "charge" {
+			charges++
+			if tx["amount"] != (-price).String() {
+				t.Errorf("charge %v, want %s", tx, -price)
+			}
+		}
+	}
+	if want := (100*hosting.MoneyScale - 3*price).String(); charges != 3 || holdingsOf(t, a).credit != want {
+		t.Errorf("%d charges, credit %s; want 3 and %s", charges, holdingsOf(t, a).credit, want)
+	}
+	if p := items(t, a.Do("GET", "/projects", nil).Want(t, 200)); len(p) != 2 || num(t, p[0]["server_count"])+num(t, p[1]["server_count"]) != 2 {
+		t.Errorf("projects %v", p)
+	}
+	// They work as any server.
+	off := data(t, a.Do("POST", "/servers/"+web["name"].(string)+"/power", map[string]any{"action": "off"}).Want(t, 200))
+	if s := serverAfter(t, a, off); s["status"] != "stopped" {
+		t.Errorf("after power off: %v", s["status"])
+	}
+	on := data(t, a.Do("POST", "/servers/"+db["name"].(string)+"/power", map[string]any{"action": "on"}).Want(t, 200))
+	if s := serverAfter(t, a, on); s["status"] != "running" {
+		t.Errorf("after power on: %v", s["status"])
+	}
+	for name, want := range map[string]compute.State{web["name"].(string): compute.StateStopped, db["name"].(string): compute.StateRunning} {
+		if m, err := env.App.Driver().Machine(ctx, name); err != nil || m.State != want {
+			t.Errorf("machine of %s after power: %+v %v, want %s", name, m, err, want)
+		}
+	}
+	a.Do("DELETE", "/servers/"+plain["name"].(string), nil).Want(t, http.StatusNoContent)
+	// Another account sees none of it.
+	if h := holdingsOf(t, b); h.servers != 0 || h.keys != 0 || h.projects != 0 || h.recipes != 0 {
+		t.Errorf("another account holds %+v", h)
+	}
+	env.AssertLedger(t)
+}
+
+// TestSandboxSeedAllOrNothing: a seed with bad items makes nothing, and tells every
+// bad item at its place with the create call's message, in the account's language.
+func TestSandboxSeedAllOrNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := sandboxEnv(t)
+	a := env.NewAccount("de", "100", "")
+	createKey(t, a)
+	existing := createProject(t, a)
+	server := func(kv ...any) map[string]any { return with(baseOrder(), kv...) }
+	valid := map[string]any{
+		"ssh_keys": []any{map[string]any{"name": "deploy", "public_key": newPublicKey(t)}},
+		"projects": []any{map[string]any{"name": "web"}},
+		"recipes":  []any{map[string]any{"name": "hello", "script": "#!/bin/sh\n"}},
+		"servers":  []any{server("project", "web", "ssh_keys", []string{"deploy"})},
+	}
+	seedWith := func(kv ...any) map[string]any { return with(valid, kv...) }
+	poor := env.NewAccount("de", (2*planHourly(t, env) + 1).String(), "") // two servers' first hours
+	createKey(t, poor)
+	de := func(id string, kv ...any) string { return msg("de", id, kv...) }
+	for _, c := range []struct {
+		name   string
+		who    *testenv.Account
+		body   map[string]any
+		code   string
+		fields map[string]string // each field with an error, and its first message ("": any)
+	}{
+		{"every kind of bad item at once", a, seedWith(
+			"ssh_keys", []any{map[string]any{"name": "deploy", "public_key": newPublicKey(t)}, map[string]any{"name": "bad", "public_key": "ssh-rsa nope"}},
+			"projects", []any{map[string]any{"name": "web"}, map[string]any{"name": existing["name"]}},
+			"recipes", []any{map[string]any{"name": "hello"}},
+			"servers", []any{
+				server("project", "web", "ssh_keys", []string{"deploy", "bad"}), // a failed key is not told twice
+				server("plan_id", 999, "status", "paused"),
+				server("project", "nope", "ssh_keys", []string{"nokey"}),
+				server("image_id", drop),
+			}), "validation_failed", map[string]string{
+			"ssh_keys[1].public_key": "",
+			"projects[1].name":       de("validation.name_taken"),
+			"recipes[0].script":      de("validation.required"),
+			"servers[1].plan_id":     de("validation.plan_unknown"),
+			"servers[1].status":      de("validation.one_of", "values", "running, stopped"),
+			"servers[2].project":     de("validation.sandbox_project_unknown", "name", "nope"),
+			"servers[2].ssh_keys":    de("validation.sandbox_ssh_key_unknown", "name", "nokey"),
+			"servers[3].image_id":    de("validation.required"),
+		}},
+		{"a name twice in the seed", a, seedWith("projects", []any{map[string]any{"name": "web"}, map[string]any{"name": "web"}}),
+			"validation_failed", map[string]string{"projects[1].name": de("validation.name_taken")}},
+		{"an SSH key name that is two keys'", a, seedWith("ssh_keys", []any{map[string]any{"name": "key", "public_key": newPublicKey(t)}},
+			"servers", []any{server("ssh_keys", []string{"key"})}),
+			"validation_failed", map[string]string{"servers[0].ssh_keys": de("validation.sandbox_ssh_key_ambiguous", "name", "key")}},
+		{"a repeated SSH key", a, seedWith("servers", []any{server("ssh_keys", []string{"deploy", "deploy"})}),
+			"validation_failed", map[string]string{"servers[0].ssh_keys": ""}},
+		{"an unknown location", a, seedWith("servers", []any{server("location_id", 999)}),
+			"validation_failed", map[string]string{"servers[0].location_id": de("validation.location_unknown")}},
+		{"credit for two servers, not three", poor, map[string]any{"servers": []any{server(), server(), server("ssh_keys", []string{"key"})}},
+			"insufficient_credit", map[string]string{"servers[2].plan_id": de("validation.credit_too_low",
+				"amount", planHourly(t, env).String(), "currency", "EUR")}},
+		{"too many items", a, seedWith("projects", slices.Repeat([]any{map[string]any{"name": "p"}}, 101)),
+			"validation_failed", map[string]string{"projects": de("validation.sandbox_seed_too_many", "max", 100)}},
+		{"shapes: an unknown field, a wrong type, an item that is no object", a, map[string]any{
+			"servers":  []any{map[string]any{"plan_idd": 1}, map[string]any{"plan_id": "1"}},
+			"projects": []any{"web"},
+			"recipes":  []any{map[string]any{"name": "r", "script": "x", "NAME": "y"}},
+		}, "validation_failed", map[string]string{
+			"servers[0].plan_idd": de("validation.unknown_field"),
+			"servers[1].plan_id":  de("validation.type_integer"),
+			"projects[0]":         de("validation.type_object"),
+			"recipes[0].NAME":     de("validation.unknown_field"),
+		}},
+		{"null in a list", a, map[string]any{"servers": []any{baseOrder(), nil}},
+			"validation_failed", map[string]string{"servers": de("validation.null_in_list")}},
+		{"a list that is null", a, map[string]any{"servers": []any{baseOrder()}, "projects": nil},
+			"validation_failed", map[string]string{"projects": de("validation.not_null")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before, machinesBefore := holdingsOf(t, c.who), machines(t, env)
+			e := wantError(t, c.who.Sandbox("POST", "/seed", c.body), http.StatusUnprocessableEntity, c.code)
+			for field, want := range c.fields {
+				if len(e.Errors[field]) == 0 {
+					t.Errorf("no error on %s: %v", field, e.Errors)
+				} else if want != "" && e.Errors[field][0] != want {
+					t.Errorf("%s: %q, want %q", field, e.Errors[field][0], want)
+				}
+			}
+			if len(e.Errors) != len(c.fields) {
+				t.Errorf("errors %v, want exactly on the %d fields %v", e.Errors, len(c.fields), c.fields)
+			}
+			if got := holdingsOf(t, c.who); got != before {
+				t.Errorf("a refused seed changed the account: %+v, want %+v", got, before)
+			}
+			if got := machines(t, env); got != machinesBefore {
+				t.Errorf("a refused seed left machines: %d, want %d", got, machinesBefore)
+			}
+		})
+	}
+	// Two servers are what the poor account's credit covers.
+	data(t, poor.Sandbox("POST", "/seed", map[string]any{"servers": []any{server(), server("status", "stopped")}}).Want(t, http.StatusCreated))
+	// The message is the first error in the order of the body: the first list, the
+	// first item, the first field.
+	e := wantInvalid(t, a.Sandbox("POST", "/seed", seedWith(
+		"servers", []any{server("plan_id", 999), server("status", "x")},
+		"ssh_keys", []any{map[string]any{"name": "", "public_key": "x"}})), "ssh_keys[0].name")
+	if want := e.Errors["ssh_keys[0].name"][0] + msg("de", "error.more_errors", "count", 3); e.Message != want {
+		t.Errorf("message %q, want %q", e.Message, want)
+	}
+	// Quotas apply as to each create call.
+	if _, err := env.App.Service.SetQuotas(ctx, a.ID, map[string]int{"projects": 2}); err != nil {
+		t.Fatal(err)
+	}
+	wantInvalid(t, a.Sandbox("POST", "/seed", map[string]any{"projects": []any{map[string]any{"name": "p1"}, map[string]any{"name": "p2"}}}),
+		"projects[1].project_quota")
+	data(t, a.Sandbox("POST", "/seed", map[string]any{"projects": []any{map[string]any{"name": "p1"}}}).Want(t, http.StatusCreated))
+	env.AssertLedger(t)
+}
