@@ -8,9 +8,10 @@ help: ## list the targets
 run: ## serve the sandbox on SQLite + the simulated driver, with a demo account
 	go run ./cmd/berthd serve --demo
 
-build: ## build berthd and the CLI berth into ./berthd and ./berth
+build: ## build berthd, the CLI berth and the Terraform/OpenTofu provider into ./
 	go build -o berthd ./cmd/berthd
 	go build -o berth ./cmd/berth
+	go build -o terraform-provider-berth ./cmd/terraform-provider-berth
 
 test: ## run every test (what CI runs)
 	scripts/test.sh

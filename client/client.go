@@ -223,17 +223,22 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 			}
 			return nil
 		}
-		if attempt >= c.retry.MaxRetries || waited+wait > c.retry.MaxWait {
+		if attempt >= c.retry.MaxRetries || waited+wait > c.retry.MaxWait || !sleep(ctx, wait) {
 			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
 		}
 		waited += wait
+	}
+}
+
+// sleep waits d, or less when ctx ends first: then it reports false.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

@@ -37,5 +37,5 @@
 // Idempotency-Key, the same on each attempt of one call, so a retried order whose
 // first answer was lost answers the first server instead of making a second
 // (WithIdempotencyKey sets a key of the caller's own). A 409 is never retried: wait
-// on Error.Operation.
+// on Error.Operation, or let RetryBusy wait on it and call again.
 package client

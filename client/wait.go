@@ -112,3 +112,43 @@ func (c *Client) WaitServer(ctx context.Context, server, status string) (*api.Se
 		}
 	}
 }
+
+// busyWait is what RetryBusy waits after a 409 that names no operation and carries no
+// Retry-After.
+const busyWait = time.Second
+
+// RetryBusy calls fn, and calls it again each time it fails with ErrBusy (409): before
+// each new call it waits for the operation the 409 names to end, with WaitOperation
+// (however that operation ends: it is not the caller's), or, when the 409 names none,
+// for its Retry-After (1 s without one). It returns fn's first other result: nil, or
+// an error that is not a 409. ctx bounds the whole wait; when it ends first, the last
+// 409 is returned. A program that changes a server others may be changing too wraps
+// each change in it:
+//
+//	err := c.RetryBusy(ctx, func() error { srv, err = c.PowerServer(ctx, name, client.PowerOff); return err })
+func (c *Client) RetryBusy(ctx context.Context, fn func() error) error {
+	for {
+		err := fn()
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(e, ErrBusy) {
+			return err
+		}
+		if e.Operation != nil {
+			_, werr := c.WaitOperation(ctx, e.Operation.ID)
+			switch {
+			case ctx.Err() != nil:
+				return err
+			case werr != nil && !errors.Is(werr, ErrOperationFailed):
+				return werr
+			}
+			continue
+		}
+		wait := e.RetryAfter
+		if wait <= 0 {
+			wait = busyWait
+		}
+		if !sleep(ctx, wait) {
+			return err
+		}
+	}
+}

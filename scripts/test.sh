@@ -5,7 +5,8 @@
 #      billing, console, restart and fault tests, and those of PostgreSQL's own
 #      (the store suite on it, the cluster test, store copy, an outage);
 #   2. every test that runs a Berth — store, API, billing, console, restart, fault,
-#      operator commands, the Go SDK, the CLI — again on PostgreSQL (BERTH_TEST_STORE=postgres).
+#      operator commands, the Go SDK, the CLI, the Terraform provider — again on
+#      PostgreSQL (BERTH_TEST_STORE=postgres).
 #
 # PostgreSQL comes from BERTH_TEST_DATABASE_URL; when that is unset and the server
 # binaries are installed (Debian: postgresql), a throwaway server is started with
@@ -25,6 +26,24 @@ if [ -z "${BERTH_TEST_DATABASE_URL:-}" ] && ls /usr/lib/postgresql/*/bin/initdb 
 	export BERTH_TEST_DATABASE_URL
 fi
 
+# The Terraform/OpenTofu provider's acceptance tests (internal/tfprovider) run through
+# OpenTofu, built once from the Go module proxy into a cache outside the checkout
+# (scripts/tofu.sh); TF_ACC turns them on, as terraform-plugin-testing has it. When
+# OpenTofu cannot be built they skip with a loud message; under BERTH_TOFU_REQUIRED=1
+# (set by .ci/run) they fail instead.
+if [ -z "${TF_ACC_TERRAFORM_PATH:-}" ] && ! TF_ACC_TERRAFORM_PATH="$(scripts/tofu.sh)"; then
+	echo
+	echo "*** Terraform provider acceptance tests SKIPPED: scripts/tofu.sh could not build OpenTofu ***"
+	echo
+	if [ "${BERTH_TOFU_REQUIRED:-}" = 1 ]; then
+		exit 1
+	fi
+	TF_ACC_TERRAFORM_PATH=
+fi
+if [ -n "$TF_ACC_TERRAFORM_PATH" ]; then
+	export TF_ACC=1 TF_ACC_TERRAFORM_PATH TF_ACC_PROVIDER_NAMESPACE=hashicorp TF_ACC_PROVIDER_HOST=registry.opentofu.org
+fi
+
 echo "== the whole suite (SQLite, and PostgreSQL's own tests)"
 go test -race "${timeout[@]}" "$@" ./...
 
@@ -33,7 +52,7 @@ go test -race "${timeout[@]}" "$@" ./...
 # (SIGKILL rounds, idempotent bursts, the ledger; its disk-full rounds are SQLite's
 # alone) and the admin commands. The binary's other tests are about SQLite's data
 # directory, or run on PostgreSQL in the first pass already.
-pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/... ./client/... ./cmd/berth/)
+pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/... ./client/... ./cmd/berth/ ./internal/tfprovider/)
 pg_binary_tests='^(TestRestartAfterSIGKILL|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
 	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart, fault and admin tests of ./cmd/berthd"

@@ -1,0 +1,3 @@
+data "berth_app" "docker" {
+  name = "docker"
+}

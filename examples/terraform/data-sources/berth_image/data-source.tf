@@ -1,0 +1,4 @@
+data "berth_image" "debian" {
+  location = "fsn1"
+  name     = "debian-12"
+}

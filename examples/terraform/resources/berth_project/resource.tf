@@ -1,0 +1,3 @@
+resource "berth_project" "web" {
+  name = "web"
+}

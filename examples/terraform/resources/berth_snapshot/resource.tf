@@ -1,0 +1,4 @@
+resource "berth_snapshot" "before_upgrade" {
+  server_id = berth_server.web.id
+  name      = "before-upgrade"
+}

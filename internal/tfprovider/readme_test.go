@@ -1,0 +1,101 @@
+package tfprovider_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/tfprovider"
+)
+
+// TestAccREADME applies the README's Terraform configuration as written (its hcl
+// block) against a real Berth, the provider found by its address berth/berth: two
+// running servers with the output of their addresses, an empty plan after the apply
+// (terraform-plugin-testing plans again after every apply), and nothing left in the
+// account after destroy.
+func TestAccREADME(t *testing.T) {
+	a := newAcc(t, "en")
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(raw)
+	start := strings.Index(section, "## Terraform and OpenTofu")
+	if start < 0 {
+		t.Fatal(`README has no section "Terraform and OpenTofu"`)
+	}
+	section = section[start:]
+	i := strings.Index(section, "```hcl\n")
+	if i < 0 {
+		t.Fatal("the section has no hcl block")
+	}
+	config := section[i+len("```hcl\n"):]
+	config = config[:strings.Index(config, "```")]
+
+	// As the README has it: url and token from the environment, the key from
+	// ~/.ssh/id_ed25519.pub, the provider from its address berth/berth.
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(testenv.PublicKey(t)+" readme@example"+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv(tfprovider.EnvURL, a.env.URL)
+	t.Setenv(tfprovider.EnvToken, a.acct.Token)
+	t.Setenv(resource.EnvTfAccProviderNamespace, "berth")
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: a.providers(),
+		CheckDestroy: func(*terraform.State) error {
+			ctx := a.ctx()
+			servers, err := a.c.ListServers(ctx, client.ServerListOptions{})
+			if err != nil {
+				return err
+			}
+			keys, err := a.c.ListSSHKeys(ctx)
+			if err != nil {
+				return err
+			}
+			projects, err := a.c.ListProjects(ctx)
+			if err != nil {
+				return err
+			}
+			if len(servers)+len(keys)+len(projects) > 0 {
+				return fmt.Errorf("after destroy: %d servers, %d keys, %d projects", len(servers), len(keys), len(projects))
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			Config: config,
+			Check: func(s *terraform.State) error {
+				servers, err := a.c.ListServers(a.ctx(), client.ServerListOptions{})
+				if err != nil {
+					return err
+				}
+				out, ok := s.RootModule().Outputs["addresses"]
+				if !ok {
+					return fmt.Errorf("no output addresses")
+				}
+				addrs, ok := out.Value.(map[string]any)
+				if len(servers) != 2 || !ok || len(addrs) != 2 {
+					return fmt.Errorf("%d servers, output addresses %v", len(servers), out.Value)
+				}
+				for _, srv := range servers {
+					if srv.Status != "running" || srv.IPv4 == nil || addrs[srv.Name] != *srv.IPv4 {
+						return fmt.Errorf("server %s is %s at %v; the output says %v", srv.Name, srv.Status, deref(srv.IPv4), addrs[srv.Name])
+					}
+				}
+				return nil
+			},
+		}},
+	})
+}
