@@ -232,6 +232,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if a.cfg.WrapDriver != nil {
 		a.driver = a.cfg.WrapDriver(a.driver)
 	}
+	a.Service.Consoles = a.driver
 	w := ops.NewWorker(a.Service, a.driver, a.completeTx())
 	if a.cfg.ShutdownTimeout > 0 {
 		w.ShutdownTimeout = a.cfg.ShutdownTimeout

@@ -73,6 +73,9 @@ type Service struct {
 	// Unreachable, when set, tells that the hypervisor of a server's machine cannot be
 	// reached now: operations on it then answer 503 (unavailable) instead of queuing.
 	Unreachable func(ctx context.Context, name string) bool
+	// Consoles, when set, attaches to servers' serial consoles (the compute driver);
+	// nil: a console connection answers 503.
+	Consoles ConsoleOpener
 	// Telemetry, when set, is told of every operation's end and every metering pass.
 	Telemetry Telemetry
 	// Backfill, when set, stores the metrics samples an account's servers would have
