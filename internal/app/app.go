@@ -475,7 +475,7 @@ func (a *App) WebHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits()}
+	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits(), ConsoleURL: apiServer.ConsoleURL}
 	if a.cfg.Telemetry != nil {
 		ccfg.Telemetry = a.cfg.Telemetry
 	}
