@@ -5,7 +5,6 @@ package httpapi_test
 // prompt.
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -35,31 +34,6 @@ func socketRoutes(t testing.TB, env *testenv.Env) []struct{ Method, Path string 
 	return h.SocketRoutes()
 }
 
-// checkedHandshake checks every answer to a WebSocket handshake against the OpenAPI
-// document: a 101 by its status and headers (its body is the WebSocket), any other
-// answer in full.
-type checkedHandshake struct {
-	c    *apitest.Checker
-	t    testing.TB
-	base http.RoundTripper
-}
-
-func (h checkedHandshake) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := h.base.RoundTrip(req)
-	if err != nil {
-		return resp, err
-	}
-	if resp.StatusCode == http.StatusSwitchingProtocols {
-		h.c.Check(h.t, req, resp.StatusCode, resp.Header, nil)
-		return resp, nil
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	h.c.Check(h.t, req, resp.StatusCode, resp.Header, body)
-	return resp, err
-}
-
 // console is an open console WebSocket and what it printed.
 type console struct {
 	ws  *websocket.Conn
@@ -74,7 +48,8 @@ func dialConsole(t testing.TB, rawURL string, header http.Header) (*console, *te
 	t.Cleanup(cancel)
 	hs, hcancel := context.WithTimeout(ctx, 20*time.Second)
 	defer hcancel()
-	client := &http.Client{Transport: checkedHandshake{c: apitest.New(t), t: t, base: http.DefaultTransport}}
+	// Every answer is checked against the document, a 101 by its status and headers.
+	client := &http.Client{Transport: apitest.New(t).Transport(t, nil)}
 	ws, resp, err := websocket.Dial(hs, rawURL, &websocket.DialOptions{HTTPClient: client, HTTPHeader: header})
 	if err != nil {
 		if resp == nil {
