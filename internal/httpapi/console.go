@@ -124,6 +124,15 @@ func (s *Server) consoleSocket(w http.ResponseWriter, r *http.Request) {
 	if acct.ID != 0 && i18n.Supported(acct.Language) {
 		lang = acct.Language
 	}
+	if acct.ID != 0 { // a ticket was spent: who attached to which console, or why not
+		e := hosting.AuditEntry{Actor: "api", Action: "GET /v1" + ConsolePath, AccountID: &acct.ID,
+			Target: "id=" + r.PathValue("id"), Status: http.StatusSwitchingProtocols, Client: clientAddr(r)}
+		if err != nil {
+			e.Status, _ = StatusOf(hosting.ErrorCode(err))
+			e.Code = string(hosting.ErrorCode(err))
+		}
+		s.svc.Audit(ctx, e)
+	}
 	if err != nil {
 		if hosting.IsCode(err, hosting.CodeUnauthenticated) {
 			res, aerr := s.anon.Allow(ctx, ip, now)

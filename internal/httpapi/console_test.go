@@ -6,10 +6,12 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,6 +151,21 @@ func TestConsole(t *testing.T) {
 			t.Fatal(err)
 		}
 		con.out.Wait(t, at, "Login incorrect", 5*time.Second)
+
+		// The audit log says who attached to the console, and who was refused.
+		log, err := env.App.Service.AuditLog(context.Background(), a.ID, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range log {
+			if e.Action == "GET /v1/servers/{id}/console" {
+				got = append(got, fmt.Sprintf("%s %d %s", e.Target, e.Status, e.Code))
+			}
+		}
+		if want := []string{"id=" + id + " 401 unauthenticated", "id=" + id + " 101 "}; !slices.Equal(got, want) {
+			t.Errorf("audit log of the console: %q, want %q (newest first)", got, want)
+		}
 	})
 
 	t.Run("expiry", func(t *testing.T) {
