@@ -329,3 +329,10 @@ type PageMeta struct {
 	To          *int   `json:"to"`
 	Total       int    `json:"total"`
 }
+
+// ConsoleTicket is POST /servers/{id}/console: where to open the server's serial
+// console (a WebSocket URL carrying a one-use ticket) and until when.
+type ConsoleTicket struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}

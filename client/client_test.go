@@ -215,6 +215,25 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Errorf("GetServerMetrics: %+v", m)
 	}
 
+	// The serial console: a ticket, its WebSocket, the simulated login prompt; the
+	// ticket opens one connection only.
+	tk := must[*api.ConsoleTicket](t)(c.RequestServerConsole(ctx, srv.Name))
+	con := must[*client.ServerConsole](t)(c.ConnectServerConsole(ctx, tk.URL))
+	var printed []byte
+	for buf := make([]byte, 4096); !bytes.Contains(printed, []byte(srv.Name+" login: ")); {
+		n, err := con.Read(buf)
+		if err != nil {
+			t.Fatalf("console: %v after %q", err, printed)
+		}
+		printed = append(printed, buf[:n]...)
+	}
+	if err := con.Close(); err != nil {
+		t.Errorf("console Close: %v", err)
+	}
+	if _, err := c.ConnectServerConsole(ctx, tk.URL); !errors.Is(err, client.ErrUnauthenticated) {
+		t.Errorf("ConnectServerConsole on a used ticket: %v, want ErrUnauthenticated", err)
+	}
+
 	srv = must[*api.Server](t)(c.PowerServer(ctx, srv.Name, client.PowerOff))
 	if op := must[*api.Operation](t)(c.WaitOperation(ctx, srv.Operation.ID)); op.Status != "success" || op.Type != "power" {
 		t.Errorf("WaitOperation: %+v", op)
@@ -324,7 +343,7 @@ func TestEveryEndpoint(t *testing.T) {
 	}
 	ok := map[string]bool{}
 	for _, x := range rec.all() {
-		if route, _, err := router.FindRoute(x.req); err == nil && x.status >= 200 && x.status < 300 {
+		if route, _, err := router.FindRoute(x.req); err == nil && (x.status >= 200 && x.status < 300 || x.status == http.StatusSwitchingProtocols) {
 			ok[route.Operation.OperationID] = true
 		}
 		if ua := x.req.Header.Get("User-Agent"); !strings.HasPrefix(ua, "berth-go/"+client.Version+" (") {

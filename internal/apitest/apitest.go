@@ -239,7 +239,8 @@ func (c *Checker) check(t testing.TB, req *http.Request, status int, header http
 // http.DefaultTransport) and checks every answer: answers to documented routes as
 // Check does, 404 and 405 answers to undocumented paths or methods as
 // CheckUndocumented does. The body is read and restored, so callers read it as
-// usual. Failures are reported on t.
+// usual; a 101 (a WebSocket) is checked by its status and headers, and its body, the
+// connection, left to the caller. Failures are reported on t.
 func (c *Checker) Transport(t testing.TB, base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -257,6 +258,11 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := tr.base.RoundTrip(req)
 	if err != nil {
 		return resp, err
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// A WebSocket: its body is the connection, which the caller goes on with.
+		tr.c.check(tr.t, req, resp.StatusCode, resp.Header, nil)
+		return resp, nil
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()

@@ -237,6 +237,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if a.cfg.WrapDriver != nil {
 		a.driver = a.cfg.WrapDriver(a.driver)
 	}
+	a.Service.Consoles = a.driver
 	w := ops.NewWorker(a.Service, a.driver, a.completeTx())
 	if a.cfg.ShutdownTimeout > 0 {
 		w.ShutdownTimeout = a.cfg.ShutdownTimeout
@@ -479,7 +480,7 @@ func (a *App) WebHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits()}
+	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits(), ConsoleURL: apiServer.ConsoleURL}
 	if a.cfg.Telemetry != nil {
 		ccfg.Telemetry = a.cfg.Telemetry
 	}

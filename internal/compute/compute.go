@@ -9,6 +9,7 @@ package compute
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -59,6 +60,8 @@ var (
 	ErrFailed = errors.New("compute: failed")
 	// ErrUnavailable: the driver cannot reach its hypervisor now; retry later.
 	ErrUnavailable = errors.New("compute: unavailable")
+	// ErrNotRunning: the machine exists but is not running (a console needs it on).
+	ErrNotRunning = errors.New("compute: machine not running")
 )
 
 // Driver runs machines. Calls block until the change is done (or ctx ends) and are
@@ -99,6 +102,12 @@ type Driver interface {
 	// exist). Rates are differences of two readings; a counter may restart from zero
 	// when the machine does, as libvirt's do.
 	Stats(ctx context.Context, name string) (Stats, error)
+	// Console attaches to a running machine's serial console: Read gives what the
+	// guest prints from now on, Write types into it, Close detaches (the guest keeps
+	// running). Reads end with io.EOF when the machine stops. ctx bounds only the
+	// attaching. ErrNotFound when the machine does not exist, ErrNotRunning when it is
+	// not running, ErrUnavailable when its host cannot be reached.
+	Console(ctx context.Context, name string) (io.ReadWriteCloser, error)
 }
 
 // Stats are a machine's cumulative counters at one moment, as libvirt's domain stats

@@ -65,6 +65,9 @@ type Config struct {
 	// Limits keeps the sign-in throttle (default: in this process's memory); several
 	// processes serving together share it in their store.
 	Limits ratelimit.Factory
+	// ConsoleURL is the address of a server's console WebSocket with a ticket (the
+	// API's, httpapi.Server.ConsoleURL; default: on the request's own host).
+	ConsoleURL func(r *http.Request, serverID int64, ticket string) string
 }
 
 // Telemetry is what the console tells operators' metrics (internal/telemetry
@@ -155,6 +158,8 @@ func (c *Console) routes() []route {
 		{"POST /servers", c.order},
 		{"GET /servers/{id}", c.serverPage},
 		{"POST /servers/{id}/power", c.power},
+		{"GET /servers/{id}/console", c.serverConsolePage},
+		{"POST /servers/{id}/console/ticket", c.consoleTicket},
 		{"POST /servers/{id}/update", c.updateServer},
 		{"POST /servers/{id}/reinstall", c.reinstall},
 		{"POST /servers/{id}/rescale", c.rescale},

@@ -37,6 +37,7 @@ var bodyRoutes = []struct {
 	{"POST /servers", func() any { return new(api.ServerCreate) }, MaxBody},
 	{"PATCH /servers/{id}", func() any { return new(api.ServerUpdate) }, MaxBody},
 	{"POST /servers/{id}/power", func() any { return new(api.PowerRequest) }, MaxBody},
+	{"POST /servers/{id}/console", func() any { return new(struct{}) }, MaxBody},
 	{"POST /servers/{id}/reinstall", func() any { return new(api.ReinstallRequest) }, MaxBody},
 	{"POST /servers/{id}/rescale", func() any { return new(api.RescaleRequest) }, MaxBody},
 	{"POST /servers/{id}/snapshots", func() any { return new(api.SnapshotCreate) }, MaxBody},

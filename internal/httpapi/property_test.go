@@ -195,8 +195,8 @@ func (g *propGen) operations() []*propOp {
 		item := g.doc.Paths.Value(tmpl)
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 			op := item.GetOperation(method)
-			if op == nil {
-				continue
+			if op == nil || op.Extensions["x-berth-websocket"] == true {
+				continue // a WebSocket's handshake and its refusals are TestConsole's
 			}
 			o := &propOp{id: op.OperationID, method: method, tmpl: tmpl, base: "/v1"}
 			if len(item.Servers) == 1 {

@@ -38,6 +38,7 @@ var statusOf = map[hosting.Code]int{
 	hosting.CodeUnavailable:        http.StatusServiceUnavailable,
 	hosting.CodeInternal:           http.StatusInternalServerError,
 	codeMethodNotAllowed:           http.StatusMethodNotAllowed,
+	codeUpgradeRequired:            http.StatusUpgradeRequired,
 }
 
 const codeMethodNotAllowed hosting.Code = "method_not_allowed"

@@ -63,6 +63,18 @@ func TestScopes(t *testing.T) {
 				t.Errorf("%s %s: x-berth-scope %q in api/openapi.yaml, want any", rt.Method, rt.Path, docScope)
 			}
 		}
+		// The WebSockets are served outside the table (their URL carries their
+		// credential) and documented as such.
+		for _, sr := range socketRoutes(t, env) {
+			key := sr.Method + " " + strings.TrimPrefix(sr.Path, "/v1")
+			inTable[key] = true
+			item := doc.Paths.Find(strings.TrimPrefix(sr.Path, "/v1"))
+			if item == nil || item.GetOperation(sr.Method) == nil {
+				t.Errorf("%s is not in api/openapi.yaml", key)
+			} else if op := item.GetOperation(sr.Method); op.Extensions["x-berth-websocket"] != true || op.Security == nil || len(*op.Security) != 0 {
+				t.Errorf("%s: api/openapi.yaml does not say x-berth-websocket: true and security: []", key)
+			}
+		}
 		for path, item := range doc.Paths.Map() {
 			for method := range item.Operations() {
 				// OPTIONS is every path's, outside the table (TestOptionsEveryPath).

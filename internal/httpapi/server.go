@@ -148,6 +148,8 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 		}
 		methods[rt.path] = append(methods[rt.path], rt.method)
 	}
+	s.mux.Handle("GET /v1"+ConsolePath, http.HandlerFunc(s.consoleSocket))
+	methods[ConsolePath] = append([]string{http.MethodGet}, methods[ConsolePath]...)
 	for _, p := range paths {
 		s.mux.Handle("OPTIONS /v1"+p, s.options(append(methods[p], http.MethodOptions)))
 	}
@@ -177,6 +179,7 @@ func (s *Server) routes() []route {
 		{"PATCH", "/servers/{id}", S, s.patchServer},
 		{"DELETE", "/servers/{id}", S, s.deleteServer},
 		{"POST", "/servers/{id}/power", P, s.power},
+		{"POST", ConsolePath, P, s.consoleTicket},
 		{"POST", "/servers/{id}/reinstall", S, s.reinstall},
 		{"GET", "/servers/{id}/rescale-options", R, s.rescaleOptions},
 		{"GET", "/servers/{id}/metrics", R, s.serverMetrics},

@@ -79,6 +79,9 @@ type Service struct {
 	// Faults, when set, injects the sandbox's operation faults (serve --sandbox;
 	// faults.go).
 	Faults OperationFaults
+	// Consoles, when set, attaches to servers' serial consoles (the compute driver);
+	// nil: a console connection answers 503.
+	Consoles ConsoleOpener
 	// Telemetry, when set, is told of every operation's end and every metering pass.
 	Telemetry Telemetry
 	// Backfill, when set, stores the metrics samples an account's servers would have

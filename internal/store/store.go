@@ -282,6 +282,16 @@ type Writer interface {
 	DeleteSession(ctx context.Context, hash []byte) error
 	// DeleteExpiredSessions removes every session expired at at.
 	DeleteExpiredSessions(ctx context.Context, at time.Time) error
+	// CreateConsoleTicket writes a server console ticket.
+	CreateConsoleTicket(ctx context.Context, t hosting.ConsoleTicket) (int64, error)
+	// SpendConsoleTicket marks the ticket of hash used at at, when it is neither used
+	// nor expired then, and returns it with spent true. One statement does both, so of
+	// several processes presenting a ticket at once exactly one spends it. A ticket
+	// that exists but cannot be spent is returned as it is, with spent false;
+	// ErrNotFound when there is none.
+	SpendConsoleTicket(ctx context.Context, hash []byte, at time.Time) (t hosting.ConsoleTicket, spent bool, err error)
+	// DeleteConsoleTickets removes the tickets that expired before before.
+	DeleteConsoleTickets(ctx context.Context, before time.Time) error
 	// AdvanceClock moves an account's test clock forward by by (> 0) and returns
 	// how far ahead of the system clock it now is.
 	AdvanceClock(ctx context.Context, accountID int64, by time.Duration) (time.Duration, error)

@@ -848,6 +848,8 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		hold.Release()
 	})
 
+	t.Run("ConsoleTickets", func(t *testing.T) { consoleTickets(t, open) })
+
 	t.Run("OperatorReads", func(t *testing.T) {
 		s := open(t)
 		if err := s.Ready(ctx); err != nil {

@@ -1,0 +1,17 @@
+package hosting
+
+import "time"
+
+// ConsoleTicket lets one WebSocket connection attach to a server's serial console.
+// Like a token, its secret is never stored, only its SHA-256 hash. It is spent by
+// the first connection that presents it and is good until ExpiresAt.
+type ConsoleTicket struct {
+	ID        int64
+	AccountID int64
+	ServerID  int64
+	Hash      []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	// UsedAt is when a connection spent it (nil: not yet).
+	UsedAt *time.Time
+}

@@ -1,0 +1,170 @@
+package ops
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// A server's serial console (issue 17): the account holder asks for a ticket (POST
+// /servers/{id}/console, or the web console's page), then one WebSocket connection
+// presents it and carries the console both ways. The ticket is the connection's only
+// credential (a browser cannot send a token with a WebSocket), so it is short-lived,
+// spent by the first connection, and stored hashed; every berthd on the database can
+// spend it.
+
+// ConsoleTicketTTL is how long a console ticket waits for its connection.
+const ConsoleTicketTTL = 60 * time.Second
+
+// ConsoleTicketPrefix starts every console ticket, so that secret scanners can spot
+// leaked ones.
+const ConsoleTicketPrefix = "berthc_"
+
+// consoleTicketsKept is how long tickets are kept after they expired: a late
+// connection is told its ticket expired (or was used) rather than that it is unknown.
+const consoleTicketsKept = time.Hour
+
+// ConsoleOpener attaches to machines' serial consoles (the compute driver).
+type ConsoleOpener interface {
+	Console(ctx context.Context, name string) (io.ReadWriteCloser, error)
+}
+
+// IssuedTicket is a console ticket as its holder gets it, once.
+type IssuedTicket struct {
+	Secret   string
+	ServerID int64
+	// ExpiresAt is on the account's clock (its test clock in a sandbox).
+	ExpiresAt time.Time
+}
+
+// ConsoleTicket issues a one-use ticket to attach to a server's serial console
+// within ConsoleTicketTTL. Errors, in the order of API-DECISIONS §2: not_found,
+// server_suspended (403); busy (409) while an operation takes the server through
+// another status than running (its end decides whether there is a console);
+// validation_failed on "server" when it is not running and nothing is under way;
+// unavailable (503) when its host cannot be reached.
+func (s *Service) ConsoleTicket(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (IssuedTicket, error) {
+	srv, err := s.WritableServer(ctx, p, ref)
+	if err != nil {
+		return IssuedTicket{}, err
+	}
+	if err := s.consoleReady(ctx, srv); err != nil {
+		return IssuedTicket{}, err
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	secret := ConsoleTicketPrefix + base64.RawURLEncoding.EncodeToString(b)
+	now := s.Now()
+	t := hosting.ConsoleTicket{AccountID: srv.AccountID, ServerID: srv.ID, Hash: HashToken(secret), CreatedAt: now, ExpiresAt: now.Add(ConsoleTicketTTL)}
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.DeleteConsoleTickets(ctx, now.Add(-consoleTicketsKept)); err != nil {
+			return err
+		}
+		_, err := tx.CreateConsoleTicket(ctx, t)
+		return err
+	})
+	if err != nil {
+		return IssuedTicket{}, internal("console ticket", err)
+	}
+	return IssuedTicket{Secret: secret, ServerID: srv.ID, ExpiresAt: t.ExpiresAt.Add(s.ClockAhead(srv.AccountID))}, nil
+}
+
+// consoleReady answers why a server has no console now, or nil when it has one.
+func (s *Service) consoleReady(ctx context.Context, srv hosting.Server) error {
+	if srv.Status != hosting.StatusRunning {
+		if srv.Operation != nil {
+			return busy(srv.Operation)
+		}
+		return hosting.Invalid("server", "validation.console_not_running", "status", string(srv.Status))
+	}
+	if s.Unreachable != nil && s.Unreachable(ctx, srv.Name) {
+		return unreachable()
+	}
+	return nil
+}
+
+func unreachable() error {
+	e := hosting.Errorf(hosting.CodeUnavailable, "error.unavailable")
+	e.RetryAfter = 30
+	return e
+}
+
+// OpenConsole spends a console ticket and attaches to the console of its server,
+// which ref (the server the connection names) must be. It returns the ticket's
+// account as soon as it is known, with an error too (its errors are in its
+// language). Errors: unauthenticated for a ticket that is unknown, used or expired
+// (each with its message); account_blocked; not_found when ref is not the ticket's
+// server or the server is gone; then those of ConsoleTicket, checked again now. A
+// ticket is spent by the first connection that presents it, whatever its outcome.
+func (s *Service) OpenConsole(ctx context.Context, secret string, ref hosting.ServerRef) (io.ReadWriteCloser, hosting.Account, error) {
+	var acct hosting.Account
+	unknown := hosting.Errorf(hosting.CodeUnauthenticated, "error.console_ticket_unknown")
+	if !strings.HasPrefix(secret, ConsoleTicketPrefix) || len(secret) > 200 {
+		return nil, acct, unknown
+	}
+	now := s.Now()
+	var t hosting.ConsoleTicket
+	var spent bool
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		t, spent, err = tx.SpendConsoleTicket(ctx, HashToken(secret), now)
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, acct, unknown
+	case err != nil:
+		return nil, acct, internal("spend console ticket", err)
+	}
+	if acct, err = s.store.Account(ctx, t.AccountID); err != nil {
+		return nil, acct, internal("account", err)
+	}
+	switch {
+	case spent:
+	case t.UsedAt != nil:
+		return nil, acct, hosting.Errorf(hosting.CodeUnauthenticated, "error.console_ticket_used")
+	default:
+		return nil, acct, hosting.Errorf(hosting.CodeUnauthenticated, "error.console_ticket_expired")
+	}
+	if acct.Blocked {
+		return nil, acct, hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked")
+	}
+	if ref == (hosting.ServerRef{}) { // the path names no server
+		return nil, acct, hosting.ErrNotFound()
+	}
+	srv, err := s.WritableServer(ctx, hosting.Principal{Account: acct}, ref)
+	if err == nil && srv.ID != t.ServerID {
+		err = hosting.ErrNotFound()
+	}
+	if err != nil {
+		return nil, acct, err
+	}
+	if err := s.consoleReady(ctx, srv); err != nil {
+		return nil, acct, err
+	}
+	if s.Consoles == nil {
+		return nil, acct, unreachable()
+	}
+	con, err := s.Consoles.Console(ctx, srv.Name)
+	switch {
+	case errors.Is(err, compute.ErrNotRunning), errors.Is(err, compute.ErrNotFound):
+		// The machine is not up, though the record says running: it has just
+		// stopped, and the record will follow.
+		return nil, acct, hosting.Invalid("server", "validation.console_not_running", "status", string(hosting.StatusStopped))
+	case errors.Is(err, compute.ErrUnavailable):
+		e := unreachable().(*hosting.Error)
+		e.Cause = err
+		return nil, acct, e
+	case err != nil:
+		return nil, acct, internal("console", err)
+	}
+	return con, acct, nil
+}
