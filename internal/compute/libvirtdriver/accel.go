@@ -109,7 +109,7 @@ func (d *Driver) startFailed(h host, dom libvirt.Domain, err error) error {
 	if h.Accel == AccelKVM && errors.As(err, &le) && strings.Contains(strings.ToLower(le.Message), "kvm") {
 		return fmt.Errorf("%w: host %d runs guests with KVM (accel kvm) and QEMU could not start %s with it: %s; "+
 			"check /dev/kvm and the processor's virtualization on the host, or add the host again with --accel tcg",
-			compute.ErrFailed, h.ID, dom.Name, strings.TrimSpace(le.Message))
+			compute.ErrFailed, h.ID, dom.Name, strings.Join(strings.Fields(le.Message), " "))
 	}
 	return d.lv(h, "start domain", err)
 }

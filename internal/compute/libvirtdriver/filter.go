@@ -20,6 +20,11 @@ import (
 //   - berth-clean-traffic-ipv6: berth-clean-traffic, the guard, libvirt's
 //     no-ipv6-spoofing, and IPv6 let through; for a guest with an IPv6 address too.
 //
+// Each of Berth's own chains ends with an explicit return rule: ebtables-nft 1.8.9
+// (Debian 12) creates a new chain with an accept at its end instead of the RETURN
+// policy it lists, so a packet that falls off the end of a chain would be accepted
+// there, never reaching the checks after it (found by TestTenantTrafficFilter).
+//
 // Not covered: the target of an IPv6 neighbour advertisement (ebtables cannot match
 // it), so a guest can still poison its neighbours' IPv6 caches for addresses on the
 // bridge; its packets' source addresses are checked all the same.
@@ -43,6 +48,7 @@ var filters = []struct{ name, xml string }{
   <rule direction='out' action='drop' priority='100'>
     <ip protocol='udp' srcportstart='67'/>
   </rule>
+  <rule direction='inout' action='return' priority='1000'/>
 </filter>`},
 	{FilterIPv4, `<filter name='` + FilterIPv4 + `' chain='root'>
   <uuid>a428caa0-6310-4e47-9e35-d78cbed455d2</uuid>
@@ -75,6 +81,7 @@ var filters = []struct{ name, xml string }{
   <rule direction='out' action='accept' priority='200'>
     <ipv6 srcipaddr='::' srcipmask='128' protocol='icmpv6' type='143'/>
   </rule>
+  <rule direction='inout' action='return' priority='1000'/>
 </filter>`},
 	{FilterIPv6, `<filter name='` + FilterIPv6 + `' chain='root'>
   <uuid>69ff8ef7-4df4-40f7-acac-9a9b2fb06a0f</uuid>

@@ -202,7 +202,8 @@ func TestDomainXMLFilter(t *testing.T) {
 }
 
 // TestFilterDefinitions: Berth's filters parse, each is defined after those it
-// refers to, and the NICs' filters are among them.
+// refers to, each chain of its own ends with an explicit return (ebtables-nft would
+// accept what falls off its end), and the NICs' filters are among them.
 func TestFilterDefinitions(t *testing.T) {
 	t.Parallel()
 	defined := map[string]bool{}
@@ -217,12 +218,29 @@ func TestFilterDefinitions(t *testing.T) {
 			Refs  []struct {
 				Filter string `xml:"filter,attr"`
 			} `xml:"filterref"`
+			Rules []struct {
+				Action    string `xml:"action,attr"`
+				Direction string `xml:"direction,attr"`
+				Priority  int    `xml:"priority,attr"`
+				Inner     string `xml:",innerxml"`
+			} `xml:"rule"`
 		}
 		if err := xml.Unmarshal([]byte(f.xml), &x); err != nil {
 			t.Fatalf("%s: %v", f.name, err)
 		}
 		if x.Name != f.name || x.UUID == "" || x.Chain == "" {
 			t.Errorf("%s: name %q, uuid %q, chain %q", f.name, x.Name, x.UUID, x.Chain)
+		}
+		if x.Chain != "root" {
+			last := x.Rules[len(x.Rules)-1]
+			for _, r := range x.Rules {
+				if r.Priority > last.Priority {
+					last = r
+				}
+			}
+			if last.Action != "return" || last.Direction != "inout" || strings.TrimSpace(last.Inner) != "" {
+				t.Errorf("%s (chain %s) does not end with a return of everything: %+v", f.name, x.Chain, last)
+			}
 		}
 		for _, r := range x.Refs {
 			if !defined[r.Filter] {
