@@ -29,7 +29,7 @@ go test -race "$@" ./...
 # alone) and the admin commands. The binary's other tests are about SQLite's data
 # directory, or run on PostgreSQL in the first pass already.
 pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/... ./client/... ./cmd/berth/)
-pg_binary_tests='^(TestRestartAfterSIGKILL|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown)$'
+pg_binary_tests='^(TestRestartAfterSIGKILL|TestAdminHostAccel|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
 	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart, fault and admin tests of ./cmd/berthd"
 	BERTH_TEST_STORE=postgres go test -race "$@" "${pg_packages[@]}"

@@ -122,16 +122,17 @@ func (d *Driver) AddHost(ctx context.Context, s HostSpec) (Host, error) {
 			return Host{}, fmt.Errorf("%q: quotes and markup are not allowed", v)
 		}
 	}
-	res, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO libvirt_hosts (location_id, uri, vcpus, memory_mb, disk_gb, pool, bridge, console_dir, accel, accel_mode, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), s.LocationID, s.URI, s.VCPUs, s.MemoryMB, s.DiskGB, s.Pool, s.Bridge, s.ConsoleDir,
-		accel, s.Accel, d.now().UnixMilli())
+	// RETURNING, not LastInsertId: PostgreSQL's driver has no last insert id.
+	var id int64
+	err = d.db.QueryRowContext(ctx, d.rebind(`INSERT INTO libvirt_hosts (location_id, uri, vcpus, memory_mb, disk_gb, pool, bridge, console_dir, accel, accel_mode, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`), s.LocationID, s.URI, s.VCPUs, s.MemoryMB, s.DiskGB, s.Pool, s.Bridge, s.ConsoleDir,
+		accel, s.Accel, d.now().UnixMilli()).Scan(&id)
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if strings.Contains(strings.ToLower(err.Error()), "unique") {
 			return Host{}, fmt.Errorf("host %s is added already", s.URI)
 		}
 		return Host{}, err
 	}
-	id, _ := res.LastInsertId()
 	if note != "" {
 		d.opt.Log.Warn("libvirt: host added", "host", id, "uri", s.URI, "accel", accel, "note", note)
 	}
@@ -341,13 +342,13 @@ func (d *Driver) AddPool(ctx context.Context, s PoolSpec) (Pool, error) {
 			return Pool{}, fmt.Errorf("--dns %q: an address", n)
 		}
 	}
-	res, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO libvirt_address_pools (location_id, cidr, gateway, first_ip, last_ip, ipv6_prefix, dns, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), s.LocationID, pfx.String(), gw.String(), first.String(), last.String(), s.IPv6Prefix,
-		strings.Join(s.DNS, ","), d.now().UnixMilli())
+	var id int64
+	err = d.db.QueryRowContext(ctx, d.rebind(`INSERT INTO libvirt_address_pools (location_id, cidr, gateway, first_ip, last_ip, ipv6_prefix, dns, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`), s.LocationID, pfx.String(), gw.String(), first.String(), last.String(), s.IPv6Prefix,
+		strings.Join(s.DNS, ","), d.now().UnixMilli()).Scan(&id)
 	if err != nil {
 		return Pool{}, err
 	}
-	id, _ := res.LastInsertId()
 	ps, err := d.Pools(ctx, 0)
 	for _, p := range ps {
 		if p.ID == id {
