@@ -3,6 +3,7 @@ package libvirtdriver_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,29 @@ locations:
 `
 
 const testKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl berth-test"
+
+// console follows a guest's serial log on this host.
+type console struct {
+	t    *testing.T
+	path string
+}
+
+func (c console) text() string {
+	b, _ := os.ReadFile(c.path)
+	return string(b)
+}
+
+// waitCount waits until line occurs at least n times in the log.
+func (c console) waitCount(line string, n int, timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for strings.Count(c.text(), line) < n {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("console %s: %q seen %d times, want %d; log:\n%s", c.path, line, strings.Count(c.text(), line), n, c.text())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
 
 // waitStatus polls a server every 250 ms until it shows status with no operation
 // (a tight loop would take CPU from the guests it waits for).
