@@ -99,7 +99,14 @@ type Plan struct {
 	DiskGB       int    `json:"disk_gb"`
 	PriceHourly  string `json:"price_hourly"`
 	PriceMonthly string `json:"price_monthly"`
-	InStock      bool   `json:"in_stock"`
+	// Limits on a server's throughput; absent: none. NetworkMbps caps each direction
+	// of its network in megabits per second; DiskIOPS its disk's operations per second
+	// and DiskMBps its disk's megabytes (10^6 bytes) per second, reads and writes
+	// together.
+	NetworkMbps *int `json:"network_mbps,omitempty"`
+	DiskIOPS    *int `json:"disk_iops,omitempty"`
+	DiskMBps    *int `json:"disk_mbps,omitempty"`
+	InStock     bool `json:"in_stock"`
 }
 
 // Image is an operating-system image.

@@ -5,12 +5,16 @@
 #
 # What it sets up (see /work/shared/notes/libvirt-on-this-machine.md for why):
 #   - qemu-system-x86, qemu-utils, libvirt-daemon(+qemu driver), libvirt-clients
+#   - libvirt's standard network filters (libvirt-daemon-config-nwfilter) and the
+#     ebtables/iptables they are applied with: Berth's tenant filter is built on
+#     clean-traffic (internal/compute/libvirtdriver/filter.go)
 #   - qemu.conf: run guests as root, no security driver (no AppArmor/SELinux here)
 #   - virtlogd and libvirtd as daemons (no systemd)
 #   - a Linux bridge berth0 (10.77.0.1/24) the guests' NICs join; Berth hands out
 #     static addresses from a pool on it (admin pool add). No NAT, no DHCP.
 #   - a directory storage pool "berth" in /var/lib/berth/pool
-# Guests must use domain type 'qemu' (TCG): /dev/kvm here is not usable.
+# KVM: Berth decides per host (admin host add --accel auto). Here /dev/kvm exists but
+# no guest boots under it (no vmx/svm in the CPU), so auto picks TCG.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "libvirt-setup: run as root" >&2; exit 1; }
 
@@ -19,7 +23,8 @@ BRIDGE_ADDR=${BERTH_BRIDGE_ADDR:-10.77.0.1/24}
 POOL_DIR=${BERTH_POOL_DIR:-/var/lib/berth/pool}
 
 need=()
-for p in qemu-system-x86 qemu-utils libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients iproute2; do
+for p in qemu-system-x86 qemu-utils libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients iproute2 \
+	libvirt-daemon-config-nwfilter ebtables iptables; do
 	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -55,6 +60,17 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 virsh -c qemu:///system version >/dev/null
+
+# A libvirtd started before libvirt-daemon-config-nwfilter was installed has not read
+# its filters: define them (twice: a filter may refer to one defined after it).
+if ! virsh -q -c qemu:///system nwfilter-list 2>/dev/null | grep -qw clean-traffic; then
+	for _ in 1 2; do
+		for f in /etc/libvirt/nwfilter/*.xml; do
+			virsh -q -c qemu:///system nwfilter-define "$f" >/dev/null 2>&1 || true
+		done
+	done
+fi
+virsh -q -c qemu:///system nwfilter-list | grep -qw clean-traffic || { echo "libvirt-setup: libvirt has no clean-traffic filter" >&2; exit 1; }
 
 if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
 	ip link add "$BRIDGE" type bridge

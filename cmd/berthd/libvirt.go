@@ -28,10 +28,18 @@ func (g *globals) withLibvirt(cmd *cobra.Command, fn func(ctx context.Context, a
 	return printJSON(out)
 }
 
+// hostJSON is a host as the admin commands print it: accel is what its guests run
+// with (kvm or tcg), accel_mode what was asked when it was added (auto, kvm, tcg);
+// accel_note, from host add only, why KVM is not used or is doubted.
 func hostJSON(h libvirtdriver.Host) map[string]any {
-	return map[string]any{"id": h.ID, "location_id": h.LocationID, "uri": h.URI, "vcpus": h.VCPUs, "memory_mb": h.MemoryMB,
+	out := map[string]any{"id": h.ID, "location_id": h.LocationID, "uri": h.URI, "vcpus": h.VCPUs, "memory_mb": h.MemoryMB,
 		"disk_gb": h.DiskGB, "used_vcpus": h.UsedVCPUs, "used_memory_mb": h.UsedMemoryMB, "used_disk_gb": h.UsedDisk,
-		"machines": h.Machines, "pool": h.Pool, "bridge": h.Bridge, "console_dir": h.ConsoleDir, "draining": h.Draining}
+		"machines": h.Machines, "pool": h.Pool, "bridge": h.Bridge, "console_dir": h.ConsoleDir, "draining": h.Draining,
+		"accel": h.Accel, "accel_mode": h.AccelMode}
+	if h.AccelNote != "" {
+		out["accel_note"] = h.AccelNote
+	}
+	return out
 }
 
 func hostCmd(g *globals) *cobra.Command {
@@ -61,6 +69,7 @@ func hostCmd(g *globals) *cobra.Command {
 	add.Flags().StringVar(&s.Pool, "pool", "berth", "libvirt storage pool for images, disks and seeds")
 	add.Flags().StringVar(&s.Bridge, "bridge", "berth0", "bridge the guests' NICs join")
 	add.Flags().StringVar(&s.ConsoleDir, "console-dir", "", "directory on the host for guests' serial logs (default /var/log/libvirt/qemu; - for none)")
+	add.Flags().StringVar(&s.Accel, "accel", libvirtdriver.AccelAuto, "how guests run: auto (KVM when the host has a usable one, else TCG), kvm (a host that cannot start a guest with it says so), tcg (QEMU's emulation)")
 	_ = add.MarkFlagRequired("location")
 	_ = add.MarkFlagRequired("uri")
 	var location int64

@@ -115,6 +115,8 @@ type App struct {
 	stopSampler func()
 	// stopReconcile stops the power reconcile loop (libvirt).
 	stopReconcile func()
+	// stopHosts stops the start's connections to the libvirt hosts.
+	stopHosts func()
 	// stopWaker stops the goroutine that wakes the job queue (after StartWorkers).
 	stopWaker func()
 	// stopSweep stops the sweep of stranded jobs (after StartWorkers).
@@ -228,6 +230,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 			return lv.HasRoom(ctx, locationID, p.VCPUs, p.MemoryMB, p.DiskGB)
 		}
 		a.Service.Unreachable = lv.Unreachable
+		a.prepareHosts(lv)
 		if err := a.watchHosts(lv); err != nil {
 			return err
 		}
@@ -439,6 +442,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.stopReconcile != nil {
 		a.stopReconcile()
+	}
+	if a.stopHosts != nil {
+		a.stopHosts()
 	}
 	if a.stopWaker != nil {
 		a.stopWaker()

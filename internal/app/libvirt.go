@@ -22,6 +22,25 @@ func (a *App) LibvirtDriver() *libvirtdriver.Driver {
 	return libvirtdriver.New(a.DB.WriteDB(), a.DB.ReadDB(), a.DB.Rebind, opt)
 }
 
+// prepareHosts connects to every libvirt host as the process starts, in the
+// background: a new connection brings Berth's network filters on the host up to date,
+// so an upgrade's filters reach every host, not only those whose servers are touched.
+// A host that cannot be reached gets them when Berth next connects to it.
+func (a *App) prepareHosts(lv *libvirtdriver.Driver) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := lv.ConnectHosts(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("libvirt: hosts not reached at start", "err", err)
+		}
+	}()
+	a.stopHosts = func() {
+		cancel()
+		<-done
+	}
+}
+
 // startReconcile makes idle servers' statuses follow their machines: a guest that
 // powered itself off becomes stopped. A host that cannot be reached is skipped (its
 // machines keep their statuses until it answers again).

@@ -24,6 +24,10 @@ type file struct {
 		DiskGB       int    `json:"disk_gb"`
 		PriceHourly  string `json:"price_hourly"`
 		PriceMonthly string `json:"price_monthly"`
+		// Optional limits (absent: none).
+		NetworkMbps *int `json:"network_mbps"`
+		DiskIOPS    *int `json:"disk_iops"`
+		DiskMBps    *int `json:"disk_mbps"`
 	} `json:"plans"`
 	Images []struct {
 		ID      int64  `json:"id"`
@@ -76,9 +80,21 @@ func Parse(data []byte) (hosting.Catalog, error) {
 		}
 		return m
 	}
+	// A limit given is a positive number: no limit is said by leaving it out.
+	limit := func(plan, what string, v *int) int {
+		if v == nil {
+			return 0
+		}
+		if *v <= 0 {
+			problems = append(problems, fmt.Sprintf("plan %s %s: %d; a limit is positive (leave it out for none)", plan, what, *v))
+		}
+		return *v
+	}
 	for _, p := range f.Plans {
 		c.Plans = append(c.Plans, hosting.Plan{ID: p.ID, Name: p.Name, VCPUs: p.VCPUs, MemoryMB: p.MemoryMB, DiskGB: p.DiskGB,
-			PriceHourly: money("plan "+p.Name+" price_hourly", p.PriceHourly), PriceMonthly: money("plan "+p.Name+" price_monthly", p.PriceMonthly)})
+			PriceHourly: money("plan "+p.Name+" price_hourly", p.PriceHourly), PriceMonthly: money("plan "+p.Name+" price_monthly", p.PriceMonthly),
+			NetworkMbps: limit(p.Name, "network_mbps", p.NetworkMbps), DiskIOPS: limit(p.Name, "disk_iops", p.DiskIOPS),
+			DiskMBps: limit(p.Name, "disk_mbps", p.DiskMBps)})
 	}
 	for _, i := range f.Images {
 		c.Images = append(c.Images, hosting.Image{ID: i.ID, Name: i.Name, OS: i.OS, Version: i.Version})

@@ -22,16 +22,41 @@ func TestDefaultCatalog(t *testing.T) {
 func TestParseRejects(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct{ yaml, want string }{
-		"unknown key":   {"plans: []\nfoo: 1\n", "unknown field"},
-		"no location":   {"plans: []\n", "no location"},
-		"float price":   {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"0.00001\", price_monthly: \"1\"}]\n", "price_hourly"},
-		"no ubuntu":     {"images: [{id: 1, name: d, os: debian}, {id: 2, name: r, os: rocky}]\nlocations: [{id: 1, name: x, images: [1, 2]}]\n", "Ubuntu"},
-		"unknown plan":  {"images: [{id: 1, name: u, os: ubuntu}]\nlocations: [{id: 1, name: x, images: [1], plans: [{id: 9}]}]\n", "unknown plan"},
-		"one disk size": {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\"}]\nlocations: [{id: 1, name: x, plans: [{id: 1}]}]\n", "two disk sizes"},
+		"unknown key":    {"plans: []\nfoo: 1\n", "unknown field"},
+		"no location":    {"plans: []\n", "no location"},
+		"float price":    {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"0.00001\", price_monthly: \"1\"}]\n", "price_hourly"},
+		"no ubuntu":      {"images: [{id: 1, name: d, os: debian}, {id: 2, name: r, os: rocky}]\nlocations: [{id: 1, name: x, images: [1, 2]}]\n", "Ubuntu"},
+		"unknown plan":   {"images: [{id: 1, name: u, os: ubuntu}]\nlocations: [{id: 1, name: x, images: [1], plans: [{id: 9}]}]\n", "unknown plan"},
+		"zero limit":     {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\", network_mbps: 0}]\n", "network_mbps: 0"},
+		"negative iops":  {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\", disk_iops: -5}]\n", "disk_iops"},
+		"huge disk_mbps": {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\", disk_mbps: 2000000}]\n", "disk_mbps 2000000 is out of range"},
+		"one disk size":  {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\"}]\nlocations: [{id: 1, name: x, plans: [{id: 1}]}]\n", "two disk sizes"},
 	} {
 		_, err := Parse([]byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Parse error = %v, want it to mention %q", name, err, tc.want)
 		}
+	}
+}
+
+// TestParseLimits: a plan's limits are optional, each on its own; absent is none (0).
+func TestParseLimits(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte(`
+plans:
+  - {id: 1, name: a, vcpus: 1, memory_mb: 1024, disk_gb: 10, price_hourly: "1", price_monthly: "2", network_mbps: 250, disk_iops: 2000, disk_mbps: 150}
+  - {id: 2, name: b, vcpus: 1, memory_mb: 1024, disk_gb: 20, price_hourly: "1", price_monthly: "2", disk_iops: 500}
+images: [{id: 1, name: u, os: ubuntu}, {id: 2, name: d, os: debian}]
+locations: [{id: 1, name: x, snapshot_price_gb_hour: "0.0001", images: [1, 2], plans: [{id: 1}, {id: 2}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := c.Plans[0], c.Plans[1]
+	if a.NetworkMbps != 250 || a.DiskIOPS != 2000 || a.DiskMBps != 150 {
+		t.Errorf("plan a: %+v", a)
+	}
+	if b.NetworkMbps != 0 || b.DiskIOPS != 500 || b.DiskMBps != 0 {
+		t.Errorf("plan b: %+v, want only disk_iops", b)
 	}
 }

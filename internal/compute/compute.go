@@ -37,6 +37,30 @@ type Spec struct {
 	// LocationID is where the machine must run (0: anywhere); drivers with several
 	// locations' hosts place by it.
 	LocationID int64
+	// Limits cap the machine's throughput (its plan's).
+	Limits Limits
+}
+
+// Size is what a plan gives a machine: vCPUs, memory, disk, and the limits on its
+// throughput.
+type Size struct {
+	VCPUs    int
+	MemoryMB int
+	DiskGB   int
+	Limits   Limits
+}
+
+// Limits cap a machine's network and disk throughput, as a plan sells them; a zero
+// field is no limit. Drivers that run no real guests may ignore them.
+type Limits struct {
+	// NetworkMbps caps each direction of the machine's network, in megabits (10^6
+	// bits) per second.
+	NetworkMbps int
+	// DiskIOPS caps the disk's read and write operations per second, together.
+	DiskIOPS int
+	// DiskMBps caps the bytes read and written per second, together, in megabytes
+	// (10^6 bytes).
+	DiskMBps int
 }
 
 // Machine is what the driver knows of one machine.
@@ -81,9 +105,9 @@ type Driver interface {
 	// Reinstall wipes the machine's disk, writes spec.Image afresh and boots it with
 	// spec's first-boot settings; the machine ends running.
 	Reinstall(ctx context.Context, key string, spec Spec) error
-	// Resize sets a stopped machine's vCPUs and memory and grows its disk to diskGB
-	// (a smaller diskGB leaves the disk as it is); the machine stays stopped.
-	Resize(ctx context.Context, key, name string, vcpus, memoryMB, diskGB int) error
+	// Resize sets a stopped machine's vCPUs, memory and limits and grows its disk to
+	// size.DiskGB (a smaller one leaves the disk as it is); the machine stays stopped.
+	Resize(ctx context.Context, key, name string, size Size) error
 	// Snapshot saves the machine's disk as snap, and its memory too when withMemory
 	// (the machine must then be running; it keeps running). It returns the size the
 	// snapshot takes, in whole GB (at least 1).

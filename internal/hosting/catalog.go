@@ -1,6 +1,7 @@
 package hosting
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -31,6 +32,15 @@ type PlanOffer struct {
 // IsUbuntu reports whether an image is an Ubuntu image (apps install on Ubuntu).
 func (i Image) IsUbuntu() bool { return strings.EqualFold(i.OS, "ubuntu") }
 
+// The highest throughput limits a plan may set: far above any hardware, low enough
+// that every hypervisor's own unit holds them (libvirt counts bandwidth in kilobytes
+// per second in 32 bits).
+const (
+	MaxNetworkMbps = 1_000_000 // 1 Tbit/s
+	MaxDiskIOPS    = 100_000_000
+	MaxDiskMBps    = 1_000_000 // 1 TB/s
+)
+
 // Check validates a catalog as a whole and returns every problem found.
 func (c *Catalog) Check() []string {
 	var problems []string
@@ -39,6 +49,14 @@ func (c *Catalog) Check() []string {
 	for _, p := range c.Plans {
 		if p.ID <= 0 || p.Name == "" || p.VCPUs <= 0 || p.MemoryMB <= 0 || p.DiskGB <= 0 || p.PriceHourly <= 0 || p.PriceMonthly <= 0 {
 			add("plan " + p.Name + ": id, name, vcpus, memory_mb, disk_gb and both prices must be positive")
+		}
+		for _, l := range []struct {
+			name     string
+			v, limit int
+		}{{"network_mbps", p.NetworkMbps, MaxNetworkMbps}, {"disk_iops", p.DiskIOPS, MaxDiskIOPS}, {"disk_mbps", p.DiskMBps, MaxDiskMBps}} {
+			if l.v < 0 || l.v > l.limit {
+				add(fmt.Sprintf("plan %s: %s %d is out of range (1 to %d; none when left out)", p.Name, l.name, l.v, l.limit))
+			}
 		}
 		if _, dup := plans[p.ID]; dup {
 			add("plan id used twice")

@@ -100,6 +100,13 @@ type Plan struct {
 	DiskGB       int
 	PriceHourly  Money
 	PriceMonthly Money
+	// Throughput limits a server of the plan gets; 0 is no limit. NetworkMbps caps
+	// each direction of its network in megabits per second; DiskIOPS its disk's
+	// operations per second and DiskMBps its disk's megabytes (10^6 bytes) per second,
+	// reads and writes together.
+	NetworkMbps int
+	DiskIOPS    int
+	DiskMBps    int
 	// Capacity is how many servers of this plan the location can hold (nil: no limit);
 	// only set when read in the context of a location.
 	Capacity *int

@@ -40,12 +40,24 @@ func toOperation(o hosting.Operation) api.Operation {
 	return out
 }
 
+// toPlan is a plan as clients see it: a limit is shown only when the plan has it.
+func toPlan(p hosting.Plan, inStock bool) api.Plan {
+	limit := func(v int) *int {
+		if v <= 0 {
+			return nil
+		}
+		return &v
+	}
+	return api.Plan{ID: p.ID, Name: p.Name, VCPUs: p.VCPUs, MemoryMB: p.MemoryMB, DiskGB: p.DiskGB,
+		PriceHourly: p.PriceHourly.String(), PriceMonthly: p.PriceMonthly.String(),
+		NetworkMbps: limit(p.NetworkMbps), DiskIOPS: limit(p.DiskIOPS), DiskMBps: limit(p.DiskMBps), InStock: inStock}
+}
+
 func toLocation(l ops.LocationOffer) api.Location {
 	out := api.Location{ID: l.ID, Name: l.Name, City: l.City, Country: l.Country,
 		SnapshotPriceGBHour: l.SnapshotPriceGBHour.String(), Plans: []api.Plan{}, Images: []api.Image{}}
 	for _, p := range l.Plans {
-		out.Plans = append(out.Plans, api.Plan{ID: p.ID, Name: p.Name, VCPUs: p.VCPUs, MemoryMB: p.MemoryMB, DiskGB: p.DiskGB,
-			PriceHourly: p.PriceHourly.String(), PriceMonthly: p.PriceMonthly.String(), InStock: l.InStock[p.ID]})
+		out.Plans = append(out.Plans, toPlan(p, l.InStock[p.ID]))
 	}
 	for _, i := range l.Images {
 		out.Images = append(out.Images, api.Image{ID: i.ID, Name: i.Name, OS: i.OS, Version: i.Version})

@@ -127,7 +127,5 @@ func toSnapshot(s hosting.Snapshot) api.Snapshot {
 }
 
 func toRescaleOption(o ops.RescaleOption) api.RescaleOption {
-	p := o.Plan
-	return api.RescaleOption{Plan: api.Plan{ID: p.ID, Name: p.Name, VCPUs: p.VCPUs, MemoryMB: p.MemoryMB, DiskGB: p.DiskGB,
-		PriceHourly: p.PriceHourly.String(), PriceMonthly: p.PriceMonthly.String(), InStock: o.InStock}, DiskOK: o.DiskOK}
+	return api.RescaleOption{Plan: toPlan(o.Plan, o.InStock), DiskOK: o.DiskOK}
 }

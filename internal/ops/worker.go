@@ -180,7 +180,8 @@ func (w *Worker) run(ctx context.Context, job *river.Job[OperationArgs], op host
 		if op.UpgradeDisk {
 			disk = max(disk, plan.DiskGB)
 		}
-		if err := d.Resize(ctx, stepKey(op, "resize"), srv.Name, plan.VCPUs, plan.MemoryMB, disk); err != nil {
+		size := compute.Size{VCPUs: plan.VCPUs, MemoryMB: plan.MemoryMB, DiskGB: disk, Limits: limits(plan)}
+		if err := d.Resize(ctx, stepKey(op, "resize"), srv.Name, size); err != nil {
 			return err
 		}
 		return w.finish(ctx, job, op, func(tx store.Tx) error {
@@ -290,6 +291,12 @@ func machineSpec(srv hosting.Server) compute.Spec {
 func (w *Worker) spec(ctx context.Context, srv hosting.Server) (compute.Spec, error) {
 	st := w.svc.store
 	spec := machineSpec(srv)
+	// The plan's limits; a plan retired since the order still has them.
+	plan, err := st.PlanAny(ctx, srv.PlanID)
+	if err != nil {
+		return spec, err
+	}
+	spec.Limits = limits(plan)
 	keys, err := st.ServerKeys(ctx, srv.ID)
 	if err != nil {
 		return spec, err
@@ -308,6 +315,11 @@ func (w *Worker) spec(ctx context.Context, srv hosting.Server) (compute.Spec, er
 		}
 	}
 	return spec, nil
+}
+
+// limits are what a plan caps of its servers' throughput.
+func limits(p hosting.Plan) compute.Limits {
+	return compute.Limits{NetworkMbps: p.NetworkMbps, DiskIOPS: p.DiskIOPS, DiskMBps: p.DiskMBps}
 }
 
 // fail ends an operation that cannot succeed, leaving the server in the status that

@@ -46,6 +46,8 @@ type Reader interface {
 	Locations(ctx context.Context) ([]hosting.Location, error)
 	Location(ctx context.Context, id int64) (hosting.Location, error)
 	Plan(ctx context.Context, id int64) (hosting.Plan, error)
+	// PlanAny finds a plan by id, sold or retired (what a server was ordered with).
+	PlanAny(ctx context.Context, id int64) (hosting.Plan, error)
 	Image(ctx context.Context, id int64) (hosting.Image, error)
 	App(ctx context.Context, id int64) (hosting.App, error)
 	Apps(ctx context.Context) ([]hosting.App, error)

@@ -146,7 +146,7 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 		if err := d.Stop(ctx, "r2", s.Name); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Resize(ctx, "r3", s.Name, 2, 512, 3); err != nil {
+		if err := d.Resize(ctx, "r3", s.Name, compute.Size{VCPUs: 2, MemoryMB: 512, DiskGB: 3, Limits: compute.Limits{NetworkMbps: 100, DiskIOPS: 500, DiskMBps: 50}}); err != nil {
 			t.Fatal(err)
 		}
 		m, err := d.Machine(ctx, s.Name)
@@ -154,7 +154,7 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 			t.Fatalf("after Resize: %+v, %v", m, err)
 		}
 		// A smaller disk never shrinks the one there is.
-		if err := d.Resize(ctx, "r4", s.Name, 1, 256, 1); err != nil {
+		if err := d.Resize(ctx, "r4", s.Name, compute.Size{VCPUs: 1, MemoryMB: 256, DiskGB: 1}); err != nil {
 			t.Fatal(err)
 		}
 		if m, _ := d.Machine(ctx, s.Name); m.VCPUs != 1 || m.DiskGB != 3 {
@@ -213,7 +213,9 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 			"shutdown": func() error { return d.Shutdown(ctx, "x2", "server-absent", time.Second) },
 			"stop":     func() error { return d.Stop(ctx, "x3", "server-absent") },
 			"reset":    func() error { return d.Reset(ctx, "x4", "server-absent") },
-			"resize":   func() error { return d.Resize(ctx, "x5", "server-absent", 1, 256, 1) },
+			"resize": func() error {
+				return d.Resize(ctx, "x5", "server-absent", compute.Size{VCPUs: 1, MemoryMB: 256, DiskGB: 1})
+			},
 			"reinstall": func() error {
 				return d.Reinstall(ctx, "x6", compute.Spec{Name: "server-absent", VCPUs: 1, MemoryMB: 256, DiskGB: 1, Image: "image-1"})
 			},

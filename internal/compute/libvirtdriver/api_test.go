@@ -60,10 +60,28 @@ func (c console) waitCount(line string, n int, timeout time.Duration) {
 	}
 }
 
+// waitStatus polls a server every 250 ms until it shows status with no operation
+// (a tight loop would take CPU from the guests it waits for).
+func waitStatus(t *testing.T, a *testenv.Account, server, status string, timeout time.Duration) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		data := a.Do("GET", "/servers/"+server, nil).Want(t, 200).Map(t)["data"].(map[string]any)
+		if data["status"] == status && data["operation"] == nil {
+			return data
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %s: status %v (operation %v) after %s, want %s", server, data["status"], data["operation"], timeout, status)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
 // TestServerLifeCycleThroughTheAPI drives one real guest through the HTTP API: order,
 // the seed's values on its console, power actions checked against libvirt's own
 // domain state, a memory snapshot and its restore, rescale with upgrade_disk,
-// reinstall, a guest that powers itself off, and delete.
+// reinstall, a guest that powers itself off, and delete. Its deadlines derive from
+// its guest's first boot (libvirttest.Pace).
 func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 	t.Parallel() // the two guests' tests share the host, not their machines
 	e := libvirttest.Require(t)
@@ -97,20 +115,6 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 		"ssh_key_ids": []any{key["id"]}, "root_password": "correct horse battery"}).Want(t, 201).Map(t)["data"].(map[string]any)
 	name := srv["name"].(string)
 	dom := prefix + name
-	con := console{t, libvirtdriver.ConsoleLog("/var/log/libvirt/qemu", dom)}
-	srv = acct.WaitStatus(t, name, "running", 60*time.Second)
-	running := time.Since(start)
-	con.waitCount("BERTH-SEED ipv4=", 1, 90*time.Second)
-	seeded := time.Since(start)
-	t.Logf("POST /servers → status running %.2fs, → seed read on the console %.2fs", running.Seconds(), seeded.Seconds())
-	for _, want := range []string{"BERTH-SEED hostname=" + name, "BERTH-SEED ssh-key=" + testKey, "BERTH-SEED root-password=set",
-		fmt.Sprintf("BERTH-SEED ipv4=%s/24", srv["ipv4"]), fmt.Sprintf("BERTH-SEED ipv6=%s/64", srv["ipv6"])} {
-		if !strings.Contains(con.text(), want) {
-			t.Fatalf("console lacks %q:\n%s", want, con.text())
-		}
-	}
-	con.waitCount("BERTH-GUEST ready", 1, 60*time.Second)
-
 	domain := func() libvirt.Domain {
 		t.Helper()
 		dd, err := l.DomainLookupByName(dom)
@@ -119,6 +123,32 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 		}
 		return dd
 	}
+	con := libvirttest.NewConsole(t, dom)
+	pace := libvirttest.RunPace()
+	srv = waitStatus(t, acct, name, "running", libvirttest.FirstBoot)
+	running := time.Since(start)
+	con.WaitCount("BERTH-SEED ipv4=", 1, libvirttest.FirstBoot)
+	seeded := time.Since(start)
+	con.WaitCount("BERTH-GUEST ready", 1, libvirttest.FirstBoot)
+	pace.Saw(time.Since(start) - running)
+	t.Logf("POST /servers → status running %.2fs, → seed read on the console %.2fs, → ready %.2fs; deadlines from here: %s a boot",
+		running.Seconds(), seeded.Seconds(), time.Since(start).Seconds(), pace.Boots(1))
+	for _, want := range []string{"BERTH-SEED hostname=" + name, "BERTH-SEED ssh-key=" + testKey, "BERTH-SEED root-password=set",
+		fmt.Sprintf("BERTH-SEED ipv4=%s/24", srv["ipv4"]), fmt.Sprintf("BERTH-SEED ipv6=%s/64", srv["ipv6"])} {
+		if !strings.Contains(con.Text(), want) {
+			t.Fatalf("console lacks %q:\n%s", want, con.Text())
+		}
+	}
+	// The guest runs as its host does: KVM there, KVM here.
+	hosts, err := d.Hosts(ctx, 1)
+	if err != nil || len(hosts) != 1 {
+		t.Fatalf("hosts: %v, %v", hosts, err)
+	}
+	wantType := map[string]string{libvirtdriver.AccelKVM: "kvm", libvirtdriver.AccelTCG: "qemu"}[hosts[0].Accel]
+	if x, err := l.DomainGetXMLDesc(domain(), 0); err != nil || !strings.HasPrefix(x, "<domain type='"+wantType+"'") {
+		t.Fatalf("host accel %s: domain definition %v starts %.40q", hosts[0].Accel, err, x)
+	}
+
 	state := func() libvirt.DomainState {
 		t.Helper()
 		st, _, err := l.DomainGetState(domain(), 0)
@@ -130,32 +160,36 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 	power := func(action, status string, want libvirt.DomainState) {
 		t.Helper()
 		acct.Do("POST", "/servers/"+name+"/power", map[string]any{"action": action}).Want(t, 200)
-		acct.WaitStatus(t, name, status, 150*time.Second)
+		waitStatus(t, acct, name, status, pace.Boots(2))
 		if got := state(); got != want {
 			t.Fatalf("after %s: libvirt says domain state %d, want %d", action, got, want)
 		}
 	}
+	// Every boot below is waited for with the run's pace, and measured into it.
 	power("off", "stopped", libvirt.DomainShutoff)
+	booted := time.Now()
 	power("on", "running", libvirt.DomainRunning)
-	con.waitCount("BERTH-GUEST ready", 2, 60*time.Second)
+	con.WaitBoot(pace, booted, 2)
 	// reboot: ACPI shutdown, then a new start (a new QEMU process: a new domain id).
 	before := domain().ID
 	power("reboot", "running", libvirt.DomainRunning)
+	booted = time.Now() // (the shutdown took its part)
 	if after := domain().ID; after == before {
 		t.Fatalf("reboot kept domain id %d: the guest was not restarted", after)
 	}
-	con.waitCount("BERTH-GUEST ready", 3, 60*time.Second)
+	con.WaitBoot(pace, booted, 3)
 	before = domain().ID
+	booted = time.Now()
 	power("reset", "running", libvirt.DomainRunning)
 	if after := domain().ID; after != before {
 		t.Fatalf("reset changed the domain id (%d → %d): a reset keeps the process", before, after)
 	}
-	con.waitCount("BERTH-GUEST booting", 4, 60*time.Second) // the reset guest boots again
-	con.waitCount("BERTH-GUEST ready", 4, 60*time.Second)
+	con.WaitCount("BERTH-GUEST booting", 4, pace.Boots(1)) // the reset guest boots again
+	con.WaitBoot(pace, booted, 4)
 
 	// A memory snapshot, then a forced off; restoring it resumes the guest where it was.
 	acct.Do("POST", "/servers/"+name+"/snapshots", map[string]any{"name": "with-memory", "include_memory": true}).Want(t, 201)
-	acct.WaitStatus(t, name, "running", 60*time.Second)
+	waitStatus(t, acct, name, "running", pace.Boots(1))
 	snaps := acct.Do("GET", "/servers/"+name+"/snapshots", nil).Want(t, 200).Map(t)["data"].([]any)
 	snap := snaps[0].(map[string]any)
 	if snap["status"] != "available" || snap["size_gb"].(float64) < 1 {
@@ -165,21 +199,21 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 		t.Fatalf("libvirt snapshots of %s: %v, %v; want one", dom, ls, err)
 	}
 	power("off", "stopped", libvirt.DomainShutoff)
-	boots := strings.Count(con.text(), "BERTH-GUEST booting")
+	boots := con.Count("BERTH-GUEST booting")
 	acct.Do("POST", fmt.Sprintf("/servers/%s/snapshots/%v/restore", name, snap["id"]), nil).Want(t, 200)
-	acct.WaitStatus(t, name, "running", 60*time.Second)
+	waitStatus(t, acct, name, "running", pace.Boots(1))
 	if got := state(); got != libvirt.DomainRunning {
 		t.Fatalf("after restoring a memory snapshot: domain state %d, want running", got)
 	}
 	time.Sleep(2 * time.Second)
-	if n := strings.Count(con.text(), "BERTH-GUEST booting"); n != boots {
+	if n := con.Count("BERTH-GUEST booting"); n != boots {
 		t.Fatalf("the restored guest booted again (%d boots, was %d): a memory snapshot resumes it", n, boots)
 	}
 
 	// Rescale with upgrade_disk: the definition and the volume follow.
 	power("off", "stopped", libvirt.DomainShutoff)
 	acct.Do("POST", "/servers/"+name+"/rescale", map[string]any{"plan_id": 2, "upgrade_disk": true}).Want(t, 200)
-	acct.WaitStatus(t, name, "stopped", 60*time.Second)
+	waitStatus(t, acct, name, "stopped", pace.Boots(1))
 	_, maxMem, _, vcpus, _, err := l.DomainGetInfo(domain())
 	if err != nil || vcpus != 2 || maxMem != 384<<10 {
 		t.Fatalf("after rescale: domain %d vCPUs, %d KiB, %v; want 2 and 384 MiB", vcpus, maxMem, err)
@@ -187,18 +221,21 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 	if got := diskCapacity(t, l, e.Pool, dom); got != 2<<30 {
 		t.Fatalf("after rescale: disk %d bytes, want 2 GiB", got)
 	}
+	booted, next := time.Now(), con.Count("BERTH-GUEST ready")+1
 	power("on", "running", libvirt.DomainRunning)
+	con.WaitBoot(pace, booted, next)
 
 	// Reinstall: a new overlay and seed (a new instance-id), same addresses.
-	ready := strings.Count(con.text(), "BERTH-GUEST ready")
+	ready := con.Count("BERTH-GUEST ready")
+	booted = time.Now()
 	acct.Do("POST", "/servers/"+name+"/reinstall", map[string]any{"image_id": 2}).Want(t, 200)
-	acct.WaitStatus(t, name, "running", 60*time.Second)
-	con.waitCount("BERTH-SEED instance-id="+dom+"-2", 1, 90*time.Second)
-	con.waitCount("BERTH-GUEST ready", ready+1, 60*time.Second)
+	waitStatus(t, acct, name, "running", pace.Boots(1))
+	con.WaitCount("BERTH-SEED instance-id="+dom+"-2", 1, pace.Boots(1))
+	con.WaitBoot(pace, booted, ready+1)
 	time.Sleep(time.Second)
 
 	// A guest that powers itself off (here: ACPI sent behind Berth's back) is noticed.
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(pace.Boots(1))
 	for state() != libvirt.DomainShutoff {
 		_ = l.DomainShutdownFlags(domain(), libvirt.DomainShutdownAcpiPowerBtn)
 		if time.Now().After(deadline) {
@@ -206,11 +243,11 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	acct.WaitStatus(t, name, "stopped", 30*time.Second)
+	waitStatus(t, acct, name, "stopped", pace.Boots(1))
 
 	// Delete: the domain and its volumes are gone.
 	acct.Do("DELETE", "/servers/"+name, nil).Want(t, 204)
-	deadline = time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(pace.Boots(1))
 	for {
 		_, err := l.DomainLookupByName(dom)
 		if libvirt.IsNotFound(err) && len(volumes(t, l, e.Pool, dom)) == 0 {

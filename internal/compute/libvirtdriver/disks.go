@@ -64,9 +64,10 @@ func (d *Driver) Reinstall(ctx context.Context, key string, spec compute.Spec) e
 	return d.record(ctx, m.Name, key, "reinstall", "done")
 }
 
-// Resize implements compute.Driver: vCPUs and memory in the domain's definition; the
-// disk volume grows to diskGB (it never shrinks). The machine must be stopped.
-func (d *Driver) Resize(ctx context.Context, key, name string, vcpus, memoryMB, diskGB int) error {
+// Resize implements compute.Driver: vCPUs, memory and the throughput limits in the
+// domain's definition; the disk volume grows to size.DiskGB (it never shrinks). The
+// machine must be stopped.
+func (d *Driver) Resize(ctx context.Context, key, name string, size compute.Size) error {
 	_, err := d.step(ctx, key, name, "resize", func(m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain) (string, error) {
 		on, err := d.active(l, h, dom)
 		if err != nil {
@@ -75,14 +76,14 @@ func (d *Driver) Resize(ctx context.Context, key, name string, vcpus, memoryMB, 
 		if on {
 			return "", fmt.Errorf("%w: machine %s runs; it must be stopped to be resized", compute.ErrFailed, name)
 		}
-		m.VCPUs, m.MemoryMB, m.DiskGB = vcpus, memoryMB, max(m.DiskGB, diskGB)
+		m.VCPUs, m.MemoryMB, m.DiskGB, m.Limits = size.VCPUs, size.MemoryMB, max(m.DiskGB, size.DiskGB), size.Limits
 		return "", d.applySize(ctx, m, h, l, dom, false)
 	})
 	return err
 }
 
-// applySize makes the domain's definition and disk match m's size (the disk only
-// grows; live grows a running domain's disk in place) and records it.
+// applySize makes the domain's definition and disk match m's size and limits (the
+// disk only grows; live grows a running domain's disk in place) and records them.
 func (d *Driver) applySize(ctx context.Context, m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain, live bool) error {
 	x, err := d.domainXML(m, h, dom.UUID)
 	if err != nil {
@@ -113,8 +114,9 @@ func (d *Driver) applySize(ctx context.Context, m machine, h host, l *libvirt.Li
 			return d.lv(h, "grow disk", err)
 		}
 	}
-	_, err = d.db.ExecContext(ctx, d.rebind(`UPDATE libvirt_machines SET vcpus = ?, memory_mb = ?, disk_gb = ?, generation = ? WHERE name = ?`),
-		m.VCPUs, m.MemoryMB, m.DiskGB, m.Gen, m.Name)
+	_, err = d.db.ExecContext(ctx, d.rebind(`UPDATE libvirt_machines SET vcpus = ?, memory_mb = ?, disk_gb = ?, generation = ?,
+		network_mbps = ?, disk_iops = ?, disk_mbps = ? WHERE name = ?`),
+		m.VCPUs, m.MemoryMB, m.DiskGB, m.Gen, m.Limits.NetworkMbps, m.Limits.DiskIOPS, m.Limits.DiskMBps, m.Name)
 	return err
 }
 

@@ -57,7 +57,10 @@ type Options struct {
 	// UPDATE" on PostgreSQL, where several processes place machines at once; "" on
 	// SQLite, whose write transactions run one at a time).
 	ForUpdate string
-	Log       *slog.Logger
+	// NoTrafficFilter leaves guest NICs without Berth's network filter: for tests
+	// that show what the filter stops, never for tenants.
+	NoTrafficFilter bool
+	Log             *slog.Logger
 }
 
 // Driver is the libvirt driver.
@@ -119,12 +122,13 @@ type host struct {
 	Pool, Bridge            string
 	ConsoleDir              string
 	Draining                bool
+	Accel                   string // AccelKVM or AccelTCG
 }
 
 func (d *Driver) host(ctx context.Context, id int64) (host, error) {
 	var h host
-	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT id, location_id, uri, vcpus, memory_mb, disk_gb, pool, bridge, console_dir, draining
-		FROM libvirt_hosts WHERE id = ?`), id).Scan(&h.ID, &h.LocationID, &h.URI, &h.VCPUs, &h.MemoryMB, &h.DiskGB, &h.Pool, &h.Bridge, &h.ConsoleDir, &h.Draining)
+	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT id, location_id, uri, vcpus, memory_mb, disk_gb, pool, bridge, console_dir, draining, accel
+		FROM libvirt_hosts WHERE id = ?`), id).Scan(&h.ID, &h.LocationID, &h.URI, &h.VCPUs, &h.MemoryMB, &h.DiskGB, &h.Pool, &h.Bridge, &h.ConsoleDir, &h.Draining, &h.Accel)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, fmt.Errorf("%w: libvirt host %d is not known", compute.ErrFailed, id)
 	}
@@ -144,7 +148,9 @@ func Dial(uri string) (*libvirt.Libvirt, error) {
 	return libvirt.ConnectToURI(u)
 }
 
-// conn returns a connection to a host, dialing when there is none (or it broke).
+// conn returns a connection to a host, dialing when there is none (or it broke). A
+// new connection first brings Berth's network filters on the host up to date: a new
+// Berth version updates them as it starts using a host.
 func (d *Driver) conn(ctx context.Context, h host) (*libvirt.Libvirt, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -162,6 +168,12 @@ func (d *Driver) conn(ctx context.Context, h host) (*libvirt.Libvirt, error) {
 	ch := make(chan res, 1)
 	go func() {
 		l, err := Dial(h.URI)
+		if err == nil {
+			if ferr := defineFilters(l); ferr != nil {
+				// Guests using a filter the host lacks will not start, and say why.
+				d.opt.Log.Error("libvirt: network filters not defined", "host", h.ID, "err", ferr)
+			}
+		}
 		ch <- res{l, err}
 	}()
 	var r res
@@ -245,6 +257,7 @@ type machine struct {
 	Image                   string
 	Gen                     int
 	MAC, IPv4, IPv6         string
+	Limits                  compute.Limits
 	Destroyed               bool
 	Counters                compute.Stats
 }
@@ -257,9 +270,10 @@ func (d *Driver) machine(ctx context.Context, name string) (machine, error) {
 	var destroyed sql.NullInt64
 	var cpu, rx, tx, rd, wr int64
 	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT name, domain, host_id, location_id, vcpus, memory_mb, disk_gb, image, generation,
-		mac, ipv4, ipv6, destroyed_at, cpu_ns, net_rx, net_tx, disk_read, disk_write FROM libvirt_machines WHERE name = ?`), name).
+		mac, ipv4, ipv6, destroyed_at, cpu_ns, net_rx, net_tx, disk_read, disk_write, network_mbps, disk_iops, disk_mbps
+		FROM libvirt_machines WHERE name = ?`), name).
 		Scan(&m.Name, &m.Domain, &m.HostID, &m.LocationID, &m.VCPUs, &m.MemoryMB, &m.DiskGB, &m.Image, &m.Gen,
-			&m.MAC, &m.IPv4, &m.IPv6, &destroyed, &cpu, &rx, &tx, &rd, &wr)
+			&m.MAC, &m.IPv4, &m.IPv6, &destroyed, &cpu, &rx, &tx, &rd, &wr, &m.Limits.NetworkMbps, &m.Limits.DiskIOPS, &m.Limits.DiskMBps)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, compute.ErrNotFound
 	}

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/berthhq/berth/internal/compute"
 )
@@ -25,6 +26,9 @@ type HostSpec struct {
 	Pool                    string // storage pool (default "berth")
 	Bridge                  string // bridge for the guests' NICs (default "berth0")
 	ConsoleDir              string // serial logs on the host (default /var/log/libvirt/qemu; "-" none)
+	// Accel is how the host runs its guests: AccelAuto (the default: KVM when the
+	// host has a usable one, else TCG), AccelKVM or AccelTCG.
+	Accel string
 }
 
 // Host is a host with what is placed on it.
@@ -36,12 +40,24 @@ type Host struct {
 	Machines                          int
 	Pool, Bridge, ConsoleDir          string
 	Draining                          bool
+	// Accel is what the host's guests run with (AccelKVM or AccelTCG), AccelMode
+	// what the operator asked for when adding it.
+	Accel, AccelMode string
+	// AccelNote says, when a host is added, why KVM is not used or why it is doubted.
+	AccelNote string
 }
 
-// AddHost checks that Berth can reach a host and use its pool, then records it.
+// AddHost checks that Berth can reach a host and use its pool, decides how it runs
+// its guests (KVM or TCG), defines Berth's network filters there, then records it.
 func (d *Driver) AddHost(ctx context.Context, s HostSpec) (Host, error) {
 	if s.LocationID <= 0 || s.URI == "" {
 		return Host{}, errors.New("a host needs a location and a URI")
+	}
+	if s.Accel == "" {
+		s.Accel = AccelAuto
+	}
+	if _, err := chooseAccel(s.Accel, kvmProbe{}); err != nil {
+		return Host{}, err
 	}
 	if s.Pool == "" {
 		s.Pool = "berth"
@@ -81,26 +97,53 @@ func (d *Driver) AddHost(ctx context.Context, s HostSpec) (Host, error) {
 	if s.DiskGB <= 0 {
 		s.DiskGB = int(capacity / gib)
 	}
+	probe := kvmProbe{Why: "not probed: --accel tcg"}
+	if s.Accel != AccelTCG {
+		if probe, err = probeKVM(l); err != nil {
+			return Host{}, fmt.Errorf("capabilities of %s: %w", s.URI, err)
+		}
+	}
+	accel, err := chooseAccel(s.Accel, probe)
+	if err != nil {
+		return Host{}, err
+	}
+	note := ""
+	if !probe.Usable {
+		note = "no usable KVM: " + probe.Why
+		if accel == AccelKVM {
+			note = "KVM as asked, though the host seems to have " + note
+		}
+	}
+	if err := defineFilters(l); err != nil {
+		return Host{}, fmt.Errorf("%s: %w", s.URI, err)
+	}
 	for _, v := range []string{s.Pool, s.Bridge, s.ConsoleDir} {
 		if strings.ContainsAny(v, `'"<>&`) {
 			return Host{}, fmt.Errorf("%q: quotes and markup are not allowed", v)
 		}
 	}
-	res, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO libvirt_hosts (location_id, uri, vcpus, memory_mb, disk_gb, pool, bridge, console_dir, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`), s.LocationID, s.URI, s.VCPUs, s.MemoryMB, s.DiskGB, s.Pool, s.Bridge, s.ConsoleDir, d.now().UnixMilli())
+	// RETURNING, not LastInsertId: PostgreSQL's driver has no last insert id.
+	var id int64
+	err = d.db.QueryRowContext(ctx, d.rebind(`INSERT INTO libvirt_hosts (location_id, uri, vcpus, memory_mb, disk_gb, pool, bridge, console_dir, accel, accel_mode, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`), s.LocationID, s.URI, s.VCPUs, s.MemoryMB, s.DiskGB, s.Pool, s.Bridge, s.ConsoleDir,
+		accel, s.Accel, d.now().UnixMilli()).Scan(&id)
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if strings.Contains(strings.ToLower(err.Error()), "unique") {
 			return Host{}, fmt.Errorf("host %s is added already", s.URI)
 		}
 		return Host{}, err
 	}
-	id, _ := res.LastInsertId()
-	return d.Host(ctx, id)
+	if note != "" {
+		d.opt.Log.Warn("libvirt: host added", "host", id, "uri", s.URI, "accel", accel, "note", note)
+	}
+	h, err := d.Host(ctx, id)
+	h.AccelNote = note
+	return h, err
 }
 
 // Hosts lists the hosts (of one location; 0: all) with their use.
 func (d *Driver) Hosts(ctx context.Context, locationID int64) ([]Host, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT h.id, h.location_id, h.uri, h.vcpus, h.memory_mb, h.disk_gb, h.pool, h.bridge, h.console_dir, h.draining,
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT h.id, h.location_id, h.uri, h.vcpus, h.memory_mb, h.disk_gb, h.pool, h.bridge, h.console_dir, h.draining, h.accel, h.accel_mode,
 		COALESCE(SUM(m.vcpus), 0), COALESCE(SUM(m.memory_mb), 0), COALESCE(SUM(m.disk_gb), 0), COUNT(m.name)
 		FROM libvirt_hosts h LEFT JOIN libvirt_machines m ON m.host_id = h.id AND m.destroyed_at IS NULL
 		WHERE CAST(? AS BIGINT) = 0 OR h.location_id = ? GROUP BY h.id ORDER BY h.id`), locationID, locationID)
@@ -111,7 +154,7 @@ func (d *Driver) Hosts(ctx context.Context, locationID int64) ([]Host, error) {
 	out := []Host{}
 	for rows.Next() {
 		var h Host
-		if err := rows.Scan(&h.ID, &h.LocationID, &h.URI, &h.VCPUs, &h.MemoryMB, &h.DiskGB, &h.Pool, &h.Bridge, &h.ConsoleDir, &h.Draining,
+		if err := rows.Scan(&h.ID, &h.LocationID, &h.URI, &h.VCPUs, &h.MemoryMB, &h.DiskGB, &h.Pool, &h.Bridge, &h.ConsoleDir, &h.Draining, &h.Accel, &h.AccelMode,
 			&h.UsedVCPUs, &h.UsedMemoryMB, &h.UsedDisk, &h.Machines); err != nil {
 			return nil, err
 		}
@@ -132,6 +175,28 @@ func (d *Driver) Host(ctx context.Context, id int64) (Host, error) {
 		}
 	}
 	return Host{}, fmt.Errorf("no host %d", id)
+}
+
+// ConnectHosts connects to every host (each within 30 s); a new connection defines
+// Berth's network filters there. It answers what could not be reached.
+func (d *Driver) ConnectHosts(ctx context.Context) error {
+	hs, err := d.Hosts(ctx, 0)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, hh := range hs {
+		h, err := d.host(ctx, hh.ID)
+		if err == nil {
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_, err = d.conn(cctx, h)
+			cancel()
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Reachable reports whether a host answered Berth's last attempt to reach it from this
@@ -206,14 +271,15 @@ func (d *Driver) place(ctx context.Context, spec compute.Spec) (machine, error) 
 		return machine{}, err
 	}
 	m := machine{Name: spec.Name, Domain: d.opt.Prefix + spec.Name, HostID: hostID, LocationID: locationID,
-		VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, DiskGB: spec.DiskGB, Image: spec.Image, Gen: 1}
+		VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, DiskGB: spec.DiskGB, Image: spec.Image, Gen: 1, Limits: spec.Limits}
 	m.MAC = mac(m.Domain)
 	if m.IPv4, m.IPv6, err = d.allocate(ctx, tx, locationID, m.Name); err != nil {
 		return machine{}, err
 	}
-	_, err = tx.ExecContext(ctx, d.rebind(`INSERT INTO libvirt_machines (name, domain, host_id, location_id, vcpus, memory_mb, disk_gb, image, generation, mac, ipv4, ipv6, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), m.Name, m.Domain, m.HostID, m.LocationID, m.VCPUs, m.MemoryMB, m.DiskGB, m.Image, m.Gen,
-		m.MAC, m.IPv4, m.IPv6, d.now().UnixMilli())
+	_, err = tx.ExecContext(ctx, d.rebind(`INSERT INTO libvirt_machines (name, domain, host_id, location_id, vcpus, memory_mb, disk_gb, image, generation, mac, ipv4, ipv6,
+		network_mbps, disk_iops, disk_mbps, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), m.Name, m.Domain, m.HostID, m.LocationID, m.VCPUs, m.MemoryMB, m.DiskGB, m.Image, m.Gen,
+		m.MAC, m.IPv4, m.IPv6, m.Limits.NetworkMbps, m.Limits.DiskIOPS, m.Limits.DiskMBps, d.now().UnixMilli())
 	if err != nil {
 		return machine{}, err
 	}
@@ -276,13 +342,13 @@ func (d *Driver) AddPool(ctx context.Context, s PoolSpec) (Pool, error) {
 			return Pool{}, fmt.Errorf("--dns %q: an address", n)
 		}
 	}
-	res, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO libvirt_address_pools (location_id, cidr, gateway, first_ip, last_ip, ipv6_prefix, dns, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), s.LocationID, pfx.String(), gw.String(), first.String(), last.String(), s.IPv6Prefix,
-		strings.Join(s.DNS, ","), d.now().UnixMilli())
+	var id int64
+	err = d.db.QueryRowContext(ctx, d.rebind(`INSERT INTO libvirt_address_pools (location_id, cidr, gateway, first_ip, last_ip, ipv6_prefix, dns, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`), s.LocationID, pfx.String(), gw.String(), first.String(), last.String(), s.IPv6Prefix,
+		strings.Join(s.DNS, ","), d.now().UnixMilli()).Scan(&id)
 	if err != nil {
 		return Pool{}, err
 	}
-	id, _ := res.LastInsertId()
 	ps, err := d.Pools(ctx, 0)
 	for _, p := range ps {
 		if p.ID == id {

@@ -25,13 +25,21 @@ func open(t *testing.T) *sqlstore.DB {
 	return db
 }
 
-// TestConformance runs the shared driver suite against real QEMU guests (TCG): the
-// same suite as the simulated driver, given time for a guest to boot before it shows
-// network use or obeys ACPI (on a loaded 2-CPU machine a TCG boot takes up to a minute).
+// TestConformance runs the shared driver suite against real QEMU guests (TCG here):
+// the same suite as the simulated driver, given time for a guest to boot before it
+// shows network use or obeys ACPI. That time derives from a boot measured first, in
+// the same run (libvirttest.RunPace), so a loaded machine gets longer deadlines.
 func TestConformance(t *testing.T) {
-	t.Parallel() // the two guests' tests share the host, not their machines
+	t.Parallel() // the guests' tests share the host, not their machines
 	e := libvirttest.Require(t)
-	computetest.ExerciseWith(t, computetest.Options{Settle: 3 * time.Minute, ShutdownTimeout: 3 * time.Minute}, func(t *testing.T) compute.Driver {
+	pace := libvirttest.RunPace()
+	{
+		db := open(t)
+		d := libvirtdriver.New(db.WriteDB(), nil, db.Rebind, libvirtdriver.Options{Prefix: e.Prefix + "pace-", MaxMemoryMB: 256, Poll: 100 * time.Millisecond})
+		libvirttest.Setup(t, e, d, "10.77.0.220", "10.77.0.221")
+		libvirttest.MeasureBoot(t, d, e.Prefix+"pace-", pace)
+	}
+	computetest.ExerciseWith(t, computetest.Options{Settle: pace.Boots(1), ShutdownTimeout: pace.Boots(1)}, func(t *testing.T) compute.Driver {
 		db := open(t)
 		d := libvirtdriver.New(db.WriteDB(), nil, db.Rebind, libvirtdriver.Options{Prefix: e.Prefix, MaxMemoryMB: 256, Poll: 100 * time.Millisecond})
 		libvirttest.Setup(t, e, d, "10.77.0.100", "10.77.0.149")

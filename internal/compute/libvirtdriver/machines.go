@@ -173,7 +173,7 @@ func (d *Driver) ensureRunning(l *libvirt.Libvirt, h host, dom libvirt.Domain) e
 		return err
 	}
 	if err := l.DomainCreate(dom); err != nil && !isCode(err, libvirt.ErrOperationInvalid) {
-		return d.lv(h, "start domain", err)
+		return d.startFailed(h, dom, err)
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func TestSeedISO(t *testing.T) {
 func TestDomainXMLRoundTrip(t *testing.T) {
 	t.Parallel()
 	d := New(nil, nil, nil, Options{Prefix: "berth-", MaxMemoryMB: 512})
-	m := machine{Name: "server-abc123", Domain: "berth-server-abc123", VCPUs: 2, MemoryMB: 2048, Gen: 3, MAC: "52:54:00:01:02:03"}
+	m := machine{Name: "server-abc123", Domain: "berth-server-abc123", VCPUs: 2, MemoryMB: 2048, Gen: 3, MAC: "52:54:00:01:02:03", IPv4: "10.77.0.10/24"}
 	x, err := d.domainXML(m, host{Pool: "berth", Bridge: "berth0", ConsoleDir: "/var/log/libvirt/qemu"}, [16]byte{1})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestDomainXMLRoundTrip(t *testing.T) {
 	if !strings.Contains(x, "<uuid>01000000-0000-0000-0000-000000000000</uuid>") || !strings.Contains(x, "append='on'") {
 		t.Fatalf("domain XML:\n%s", x)
 	}
-	if _, err := d.domainXML(machine{Name: "x'y", Domain: "x"}, host{}, [16]byte{}); err == nil {
+	if _, err := d.domainXML(machine{Name: "x'y", Domain: "x", IPv4: "10.77.0.10/24"}, host{}, [16]byte{}); err == nil {
 		t.Fatal("a quote went into the domain XML")
 	}
 }

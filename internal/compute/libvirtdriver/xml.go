@@ -11,13 +11,17 @@ import (
 	"text/template"
 
 	"github.com/digitalocean/go-libvirt"
+
+	"github.com/berthhq/berth/internal/compute"
 )
 
-// domainXML is the definition of a machine's domain: TCG ('qemu') so it runs where
-// KVM does not, ACPI so shutdown and reboot reach the guest, the disk and the seed
-// from the host's pool, a virtio NIC on the host's bridge, and the serial console
-// logged to a file (append='on': a start must not truncate it).
-var domainTmpl = template.Must(template.New("domain").Parse(`<domain type='qemu'>
+// domainXML is the definition of a machine's domain: KVM with the host's CPU model
+// on a host that runs its guests with KVM, TCG ('qemu') elsewhere; ACPI so shutdown
+// and reboot reach the guest; the disk (with the plan's I/O limits) and the seed from
+// the host's pool; a virtio NIC on the host's bridge with the plan's bandwidth and
+// Berth's traffic filter; and the serial console logged to a file (append='on': a
+// start must not truncate it).
+var domainTmpl = template.Must(template.New("domain").Parse(`<domain type='{{.Type}}'>
   <name>{{.Domain}}</name>
 {{- if .UUID}}
   <uuid>{{.UUID}}</uuid>
@@ -29,6 +33,9 @@ var domainTmpl = template.Must(template.New("domain").Parse(`<domain type='qemu'
   <memory unit='MiB'>{{.MemoryMB}}</memory>
   <currentMemory unit='MiB'>{{.MemoryMB}}</currentMemory>
   <vcpu placement='static'>{{.VCPUs}}</vcpu>
+{{- if eq .Type "kvm"}}
+  <cpu mode='host-model'/>
+{{- end}}
   <os>
     <type arch='x86_64' machine='{{.Machine}}'>hvm</type>
     <boot dev='hd'/>
@@ -43,6 +50,16 @@ var domainTmpl = template.Must(template.New("domain").Parse(`<domain type='qemu'
       <driver name='qemu' type='qcow2'/>
       <source pool='{{.Pool}}' volume='{{.Disk}}'/>
       <target dev='vda' bus='virtio'/>
+{{- if or .DiskIOPS .DiskBytes}}
+      <iotune>
+{{- if .DiskIOPS}}
+        <total_iops_sec>{{.DiskIOPS}}</total_iops_sec>
+{{- end}}
+{{- if .DiskBytes}}
+        <total_bytes_sec>{{.DiskBytes}}</total_bytes_sec>
+{{- end}}
+      </iotune>
+{{- end}}
     </disk>
     <disk type='volume' device='cdrom'>
       <driver name='qemu' type='raw'/>
@@ -54,6 +71,21 @@ var domainTmpl = template.Must(template.New("domain").Parse(`<domain type='qemu'
       <source bridge='{{.Bridge}}'/>
       <mac address='{{.MAC}}'/>
       <model type='virtio'/>
+{{- if .NetKBps}}
+      <bandwidth>
+        <inbound average='{{.NetKBps}}'/>
+        <outbound average='{{.NetKBps}}'/>
+      </bandwidth>
+{{- end}}
+{{- if .Filter}}
+      <filterref filter='{{.Filter}}'>
+        <parameter name='MAC' value='{{.MAC}}'/>
+        <parameter name='IP' value='{{.IPv4}}'/>
+{{- if .IPv6}}
+        <parameter name='IPV6' value='{{.IPv6}}'/>
+{{- end}}
+      </filterref>
+{{- end}}
     </interface>
     <serial type='pty'>
 {{- if .ConsoleLog}}
@@ -67,11 +99,18 @@ var domainTmpl = template.Must(template.New("domain").Parse(`<domain type='qemu'
 `))
 
 type domainVars struct {
+	Type                  string // kvm or qemu
 	Name, Domain, UUID    string
 	Gen, VCPUs, MemoryMB  int
 	Machine, Pool, Bridge string
 	Disk, Seed, MAC       string
 	ConsoleLog            string
+	// Limits in libvirt's units; 0: none.
+	NetKBps   int // kilobytes (10^3 bytes) per second, each direction
+	DiskIOPS  int
+	DiskBytes int64 // bytes per second
+	// Filter is the NIC's traffic filter ("": none), with the machine's addresses.
+	Filter, IPv4, IPv6 string
 }
 
 // ConsoleLog is where a host writes a machine's serial console (” when the host
@@ -88,13 +127,24 @@ func (d *Driver) domainXML(m machine, h host, uuid libvirt.UUID) (string, error)
 	if d.opt.MaxMemoryMB > 0 {
 		mem = min(mem, d.opt.MaxMemoryMB)
 	}
-	v := domainVars{Name: m.Name, Domain: m.Domain, Gen: m.Gen, VCPUs: m.VCPUs, MemoryMB: mem, Machine: d.opt.Machine,
+	v := domainVars{Type: "qemu", Name: m.Name, Domain: m.Domain, Gen: m.Gen, VCPUs: m.VCPUs, MemoryMB: mem, Machine: d.opt.Machine,
 		Pool: h.Pool, Bridge: h.Bridge, Disk: m.diskVolume(), Seed: m.seedVolume(), MAC: m.MAC,
-		ConsoleLog: ConsoleLog(h.ConsoleDir, m.Domain)}
+		ConsoleLog: ConsoleLog(h.ConsoleDir, m.Domain),
+		// Megabits per second are 125 kilobytes per second (libvirt's unit, as tc's).
+		NetKBps: m.Limits.NetworkMbps * 125, DiskIOPS: m.Limits.DiskIOPS, DiskBytes: int64(m.Limits.DiskMBps) * 1_000_000}
+	if h.Accel == AccelKVM {
+		v.Type = "kvm"
+	}
+	if !d.opt.NoTrafficFilter {
+		v.Filter, v.IPv4, v.IPv6 = filterFor(m), addrOnly(m.IPv4), addrOnly(m.IPv6)
+		if v.IPv4 == "" {
+			return "", fmt.Errorf("%w: machine %s has no IPv4 address for its traffic filter", compute.ErrFailed, m.Name)
+		}
+	}
 	if uuid != (libvirt.UUID{}) {
 		v.UUID = formatUUID(uuid)
 	}
-	for _, s := range []string{v.Name, v.Domain, v.Pool, v.Bridge, v.ConsoleLog} {
+	for _, s := range []string{v.Name, v.Domain, v.Pool, v.Bridge, v.ConsoleLog, v.IPv4, v.IPv6} {
 		if strings.ContainsAny(s, `'"<>&`) {
 			return "", fmt.Errorf("libvirtdriver: %q cannot go into a domain definition", s)
 		}

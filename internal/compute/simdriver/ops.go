@@ -36,8 +36,10 @@ func (d *Driver) Reinstall(ctx context.Context, key string, spec compute.Spec) e
 	return d.waitUntil(ctx, readyAt)
 }
 
-// Resize implements compute.Driver.
-func (d *Driver) Resize(ctx context.Context, key, name string, vcpus, memoryMB, diskGB int) error {
+// Resize implements compute.Driver. Simulated machines have no throughput to limit:
+// size.Limits is not kept.
+func (d *Driver) Resize(ctx context.Context, key, name string, size compute.Size) error {
+	vcpus, memoryMB, diskGB := size.VCPUs, size.MemoryMB, size.DiskGB
 	readyAt, err := d.apply(ctx, name, key, "resize", func(tx *sql.Tx, now int64) error {
 		state, _, _, disk, _, err := d.live(ctx, tx, name)
 		if err != nil {

@@ -7,20 +7,29 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 )
 
-const planCols = `p.id, p.name, p.vcpus, p.memory_mb, p.disk_gb, p.price_hourly, p.price_monthly`
+const planCols = `p.id, p.name, p.vcpus, p.memory_mb, p.disk_gb, p.price_hourly, p.price_monthly, p.network_mbps, p.disk_iops, p.disk_mbps`
 
 func scanPlan(sc func(...any) error, extra ...any) (hosting.Plan, error) {
 	var p hosting.Plan
 	var ph, pm int64
-	if err := sc(append([]any{&p.ID, &p.Name, &p.VCPUs, &p.MemoryMB, &p.DiskGB, &ph, &pm}, extra...)...); err != nil {
+	var net, iops, mbps sql.NullInt64 // NULL: no limit
+	if err := sc(append([]any{&p.ID, &p.Name, &p.VCPUs, &p.MemoryMB, &p.DiskGB, &ph, &pm, &net, &iops, &mbps}, extra...)...); err != nil {
 		return p, notFound(err)
 	}
 	p.PriceHourly, p.PriceMonthly = hosting.Money(ph), hosting.Money(pm)
+	p.NetworkMbps, p.DiskIOPS, p.DiskMBps = int(net.Int64), int(iops.Int64), int(mbps.Int64)
 	return p, nil
 }
 
+// limit is a plan's limit as stored: NULL for none.
+func limit(v int) sql.NullInt64 { return sql.NullInt64{Int64: int64(v), Valid: v > 0} }
+
 func (q queries) Plan(ctx context.Context, id int64) (hosting.Plan, error) {
 	return scanPlan(q.q.QueryRowContext(ctx, `SELECT `+planCols+` FROM plans p WHERE p.id = ? AND p.active = 1`, id).Scan)
+}
+
+func (q queries) PlanAny(ctx context.Context, id int64) (hosting.Plan, error) {
+	return scanPlan(q.q.QueryRowContext(ctx, `SELECT `+planCols+` FROM plans p WHERE p.id = ?`, id).Scan)
 }
 
 func (q queries) Image(ctx context.Context, id int64) (hosting.Image, error) {
@@ -102,7 +111,7 @@ func (q queries) locations(ctx context.Context, id *int64) ([]hosting.Location, 
 		return nil, err
 	}
 	where, args = only("lp.location_id")
-	prows, err := q.q.QueryContext(ctx, `SELECT lp.location_id, lp.capacity, `+planCols+` FROM location_plans lp
+	prows, err := q.q.QueryContext(ctx, `SELECT `+planCols+`, lp.location_id, lp.capacity FROM location_plans lp
 		JOIN plans p ON p.id = lp.plan_id WHERE p.active = 1`+where+` ORDER BY lp.location_id, p.price_hourly, p.id`, args...)
 	if err != nil {
 		return nil, err
@@ -110,13 +119,11 @@ func (q queries) locations(ctx context.Context, id *int64) ([]hosting.Location, 
 	for prows.Next() {
 		var loc int64
 		var capacity sql.NullInt64
-		var p hosting.Plan
-		var ph, pm int64
-		if err := prows.Scan(&loc, &capacity, &p.ID, &p.Name, &p.VCPUs, &p.MemoryMB, &p.DiskGB, &ph, &pm); err != nil {
+		p, err := scanPlan(prows.Scan, &loc, &capacity)
+		if err != nil {
 			prows.Close()
 			return nil, err
 		}
-		p.PriceHourly, p.PriceMonthly = hosting.Money(ph), hosting.Money(pm)
 		if capacity.Valid {
 			c := int(capacity.Int64)
 			p.Capacity = &c
@@ -178,10 +185,13 @@ func (q queries) ApplyCatalog(ctx context.Context, c hosting.Catalog) error {
 		}
 	}
 	for _, p := range c.Plans {
-		if _, err := q.q.ExecContext(ctx, `INSERT INTO plans (id, name, vcpus, memory_mb, disk_gb, price_hourly, price_monthly, active) VALUES (?, ?, ?, ?, ?, ?, ?, 1)
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO plans (id, name, vcpus, memory_mb, disk_gb, price_hourly, price_monthly, network_mbps, disk_iops, disk_mbps, active)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
 			ON CONFLICT (id) DO UPDATE SET name = excluded.name, vcpus = excluded.vcpus, memory_mb = excluded.memory_mb, disk_gb = excluded.disk_gb,
-			price_hourly = excluded.price_hourly, price_monthly = excluded.price_monthly, active = 1`,
-			p.ID, p.Name, p.VCPUs, p.MemoryMB, p.DiskGB, int64(p.PriceHourly), int64(p.PriceMonthly)); err != nil {
+			price_hourly = excluded.price_hourly, price_monthly = excluded.price_monthly, network_mbps = excluded.network_mbps,
+			disk_iops = excluded.disk_iops, disk_mbps = excluded.disk_mbps, active = 1`,
+			p.ID, p.Name, p.VCPUs, p.MemoryMB, p.DiskGB, int64(p.PriceHourly), int64(p.PriceMonthly),
+			limit(p.NetworkMbps), limit(p.DiskIOPS), limit(p.DiskMBps)); err != nil {
 			return err
 		}
 	}

@@ -283,6 +283,48 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("PlanLimits", func(t *testing.T) {
+		s := open(t)
+		c := catalog()
+		c.Plans[0].NetworkMbps, c.Plans[0].DiskIOPS, c.Plans[0].DiskMBps = 250, 2000, 150
+		c.Plans[1].DiskIOPS = 500
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
+		limits := func(p hosting.Plan) [3]int { return [3]int{p.NetworkMbps, p.DiskIOPS, p.DiskMBps} }
+		want := map[int64][3]int{1: {250, 2000, 150}, 2: {0, 500, 0}}
+		ls, err := s.Locations(ctx)
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("locations = %+v, %v", ls, err)
+		}
+		for _, p := range ls[0].Plans {
+			if limits(p) != want[p.ID] {
+				t.Errorf("location's plan %d limits %v, want %v", p.ID, limits(p), want[p.ID])
+			}
+		}
+		for id, w := range want {
+			if p, err := s.Plan(ctx, id); err != nil || limits(p) != w {
+				t.Errorf("Plan(%d) limits %v, %v; want %v", id, limits(p), err, w)
+			}
+		}
+		// A new catalog changes a limit and lifts one (absent: none); a plan it
+		// retires keeps its limits for the servers ordered with it.
+		c.Plans[0].NetworkMbps, c.Plans[0].DiskMBps = 500, 0
+		c.Plans = c.Plans[:1]
+		c.Locations[0].Offers = c.Locations[0].Offers[:1]
+		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
+		if p, err := s.Plan(ctx, 1); err != nil || limits(p) != [3]int{500, 2000, 0} {
+			t.Errorf("after a new catalog: plan 1 limits %v, %v", limits(p), err)
+		}
+		if _, err := s.Plan(ctx, 2); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("retired plan sold: %v", err)
+		}
+		if p, err := s.PlanAny(ctx, 2); err != nil || p.Name != "large" || limits(p) != want[2] {
+			t.Errorf("PlanAny of a retired plan = %+v, %v", p, err)
+		}
+		if _, err := s.PlanAny(ctx, 99); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("PlanAny(99) = %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("ServersAndOperations", func(t *testing.T) {
 		s := open(t)
 		in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })

@@ -1,0 +1,115 @@
+package libvirtdriver
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/digitalocean/go-libvirt"
+
+	"github.com/berthhq/berth/internal/compute"
+)
+
+// How a host runs its guests: KVM (the processor's hardware virtualization; domain
+// type kvm, the guest CPU the host's model) or TCG (QEMU emulates the processor,
+// ten to fifty times slower; domain type qemu). An operator adds a host with
+// AccelAuto (KVM when the host has a usable one), AccelKVM or AccelTCG.
+const (
+	AccelAuto = "auto"
+	AccelKVM  = "kvm"
+	AccelTCG  = "tcg"
+)
+
+// kvmProbe is what a host says about KVM.
+type kvmProbe struct {
+	Usable bool
+	Why    string // why not, when not
+}
+
+// probeKVM reads a host's capabilities: KVM is usable when libvirt's domain
+// capabilities for type kvm answer (QEMU has KVM and libvirt can open /dev/kvm) and
+// the host's processor shows hardware virtualization (vmx or svm). Without the
+// latter a /dev/kvm may still be there (some nested setups) while no guest boots
+// under it, as on Berth's CI machine.
+func probeKVM(l *libvirt.Libvirt) (kvmProbe, error) {
+	domcaps, err := l.ConnectGetDomainCapabilities(nil, libvirt.OptString{"x86_64"}, nil, libvirt.OptString{"kvm"}, 0)
+	if err != nil {
+		var le libvirt.Error
+		if errors.As(err, &le) {
+			return kvmProbe{Why: "libvirt has no KVM domain capabilities: " + le.Message}, nil
+		}
+		return kvmProbe{}, err
+	}
+	var dc struct {
+		Domain string `xml:"domain"`
+		CPU    struct {
+			Modes []struct {
+				Name      string `xml:"name,attr"`
+				Supported string `xml:"supported,attr"`
+			} `xml:"mode"`
+		} `xml:"cpu"`
+	}
+	if err := xml.Unmarshal([]byte(domcaps), &dc); err != nil {
+		return kvmProbe{}, fmt.Errorf("domain capabilities: %w", err)
+	}
+	if dc.Domain != "kvm" {
+		return kvmProbe{Why: fmt.Sprintf("libvirt's domain capabilities are for %q, not kvm", dc.Domain)}, nil
+	}
+	hostModel := false
+	for _, m := range dc.CPU.Modes {
+		hostModel = hostModel || (m.Name == "host-model" && m.Supported == "yes")
+	}
+	if !hostModel {
+		return kvmProbe{Why: "KVM offers no host-model CPU"}, nil
+	}
+	caps, err := l.ConnectGetCapabilities()
+	if err != nil {
+		return kvmProbe{}, err
+	}
+	var c struct {
+		Features []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"host>cpu>feature"`
+	}
+	if err := xml.Unmarshal([]byte(caps), &c); err != nil {
+		return kvmProbe{}, fmt.Errorf("capabilities: %w", err)
+	}
+	for _, f := range c.Features {
+		if f.Name == "vmx" || f.Name == "svm" {
+			return kvmProbe{Usable: true}, nil
+		}
+	}
+	return kvmProbe{Why: "the host's processor shows no hardware virtualization (vmx or svm)"}, nil
+}
+
+// chooseAccel decides how a host to be added runs its guests.
+func chooseAccel(mode string, p kvmProbe) (string, error) {
+	switch mode {
+	case AccelAuto:
+		if p.Usable {
+			return AccelKVM, nil
+		}
+		return AccelTCG, nil
+	case AccelKVM:
+		// Asked for, KVM is used even where the probe doubts it (the operator may know
+		// better); a host that cannot start a guest with it then says so.
+		return AccelKVM, nil
+	case AccelTCG:
+		return AccelTCG, nil
+	}
+	return "", fmt.Errorf("--accel %q: auto, kvm or tcg", mode)
+}
+
+// startFailed is the error of a domain that would not start: on a host running its
+// guests with KVM, a failure QEMU blames on KVM fails the operation at once and says
+// so (the host claims KVM it cannot use; Berth never falls back to TCG by itself).
+func (d *Driver) startFailed(h host, dom libvirt.Domain, err error) error {
+	var le libvirt.Error
+	if h.Accel == AccelKVM && errors.As(err, &le) && strings.Contains(strings.ToLower(le.Message), "kvm") {
+		return fmt.Errorf("%w: host %d runs guests with KVM (accel kvm) and QEMU could not start %s with it: %s; "+
+			"check /dev/kvm and the processor's virtualization on the host, or add the host again with --accel tcg",
+			compute.ErrFailed, h.ID, dom.Name, strings.Join(strings.Fields(le.Message), " "))
+	}
+	return d.lv(h, "start domain", err)
+}
