@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/digitalocean/go-libvirt"
 
@@ -147,7 +148,7 @@ func (d *Driver) Snapshot(ctx context.Context, key, name, snap string, withMemor
 		if err != nil {
 			return "", d.lv(h, "storage pool", err)
 		}
-		if err := l.StoragePoolRefresh(pool, 0); err != nil {
+		if err := refreshPool(l, pool); err != nil {
 			return "", d.lv(h, "refresh pool", err)
 		}
 		vol, err := l.StorageVolLookupByName(pool, m.diskVolume())
@@ -258,3 +259,21 @@ func (d *Driver) DeleteSnapshot(ctx context.Context, key, name, snap string) err
 	})
 	return err
 }
+
+// refreshPool has libvirt read the pool's volumes again. libvirt refuses a refresh
+// while the pool has jobs of its own under way (another machine's volume being
+// uploaded or built: "pool has asynchronous jobs running"); such a refresh is tried
+// again for up to poolBusyWait, as those jobs take seconds.
+func refreshPool(l *libvirt.Libvirt, pool libvirt.StoragePool) error {
+	deadline := time.Now().Add(poolBusyWait)
+	for {
+		err := l.StoragePoolRefresh(pool, 0)
+		if err == nil || !strings.Contains(err.Error(), "asynchronous jobs running") || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// poolBusyWait bounds how long a refresh waits for a pool's own jobs.
+const poolBusyWait = 60 * time.Second

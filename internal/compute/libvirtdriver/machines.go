@@ -332,7 +332,7 @@ func (d *Driver) deleteVolumes(l *libvirt.Libvirt, h host, m machine, keep map[s
 	if err != nil {
 		return d.lv(h, "storage pool "+h.Pool, err)
 	}
-	if err := l.StoragePoolRefresh(pool, 0); err != nil {
+	if err := refreshPool(l, pool); err != nil {
 		return d.lv(h, "refresh pool", err)
 	}
 	vols, _, err := l.StoragePoolListAllVolumes(pool, 1, 0)
