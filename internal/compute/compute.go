@@ -134,6 +134,13 @@ type Driver interface {
 	Console(ctx context.Context, name string) (io.ReadWriteCloser, error)
 }
 
+// StatsBatcher is a driver that reads the counters of many machines at once, as the
+// metrics sampler does every interval: a machine that does not exist is absent from
+// the map, and an error is about the whole read.
+type StatsBatcher interface {
+	StatsOf(ctx context.Context, names []string) (map[string]Stats, error)
+}
+
 // Stats are a machine's cumulative counters at one moment, as libvirt's domain stats
 // report them. A stopped machine's counters do not move.
 type Stats struct {

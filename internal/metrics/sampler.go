@@ -100,23 +100,25 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 		return fmt.Errorf("metric targets: %w", err)
 	}
 	live := make(map[int64]bool, len(targets))
-	var samples []Sample
-	var firstErr error
+	due := make([]Target, 0, len(targets))
 	for _, tg := range targets {
 		live[tg.ServerID] = true
 		if !all && s.sampled[tg.ServerID] && now.Sub(s.read[tg.ServerID]) < s.interval-s.Period()/2 {
 			continue
 		}
-		st, err := s.driver.Stats(ctx, tg.Name)
-		if errors.Is(err, compute.ErrNotFound) {
+		due = append(due, tg)
+	}
+	read, failed, firstErr := s.readStats(ctx, due)
+	var samples []Sample
+	for _, tg := range due {
+		st, ok := read[tg.Name]
+		if failed[tg.Name] {
+			continue // a gap in the charts; the baseline stays
+		}
+		if !ok {
+			// Gone, or not made yet: no baseline to rate against.
 			delete(s.prev, tg.ServerID)
 			delete(s.sampled, tg.ServerID)
-			continue
-		}
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("stats of %s: %w", tg.Name, err)
-			}
 			continue
 		}
 		prev, ok := s.prev[tg.ServerID]
@@ -157,6 +159,45 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 		s.pruned = now
 	}
 	return firstErr
+}
+
+// readStats reads the counters of the due targets: at once when the driver can
+// (compute.StatsBatcher), else one by one. A machine that does not exist is absent
+// from got; one whose read failed is in failed, and err is the first failure.
+func (s *Sampler) readStats(ctx context.Context, due []Target) (got map[string]compute.Stats, failed map[string]bool, err error) {
+	failed = map[string]bool{}
+	if len(due) == 0 {
+		return nil, failed, nil
+	}
+	if b, ok := s.driver.(compute.StatsBatcher); ok {
+		names := make([]string, len(due))
+		for i, tg := range due {
+			names[i] = tg.Name
+		}
+		got, err := b.StatsOf(ctx, names)
+		if err != nil {
+			for _, n := range names {
+				failed[n] = true
+			}
+			return nil, failed, fmt.Errorf("stats of %d machines: %w", len(names), err)
+		}
+		return got, failed, nil
+	}
+	got = make(map[string]compute.Stats, len(due))
+	for _, tg := range due {
+		st, e := s.driver.Stats(ctx, tg.Name)
+		switch {
+		case errors.Is(e, compute.ErrNotFound):
+		case e != nil:
+			failed[tg.Name] = true
+			if err == nil {
+				err = fmt.Errorf("stats of %s: %w", tg.Name, e)
+			}
+		default:
+			got[tg.Name] = st
+		}
+	}
+	return got, failed, err
 }
 
 // Rates turns two readings of one machine into a sample at cur.At. ok is false when

@@ -273,3 +273,77 @@ func slicesEqual(a, b []time.Duration) bool {
 	}
 	return true
 }
+
+// batchMachines is a driver that reads many machines at once (compute.StatsBatcher).
+type batchMachines struct {
+	fakeMachines
+	calls [][]string
+	down  bool
+}
+
+func (b *batchMachines) StatsOf(ctx context.Context, names []string) (map[string]compute.Stats, error) {
+	b.calls = append(b.calls, names)
+	if b.down {
+		return nil, errors.New("hypervisor down")
+	}
+	out := map[string]compute.Stats{}
+	for _, n := range names {
+		if s, err := b.Stats(ctx, n); err == nil {
+			out[n] = s
+		}
+	}
+	return out, nil
+}
+
+// A driver that reads machines at once gets one call a round with the servers due;
+// a round whose read fails is a gap that keeps the baselines, so the next round
+// stores points at once.
+func TestSamplerBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := time.Unix(1_800_000_000, 0)
+	now := func() time.Time { return clock }
+	st := &memStore{samples: map[int64][]metrics.Sample{},
+		targets: []metrics.Target{{ServerID: 1, Name: "server-a"}, {ServerID: 2, Name: "server-b"}, {ServerID: 3, Name: "server-gone"}}}
+	drv := &batchMachines{fakeMachines: fakeMachines{now: now, counters: map[string]compute.Stats{
+		"server-a": {Running: true, VCPUs: 1}, "server-b": {Running: true, VCPUs: 1}}}}
+	s := metrics.NewSampler(st, drv, time.Minute, nil)
+	s.Now = now
+	run := func(d time.Duration) error {
+		clock = clock.Add(d)
+		for name, c := range drv.counters {
+			c.CPUTimeNS += uint64(d) / 2
+			drv.counters[name] = c
+		}
+		return s.Tick(ctx)
+	}
+	if err := run(0); err != nil {
+		t.Fatal(err)
+	}
+	if len(drv.calls) != 1 || len(drv.calls[0]) != 3 {
+		t.Fatalf("first round: calls %v, want one with the three servers", drv.calls)
+	}
+	drv.down = true
+	if err := run(5 * time.Second); err == nil {
+		t.Fatal("a failed read was not reported")
+	}
+	drv.down = false
+	if err := run(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{1, 2} {
+		if got := st.samples[id]; len(got) != 1 || got[0].CPU != 50 {
+			t.Errorf("server %d after a failed round: %+v, want one point at 50 %%", id, got)
+		}
+	}
+	if n := len(drv.calls); n != 3 {
+		t.Fatalf("%d calls after three rounds", n)
+	}
+	// Sampled servers wait an interval; the one without a machine is read each round.
+	if err := run(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if last := drv.calls[len(drv.calls)-1]; len(last) != 1 || last[0] != "server-gone" {
+		t.Errorf("a round between intervals read %v, want only server-gone", last)
+	}
+}

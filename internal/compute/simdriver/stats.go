@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/berthhq/berth/internal/compute"
@@ -17,51 +18,101 @@ import (
 // two readings is integrated minute by minute, so a gap (berthd was down, nobody
 // asked) is filled as if the machine had run on, as a real guest does.
 func (d *Driver) Stats(ctx context.Context, name string) (compute.Stats, error) {
-	tx, err := d.db.BeginTx(ctx, nil)
+	got, err := d.StatsOf(ctx, []string{name})
 	if err != nil {
 		return compute.Stats{}, err
 	}
-	defer tx.Rollback()
-	var state string
-	var vcpus int
-	var readyAt int64
-	var destroyed sql.NullInt64
-	err = tx.QueryRowContext(ctx, d.rebind(`SELECT state, vcpus, ready_at, destroyed_at FROM sim_machines WHERE name = ?`), name).
-		Scan(&state, &vcpus, &readyAt, &destroyed)
-	if errors.Is(err, sql.ErrNoRows) || destroyed.Valid {
+	st, ok := got[name]
+	if !ok {
 		return compute.Stats{}, compute.ErrNotFound
 	}
+	return st, nil
+}
+
+// statsChunk is how many machines StatsOf reads and writes in one transaction: a
+// sampler round over thousands of machines holds the write lock a little at a time,
+// and a chunk's upsert stays far below either database's limit of bound parameters
+// (7 a machine).
+const statsChunk = 500
+
+// StatsOf implements compute.StatsBatcher: Stats of many machines, in one query and
+// one upsert each statsChunk of them, instead of a transaction each. A machine that
+// does not exist (or was destroyed) is absent from the map.
+func (d *Driver) StatsOf(ctx context.Context, names []string) (map[string]compute.Stats, error) {
+	out := make(map[string]compute.Stats, len(names))
+	for len(names) > 0 {
+		n := min(len(names), statsChunk)
+		if err := d.statsChunk(ctx, names[:n], out); err != nil {
+			return nil, err
+		}
+		names = names[n:]
+	}
+	return out, nil
+}
+
+func (d *Driver) statsChunk(ctx context.Context, names []string, out map[string]compute.Stats) error {
+	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
-		return compute.Stats{}, err
+		return err
+	}
+	defer tx.Rollback()
+	args := make([]any, len(names))
+	for i, n := range names {
+		args[i] = n
+	}
+	rows, err := tx.QueryContext(ctx, d.rebind(`SELECT m.name, m.state, m.vcpus, m.ready_at, c.at, c.cpu_ns, c.net_rx, c.net_tx, c.disk_read, c.disk_write
+		FROM sim_machines m LEFT JOIN sim_counters c ON c.machine = m.name
+		WHERE m.destroyed_at IS NULL AND m.name IN (`+placeholders(len(names))+`)`), args...)
+	if err != nil {
+		return err
 	}
 	now := d.now()
 	nowMS := now.UnixMilli()
-	var c counters
-	var at int64
-	err = tx.QueryRowContext(ctx, d.rebind(`SELECT at, cpu_ns, net_rx, net_tx, disk_read, disk_write FROM sim_counters WHERE machine = ?`), name).
-		Scan(&at, &c.cpu, &c.rx, &c.tx, &c.read, &c.write)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		at = nowMS // counters start at the first reading, as a guest's start at boot
-	case err != nil:
-		return compute.Stats{}, err
+	upsert := make([]any, 0, 7*len(names))
+	for rows.Next() {
+		var name, state string
+		var vcpus int
+		var readyAt int64
+		var at, cpu, rx, tx, read, write sql.NullInt64
+		if err := rows.Scan(&name, &state, &vcpus, &readyAt, &at, &cpu, &rx, &tx, &read, &write); err != nil {
+			rows.Close()
+			return err
+		}
+		c := counters{cpu.Int64, rx.Int64, tx.Int64, read.Int64, write.Int64}
+		from := at.Int64
+		if !at.Valid {
+			from = nowMS // counters start at the first reading, as a guest's start at boot
+		}
+		running := compute.State(state) == compute.StateRunning && readyAt <= nowMS
+		if running && nowMS > from {
+			c = c.plus(loadOf(name).integrate(from, nowMS, vcpus))
+		}
+		upsert = append(upsert, name, max(from, nowMS), c.cpu, c.rx, c.tx, c.read, c.write)
+		out[name] = compute.Stats{At: now, Running: running, VCPUs: vcpus, CPUTimeNS: uint64(c.cpu), NetRxBytes: uint64(c.rx),
+			NetTxBytes: uint64(c.tx), DiskReadBytes: uint64(c.read), DiskWriteBytes: uint64(c.write)}
 	}
-	running := compute.State(state) == compute.StateRunning && readyAt <= nowMS
-	if running && nowMS > at {
-		c = c.plus(loadOf(name).integrate(at, nowMS, vcpus))
+	if err := rows.Close(); err != nil {
+		return err
 	}
-	at = max(at, nowMS)
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(upsert) == 0 {
+		return nil
+	}
+	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(upsert)/7), ", ")
 	if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_counters (machine, at, cpu_ns, net_rx, net_tx, disk_read, disk_write)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (machine) DO UPDATE SET at = excluded.at, cpu_ns = excluded.cpu_ns,
+		VALUES `+values+` ON CONFLICT (machine) DO UPDATE SET at = excluded.at, cpu_ns = excluded.cpu_ns,
 		net_rx = excluded.net_rx, net_tx = excluded.net_tx, disk_read = excluded.disk_read, disk_write = excluded.disk_write`),
-		name, at, c.cpu, c.rx, c.tx, c.read, c.write); err != nil {
-		return compute.Stats{}, err
+		upsert...); err != nil {
+		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return compute.Stats{}, err
-	}
-	return compute.Stats{At: now, Running: running, VCPUs: vcpus, CPUTimeNS: uint64(c.cpu), NetRxBytes: uint64(c.rx),
-		NetTxBytes: uint64(c.tx), DiskReadBytes: uint64(c.read), DiskWriteBytes: uint64(c.write)}, nil
+	return tx.Commit()
+}
+
+// placeholders is "?, ?, ..." n times.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // counters are cumulative: CPU nanoseconds and bytes (int64: what the database keeps).

@@ -2,6 +2,7 @@ package simdriver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/testpg"
 )
 
 // The load model: every machine looks different, and none is a constant or noise.
@@ -127,4 +129,146 @@ func TestStatsPersist(t *testing.T) {
 	if after.CPUTimeNS <= before.CPUTimeNS || after.NetRxBytes <= before.NetRxBytes || after.DiskReadBytes <= before.DiskReadBytes {
 		t.Fatalf("after a restart: %+v, before %+v", after, before)
 	}
+}
+
+// StatsOf reads many machines as Stats reads each: the same counters, a destroyed or
+// unknown machine absent, more machines than one chunk, names repeated; on both
+// stores (the upsert of a chunk is one statement in either dialect).
+func TestStatsOf(t *testing.T) {
+	t.Parallel()
+	stores := map[string]func(t *testing.T) *sqlstore.DB{
+		"sqlite": func(t *testing.T) *sqlstore.DB {
+			db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db
+		},
+		"postgres": func(t *testing.T) *sqlstore.DB {
+			db, err := sqlstore.OpenPostgres(context.Background(), testpg.NewDatabase(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := open(t)
+			defer db.Close()
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			const n = statsChunk + 37
+			clock := time.Now()
+			seedMachines(t, db, n, clock.Add(-time.Minute))
+			d := New(db.WriteDB(), 0.0001, db.Rebind)
+			d.now = func() time.Time { return clock }
+			if err := d.Destroy(ctx, "k-gone", machineName(3)); err != nil {
+				t.Fatal(err)
+			}
+			names := []string{"server-unknown", machineName(0)}
+			for i := range n {
+				names = append(names, machineName(i))
+			}
+			first, err := d.StatsOf(ctx, names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first) != n-1 {
+				t.Fatalf("StatsOf of %d machines (one destroyed, one unknown, one repeated): %d read", n, len(first))
+			}
+			if _, ok := first[machineName(3)]; ok {
+				t.Errorf("a destroyed machine was read")
+			}
+			clock = clock.Add(time.Hour)
+			second, err := d.StatsOf(ctx, names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Stats of one machine, a minute on, goes on from what StatsOf stored.
+			clock = clock.Add(time.Minute)
+			for _, i := range []int{0, statsChunk, n - 1} {
+				m := machineName(i)
+				one, err := d.Stats(ctx, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !second[m].Running || second[m].VCPUs != 2 || second[m].CPUTimeNS == 0 || second[m].CPUTimeNS > 2*3600e9+2*60e9 {
+					t.Errorf("%s after an hour: %+v", m, second[m])
+				}
+				if one.CPUTimeNS <= second[m].CPUTimeNS || one.NetTxBytes <= second[m].NetTxBytes {
+					t.Errorf("%s: Stats %+v did not go on from StatsOf %+v", m, one, second[m])
+				}
+				if first[m].CPUTimeNS != 0 {
+					t.Errorf("%s: counters start at the first reading, got %+v", m, first[m])
+				}
+			}
+			if _, err := d.Stats(ctx, machineName(3)); !errors.Is(err, compute.ErrNotFound) {
+				t.Errorf("Stats of a destroyed machine: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+func machineName(i int) string { return fmt.Sprintf("server-%06d", i) }
+
+// seedMachines writes n running machines straight into sim_machines, ready at ready.
+func seedMachines(t testing.TB, db *sqlstore.DB, n int, ready time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.WriteDB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for i := range n {
+		if _, err := tx.ExecContext(ctx, db.Rebind(`INSERT INTO sim_machines (name, state, vcpus, memory_mb, disk_gb, image, ready_at, created_at)
+			VALUES (?, 'running', 2, 2048, 40, 'debian-12', ?, ?)`), machineName(i), ready.UnixMilli(), ready.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkStats is a sampler round over 10,000 running machines on SQLite: one
+// transaction a machine (Stats) against StatsOf.
+func BenchmarkStats(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	const n = 10000
+	seedMachines(b, db, n, time.Now().Add(-time.Minute))
+	d := New(db.WriteDB(), 1, db.Rebind)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = machineName(i)
+	}
+	b.Run("Stats", func(b *testing.B) {
+		for b.Loop() {
+			for _, m := range names {
+				if _, err := d.Stats(ctx, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("StatsOf", func(b *testing.B) {
+		for b.Loop() {
+			got, err := d.StatsOf(ctx, names)
+			if err != nil || len(got) != n {
+				b.Fatal(len(got), err)
+			}
+		}
+	})
 }
