@@ -72,7 +72,9 @@ if [ -n "${FROM:-}" ]; then
 	cp "$FROM/seed.json" "$TMP/seed.json"
 else
 	log "seeding $SERVERS servers"
-	"$TMP/seed" -data "$TMP/data" -n "$SERVERS" >"$TMP/seed.json" 2>"$TMP/seed.log"
+	# Straight into the store, running, as bench/scale.sh seeds: Berth then runs at
+	# --sim-time-scale 1 (its metrics sampler at the real interval) with no orders to wait on.
+	"$TMP/seed" -data "$TMP/data" -n "$SERVERS" -mode store >"$TMP/seed.json" 2>"$TMP/seed.log"
 fi
 SEED_JSON="$(cat "$TMP/seed.json")"
 TOKEN="$(seed_field "$SEED_JSON" token)"

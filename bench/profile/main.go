@@ -28,7 +28,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "API address")
 	pprofAddr := flag.String("pprof", "127.0.0.1:18082", "pprof address")
 	rateLimit := flag.Int("rate-limit", 100000000, "requests per minute per token")
-	scale := flag.Float64("sim-time-scale", 0.001, "sim driver time scale")
+	scale := flag.Float64("sim-time-scale", 1, "sim driver time scale (1, as bench/scale.sh runs berthd: at 0.001 the sampler reads all servers every 60 ms)")
 	mutexRate := flag.Int("mutex-fraction", 0, "runtime.SetMutexProfileFraction (0: off)")
 	blockRate := flag.Int("block-rate", 0, "runtime.SetBlockProfileRate in ns (0: off)")
 	flag.Parse()
