@@ -171,10 +171,17 @@ SUMMARY="$(
 	echo "clients: $TOKEN_COUNT tokens, each request one at random; every berthd --rate-limit $RATE_LIMIT"
 	echo "load: wrk -t$THREADS -c$CONNS -d$DURATION --latency (PostgreSQL x3: three wrk -t1 -c$((CONNS / 3)), one per process); orders: wrk -t1 -c$ORDER_CONNS -d$DURATION"
 	echo
-	printf '%-22s %10s %8s %8s %8s\n' "GET" "req/s" "p50 ms" "p99 ms" "non-2xx"
+	echo "cpu columns (one process measured, not PostgreSQL x3): cores used by that server, wrk, and every other process; cpu us/r: its CPU per request"
+	printf '%-22s %10s %8s %8s %8s  %6s %6s %6s %8s\n' "GET" "req/s" "p50 ms" "p99 ms" "non-2xx" "server" "wrk" "other" "cpu us/r"
 	for ((r = 1; r <= ROUNDS; r++)); do
 		for n in bare sqlite pg1 pg3; do
-			printf '%-22s %10s %8s %8s %8s\n' "$n #$r" "$(wrk_rps "$TMP/$n-$r")" "$(wrk_pct "$TMP/$n-$r" 50)" "$(wrk_pct "$TMP/$n-$r" 99)" "$(wrk_non2xx "$TMP/$n-$r")"
+			cpu=("-" "-" "-") us="-"
+			if [ -f "$TMP/$n-$r.cpu" ]; then
+				read -r -a cpu <"$TMP/$n-$r.cpu"
+				us="$(us_per_req "$TMP/$n-$r")"
+			fi
+			printf '%-22s %10s %8s %8s %8s  %6s %6s %6s %8s\n' "$n #$r" "$(wrk_rps "$TMP/$n-$r")" "$(wrk_pct "$TMP/$n-$r" 50)" "$(wrk_pct "$TMP/$n-$r" 99)" "$(wrk_non2xx "$TMP/$n-$r")" \
+				"${cpu[0]}" "${cpu[1]}" "${cpu[2]}" "$us"
 		done
 	done
 	echo

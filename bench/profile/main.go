@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/app"
+	"github.com/berthhq/berth/internal/asynclog"
 )
 
 func main() {
@@ -40,7 +41,10 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// berthd's logger: JSON lines through asynclog (cmd/berthd serve).
+	logw := asynclog.New(os.Stderr, 0)
+	defer logw.Close()
+	logger := asynclog.JSONLogger(logw)
 	a, err := app.Open(ctx, app.Config{DataDir: *data, DatabaseURL: *database, Driver: "sim", SimTimeScale: *scale, RateLimit: *rateLimit, Logger: logger})
 	if err != nil {
 		log.Fatalf("profile: %v", err)

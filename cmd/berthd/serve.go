@@ -164,7 +164,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	// writes every line, App.Close's too, before serve returns.
 	logw := asynclog.New(os.Stderr, 0)
 	defer logw.Close()
-	log := slog.New(asynclog.Urgent(slog.NewJSONHandler(logw, nil), logw, slog.LevelWarn))
+	log := asynclog.JSONLogger(logw)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

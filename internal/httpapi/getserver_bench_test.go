@@ -34,7 +34,7 @@ func BenchmarkGetServer(b *testing.B) {
 		log  *slog.Logger
 	}{
 		{"log=off", slog.New(slog.DiscardHandler)},
-		{"log=async", slog.New(asynclog.Urgent(slog.NewJSONHandler(logw, nil), logw, slog.LevelWarn))},
+		{"log=async", asynclog.JSONLogger(logw)},
 		{"log=sync", slog.New(slog.NewJSONHandler(devNull, nil))},
 	} {
 		env := testenv.New(b, testenv.Options{RateLimit: 1 << 30, Logger: mode.log})

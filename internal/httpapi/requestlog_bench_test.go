@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,7 +15,7 @@ import (
 func BenchmarkLogRequest(b *testing.B) {
 	logw := asynclog.New(io.Discard, 0)
 	defer logw.Close()
-	s := &Server{log: slog.New(asynclog.Urgent(slog.NewJSONHandler(logw, nil), logw, slog.LevelWarn))}
+	s := &Server{log: asynclog.JSONLogger(logw)}
 	r := httptest.NewRequest("GET", "/v1/servers/42", nil)
 	r.Pattern = "GET /v1/servers/{id}"
 	w := &loggedWriter{ResponseWriter: httptest.NewRecorder(), status: http.StatusOK, account: 7}
