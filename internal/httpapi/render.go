@@ -87,6 +87,9 @@ func (s *Server) errorBody(err error, lang string) (int, api.Error, *hosting.Err
 }
 
 // writeJSON writes a JSON body with its status.
+// jsonContentType is the Content-Type of a JSON answer, shared as securityHeaders are.
+var jsonContentType = []string{"application/json; charset=utf-8"}
+
 func writeJSON(w http.ResponseWriter, status int, body any) {
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -94,8 +97,8 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(buf)+1))
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(buf) + 1)}
 	w.WriteHeader(status)
 	buf = append(buf, '\n')
 	_, _ = w.Write(buf)

@@ -236,13 +236,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header[requestIDHeader] = ids
 	h := w.Header()
 	h[requestIDHeader] = ids
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	h.Set("Referrer-Policy", "no-referrer")
+	for _, kv := range securityHeaders {
+		h[kv.key] = kv.value
+	}
 	if r.TLS != nil {
-		h.Set("Strict-Transport-Security", HSTS)
+		h["Strict-Transport-Security"] = hstsValue
 	}
 	s.setCORS(h, r)
 	if s.log.Enabled(r.Context(), slog.LevelInfo) {
@@ -258,6 +256,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// securityHeaders go on every answer of the API (docs/SECURITY.md, API8). Their
+// value slices are shared by all answers and never written: net/http copies them
+// when it sends the header, and Header.Set replaces a slice, Add (cap 1) copies it.
+var securityHeaders = []struct {
+	key   string
+	value []string
+}{
+	{"Cache-Control", []string{"no-store"}},
+	{"X-Content-Type-Options", []string{"nosniff"}},
+	{"X-Frame-Options", []string{"DENY"}},
+	{"Content-Security-Policy", []string{"default-src 'none'; frame-ancestors 'none'"}},
+	{"Referrer-Policy", []string{"no-referrer"}},
+}
+
+var hstsValue = []string{HSTS}
 
 // isCleanPath reports whether p is a rooted path that ServeMux would not clean:
 // no ".", ".." or empty segment (a trailing slash is kept by ServeMux too).
@@ -290,14 +304,18 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 func setLimitHeaders(h http.Header, res ratelimit.Result) {
-	limit, remaining := strconv.Itoa(res.Limit), strconv.Itoa(res.Remaining)
-	reset := strconv.FormatInt(int64(math.Ceil(float64(res.Reset.UnixNano())/1e9)), 10)
-	h["X-Ratelimit-Limit"] = []string{limit}
-	h["X-Ratelimit-Remaining"] = []string{remaining}
-	h["X-Ratelimit-Reset"] = []string{reset}
-	h["Ratelimit-Limit"] = []string{limit}
-	h["Ratelimit-Remaining"] = []string{remaining}
-	h["Ratelimit-Reset"] = []string{reset}
+	// One array for the three values, each header a full slice of one of them (cap
+	// 1: an Add to one of them copies instead of writing into the next).
+	v := [...]string{strconv.Itoa(res.Limit), strconv.Itoa(res.Remaining),
+		strconv.FormatInt(int64(math.Ceil(float64(res.Reset.UnixNano())/1e9)), 10)}
+	vals := v[:]
+	limit, remaining, reset := vals[0:1:1], vals[1:2:2], vals[2:3:3]
+	h["X-Ratelimit-Limit"] = limit
+	h["X-Ratelimit-Remaining"] = remaining
+	h["X-Ratelimit-Reset"] = reset
+	h["Ratelimit-Limit"] = limit
+	h["Ratelimit-Remaining"] = remaining
+	h["Ratelimit-Reset"] = reset
 	if !res.Allowed {
 		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
 	}
