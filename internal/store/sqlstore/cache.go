@@ -464,29 +464,50 @@ func isIdent(b byte) bool {
 	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
 }
 
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
-}
-
-// cloneToken copies everything a caller could change in place.
+// cloneToken copies everything a caller could change in place: what the pointers
+// and the hash hold in one allocation (a cache hit on every request makes one).
 func cloneToken(t hosting.Token) hosting.Token {
-	t.Hash = slices.Clone(t.Hash)
+	v := new(struct {
+		hash                       [32]byte
+		expires, lastUsed, revoked time.Time
+	})
+	if len(t.Hash) <= len(v.hash) && t.Hash != nil {
+		t.Hash = v.hash[:copy(v.hash[:], t.Hash):len(t.Hash)]
+	} else {
+		t.Hash = slices.Clone(t.Hash)
+	}
 	t.Scopes = slices.Clone(t.Scopes)
-	t.ExpiresAt, t.LastUsedAt, t.RevokedAt = clonePtr(t.ExpiresAt), clonePtr(t.LastUsedAt), clonePtr(t.RevokedAt)
+	t.ExpiresAt = cloneInto(t.ExpiresAt, &v.expires)
+	t.LastUsedAt = cloneInto(t.LastUsedAt, &v.lastUsed)
+	t.RevokedAt = cloneInto(t.RevokedAt, &v.revoked)
 	return t
 }
 
-// cloneServer copies everything a caller could change in place.
+// cloneServer copies everything a caller could change in place: what the pointers
+// hold in one allocation, when there are any.
 func cloneServer(s hosting.Server) hosting.Server {
-	s.ProjectID, s.AppID, s.RecipeID = clonePtr(s.ProjectID), clonePtr(s.AppID), clonePtr(s.RecipeID)
-	s.IPv4, s.IPv6 = clonePtr(s.IPv4), clonePtr(s.IPv6)
-	s.Operation = clonePtr(s.Operation)
+	if s.ProjectID != nil || s.AppID != nil || s.RecipeID != nil || s.IPv4 != nil || s.IPv6 != nil || s.Operation != nil || s.DeletedAt != nil {
+		v := new(struct {
+			project, app, recipe int64
+			ipv4, ipv6           string
+			op                   hosting.Operation
+			deleted              time.Time
+		})
+		s.ProjectID, s.AppID, s.RecipeID = cloneInto(s.ProjectID, &v.project), cloneInto(s.AppID, &v.app), cloneInto(s.RecipeID, &v.recipe)
+		s.IPv4, s.IPv6 = cloneInto(s.IPv4, &v.ipv4), cloneInto(s.IPv6, &v.ipv6)
+		s.Operation = cloneInto(s.Operation, &v.op)
+		s.DeletedAt = cloneInto(s.DeletedAt, &v.deleted)
+	}
 	s.SSHKeyIDs = slices.Clone(s.SSHKeyIDs)
 	s.Keys = slices.Clone(s.Keys)
-	s.DeletedAt = clonePtr(s.DeletedAt)
 	return s
+}
+
+// cloneInto copies *p into *into and returns into; nil stays nil.
+func cloneInto[T any](p *T, into *T) *T {
+	if p == nil {
+		return nil
+	}
+	*into = *p
+	return into
 }

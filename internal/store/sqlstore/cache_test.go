@@ -484,26 +484,43 @@ func TestCachedReadsAreCopies(t *testing.T) {
 	ctx := context.Background()
 	db := openMigrated(t, t.TempDir())
 	hash := sha256.Sum256([]byte("copy"))
+	expires := time.Now().Add(time.Hour).Round(time.Second)
 	err := db.InTx(ctx, func(tx store.Tx) error {
 		acct, err := tx.CreateAccount(ctx, hosting.Account{Email: "d@example.com", Language: "en", Currency: "EUR", Quotas: hosting.Quotas{Servers: 1}, CreatedAt: time.Now()})
 		if err != nil {
 			return err
 		}
-		_, err = tx.CreateToken(ctx, hosting.Token{AccountID: acct, Name: "t", Hash: hash[:], Scopes: hosting.Scopes{hosting.ScopeRead, hosting.ScopePower}, CreatedAt: time.Now()})
+		_, err = tx.CreateToken(ctx, hosting.Token{AccountID: acct, Name: "t", Hash: hash[:], Scopes: hosting.Scopes{hosting.ScopeRead, hosting.ScopePower},
+			ExpiresAt: &expires, CreatedAt: time.Now()})
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
+	for range 3 {
 		tk, _, err := db.TokenByHash(ctx, hash[:])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(tk.Hash, hash[:]) || len(tk.Scopes) != 2 || tk.Scopes[1] != hosting.ScopePower {
+		if !bytes.Equal(tk.Hash, hash[:]) || len(tk.Scopes) != 2 || tk.Scopes[1] != hosting.ScopePower || tk.ExpiresAt == nil || !tk.ExpiresAt.Equal(expires) {
 			t.Fatalf("token changed by an earlier caller: %+v", tk)
 		}
 		tk.Hash[0]++
 		tk.Scopes[1] = hosting.ScopeServers
+		*tk.ExpiresAt = tk.ExpiresAt.Add(time.Hour)
+	}
+
+	f := seedCacheFixture(t, db)
+	ref := hosting.ServerRef{ID: f.srv}
+	for range 3 {
+		srv, err := db.Server(ctx, f.acct, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if srv.ProjectID == nil || *srv.ProjectID != f.project || srv.DisplayName != "web" {
+			t.Fatalf("server changed by an earlier caller: %+v", srv)
+		}
+		*srv.ProjectID = -1
+		srv.DisplayName = "changed"
 	}
 }
