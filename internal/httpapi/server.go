@@ -232,7 +232,9 @@ const HSTS = "max-age=63072000; includeSubDomains"
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := requestID(r.Header)
-	ids := []string{id}
+	// The request's own allocation: the answer's writer and its id's header value.
+	st := &requestState{lw: loggedWriter{ResponseWriter: w}, ids: [1]string{id}}
+	ids := st.ids[:]
 	r.Header[requestIDHeader] = ids
 	h := w.Header()
 	h[requestIDHeader] = ids
@@ -244,7 +246,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.setCORS(h, r)
 	if s.log.Enabled(r.Context(), slog.LevelInfo) {
-		lw := &loggedWriter{ResponseWriter: w}
+		lw := &st.lw
 		w = lw
 		// Deferred, so that a request cut short (a list whose stream broke panics
 		// with http.ErrAbortHandler) is logged too.
@@ -272,6 +274,12 @@ var securityHeaders = []struct {
 }
 
 var hstsValue = []string{HSTS}
+
+// requestState is what ServeHTTP keeps of a request, in one allocation.
+type requestState struct {
+	lw  loggedWriter
+	ids [1]string
+}
 
 // isCleanPath reports whether p is a rooted path that ServeMux would not clean:
 // no ".", ".." or empty segment (a trailing slash is kept by ServeMux too).

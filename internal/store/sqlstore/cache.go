@@ -99,8 +99,8 @@ type cache struct {
 	// maxCached each).
 	heldServers gen
 	heldTokens  gen
-	servers     map[serverKey]cachedServer
-	tokens      map[[32]byte]cachedToken
+	servers     map[serverKey]*cachedServer
+	tokens      map[[32]byte]*cachedToken
 	// tokenKeys finds a token's entry by its id, for a touch.
 	tokenKeys map[int64][32]byte
 	// touches counts the touches committed; a token read while one committed is not
@@ -159,8 +159,8 @@ func openCache(dir string) (*cache, error) {
 	}
 	c := &cache{
 		mapping:   m,
-		servers:   map[serverKey]cachedServer{},
-		tokens:    map[[32]byte]cachedToken{},
+		servers:   map[serverKey]*cachedServer{},
+		tokens:    map[[32]byte]*cachedToken{},
 		tokenKeys: map[int64][32]byte{},
 	}
 	for i := range c.gens {
@@ -316,12 +316,12 @@ func (c *cache) token(ctx context.Context, hash []byte, load func() (hosting.Tok
 	}
 	c.mu.Lock()
 	if touches == c.touches && admit(&c.heldTokens, g, func() {
-		c.tokens, c.tokenKeys = map[[32]byte]cachedToken{}, map[int64][32]byte{}
+		c.tokens, c.tokenKeys = map[[32]byte]*cachedToken{}, map[int64][32]byte{}
 	}) {
 		if len(c.tokens) >= maxCached {
-			c.tokens, c.tokenKeys = map[[32]byte]cachedToken{}, map[int64][32]byte{}
+			c.tokens, c.tokenKeys = map[[32]byte]*cachedToken{}, map[int64][32]byte{}
 		}
-		c.tokens[key] = cachedToken{gen: g, at: time.Now(), t: cloneToken(t), a: a}
+		c.tokens[key] = &cachedToken{gen: g, at: time.Now(), t: cloneToken(t), a: a}
 		c.tokenKeys[t.ID] = key
 	}
 	c.mu.Unlock()
@@ -348,11 +348,11 @@ func (c *cache) server(ctx context.Context, accountID int64, ref hosting.ServerR
 		return s, err
 	}
 	c.mu.Lock()
-	if admit(&c.heldServers, g, func() { c.servers = map[serverKey]cachedServer{} }) {
+	if admit(&c.heldServers, g, func() { c.servers = map[serverKey]*cachedServer{} }) {
 		if len(c.servers) >= maxCached {
-			c.servers = map[serverKey]cachedServer{}
+			c.servers = map[serverKey]*cachedServer{}
 		}
-		c.servers[key] = cachedServer{gen: g, at: time.Now(), s: cloneServer(s)}
+		c.servers[key] = &cachedServer{gen: g, at: time.Now(), s: cloneServer(s)}
 	}
 	c.mu.Unlock()
 	return s, nil

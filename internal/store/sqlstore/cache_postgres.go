@@ -59,8 +59,8 @@ type fence struct {
 func newPostgresCache(db *DB) *cache {
 	return &cache{
 		pg:        &pgGens{db: db},
-		servers:   map[serverKey]cachedServer{},
-		tokens:    map[[32]byte]cachedToken{},
+		servers:   map[serverKey]*cachedServer{},
+		tokens:    map[[32]byte]*cachedToken{},
 		tokenKeys: map[int64][32]byte{},
 	}
 }
