@@ -44,6 +44,9 @@ func TestServePublicURLAndCORSFlags(t *testing.T) {
 		{[]string{"--sim-time-scale", "NaN"}, "--sim-time-scale"},
 		{[]string{"--sim-time-scale", "+Inf"}, "--sim-time-scale"},
 		{[]string{"--rate-limit", "0"}, "--rate-limit"},
+		{[]string{"--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "balancer.internal"}, `--trusted-proxy "balancer.internal"`},
+		{[]string{"--trusted-proxy", "10.0.0.1/8"}, "--trusted-proxy"},
+		{[]string{"--trusted-proxy", ""}, "--trusted-proxy"},
 	} {
 		cmd := exec.Command(bin, append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, tc.args...)...)
 		out, err := cmd.Output() // stdout: one JSON object with the error

@@ -25,6 +25,7 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/telemetry"
@@ -44,6 +45,7 @@ type serveFlags struct {
 	// behind a proxy, and browser clients
 	publicURL   string
 	corsOrigins []string
+	proxies     []string
 	// operations
 	shutdownTimeout time.Duration
 	stepAllowance   time.Duration
@@ -79,6 +81,8 @@ func serveCmd(g *globals) *cobra.Command {
 		"the API's absolute links (pagination) start with it (default: the request's scheme and Host)")
 	fl.StringArrayVar(&f.corsOrigins, "cors-origin", nil, "a browser origin whose scripts may call the API, e.g. https://app.example.com "+
 		"(repeatable; default: none)")
+	fl.StringArrayVar(&f.proxies, "trusted-proxy", nil, "a load balancer's address or network (10.0.0.5, 10.0.0.0/24): from it, the client's "+
+		"address is the rightmost of X-Forwarded-For that is not a trusted proxy (repeatable; default: none, every connection is its own client)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 120*time.Second,
 		"how long a guest's graceful shutdown may take before it is given up (the server stays running)")
 	fl.DurationVar(&f.stepAllowance, "step-allowance", 0, "what an operation's attempt may take beside graceful shutdowns (0: 3m)")
@@ -159,6 +163,10 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 			return fmt.Errorf("--cors-origin %q: %v", o, err)
 		}
 	}
+	proxies, err := realip.Parse(f.proxies)
+	if err != nil {
+		return fmt.Errorf("--trusted-proxy %v", err)
+	}
 	// The log goes out from a goroutine of its own, so that a request never waits on
 	// stderr; a warning or an error at once. Closed last (defers run in reverse), it
 	// writes every line, App.Close's too, before serve returns.
@@ -175,7 +183,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
 		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance, SweepEvery: f.sweepEvery,
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
-		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, Sandbox: f.sandbox})
+		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Sandbox: f.sandbox})
 	if err != nil {
 		return err
 	}
@@ -245,7 +253,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		store = []any{"database", sqlstore.Redact(g.database)}
 	}
 	log.Info("serving", append([]any{"addr", ln.Addr().String(), "api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver,
-		"cors_origins", f.corsOrigins, "sandbox", f.sandbox}, store...)...)
+		"cors_origins", f.corsOrigins, "trusted_proxies", f.proxies, "sandbox", f.sandbox}, store...)...)
 	errc := make(chan error, 1)
 	go func() {
 		if useTLS {

@@ -30,6 +30,7 @@ import (
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/sandbox"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/telemetry"
@@ -84,6 +85,10 @@ type Config struct {
 	// CORSOrigins are the browser origins whose scripts may call the API (serve
 	// --cors-origin; none by default). httpapi.ParseCORSOrigin says what each may be.
 	CORSOrigins []string
+	// TrustedProxies are the load balancers whose X-Forwarded-For gives a request's
+	// client address (serve --trusted-proxy; none by default): the per-address
+	// limits, the sign-in throttle and the audit log then see each client.
+	TrustedProxies realip.Proxies
 	// Sandbox turns on the sandbox API for client authors (serve --sandbox,
 	// API-DECISIONS §11): /sandbox/v1 is served, faults are injected. It works with
 	// the sim driver only.
@@ -497,7 +502,7 @@ func (a *App) WebHandler() (http.Handler, error) {
 	tel := a.cfg.Telemetry
 	api, web := tel.Instrument(telemetry.SurfaceAPI, apiServer), tel.Instrument(telemetry.SurfaceConsole, con)
 	probes := &health{st: a.DB, log: a.log}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return a.cfg.TrustedProxies.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == "/v1" || strings.HasPrefix(p, "/v1/"), p == httpapi.SandboxBase || strings.HasPrefix(p, httpapi.SandboxBase+"/"):
 			api.ServeHTTP(w, r)
@@ -506,5 +511,5 @@ func (a *App) WebHandler() (http.Handler, error) {
 		default:
 			web.ServeHTTP(w, r)
 		}
-	}), nil
+	})), nil
 }

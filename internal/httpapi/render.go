@@ -9,8 +9,8 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 

@@ -26,6 +26,7 @@ import (
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/telemetry"
 	"github.com/berthhq/berth/internal/testpg"
 )
@@ -58,6 +59,8 @@ type Options struct {
 	// PublicURL and CORSOrigins are serve's --public-url and --cors-origin.
 	PublicURL   string
 	CORSOrigins []string
+	// TrustedProxies is serve's --trusted-proxy (the test's client is 127.0.0.1).
+	TrustedProxies []string
 	// Sandbox is serve's --sandbox: the /sandbox/v1 API and its faults.
 	Sandbox bool
 	// Logger is the Berth's log (default: none; under -v, the warnings and errors
@@ -100,6 +103,10 @@ func New(t testing.TB, opts ...Options) *Env {
 	if o.FetchPoll == 0 {
 		o.FetchPoll = 10 * time.Millisecond
 	}
+	proxies, err := realip.Parse(o.TrustedProxies)
+	if err != nil {
+		t.Fatalf("trusted proxies: %v", err)
+	}
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler) // takes no line: none is even formatted
 	switch {
@@ -113,7 +120,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit, RateWindow: o.RateWindow,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
-		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, Sandbox: o.Sandbox})
+		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Sandbox: o.Sandbox})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
