@@ -17,6 +17,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/berthhq/berth/api"
@@ -259,6 +260,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// limitString is strconv.Itoa(n), kept for the last n asked: a limit is the same on
+// nearly every answer.
+func limitString(n int) string {
+	if c := lastLimit.Load(); c != nil && c.n == n {
+		return c.s
+	}
+	c := &formattedInt{n: n, s: strconv.Itoa(n)}
+	lastLimit.Store(c)
+	return c.s
+}
+
+type formattedInt struct {
+	n int
+	s string
+}
+
+var lastLimit atomic.Pointer[formattedInt]
+
 // securityHeaders go on every answer of the API (docs/SECURITY.md, API8). Their
 // value slices are shared by all answers and never written: net/http copies them
 // when it sends the header, and Header.Set replaces a slice, Add (cap 1) copies it.
@@ -314,7 +333,7 @@ func bearer(r *http.Request) (string, bool) {
 func setLimitHeaders(h http.Header, res ratelimit.Result) {
 	// One array for the three values, each header a full slice of one of them (cap
 	// 1: an Add to one of them copies instead of writing into the next).
-	v := [...]string{strconv.Itoa(res.Limit), strconv.Itoa(res.Remaining),
+	v := [...]string{limitString(res.Limit), strconv.Itoa(res.Remaining),
 		strconv.FormatInt(int64(math.Ceil(float64(res.Reset.UnixNano())/1e9)), 10)}
 	vals := v[:]
 	limit, remaining, reset := vals[0:1:1], vals[1:2:2], vals[2:3:3]
@@ -549,7 +568,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 	now := time.Now()
 	// An address past its budget of failed attempts is refused before any token
 	// lookup, so guessing tokens is slow.
-	ip := "ip:" + clientAddr(r)
+	// The limiters' keys need no prefix: each limiter has a name of its own, which
+	// the shared store puts in front.
+	ip := clientAddr(r)
 	ctx := r.Context()
 	res, err := s.anon.Peek(ctx, ip, now)
 	if err != nil {
@@ -590,7 +611,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 	if i18n.Supported(p.Account.Language) {
 		lang = p.Account.Language
 	}
-	key := "t:" + strconv.FormatInt(p.Token.ID, 10)
+	key := strconv.FormatInt(p.Token.ID, 10)
 	if !count {
 		// The budget as it is, for the headers; the call itself is free, even to a
 		// token that has spent its budget.
