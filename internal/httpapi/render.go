@@ -88,6 +88,11 @@ func (s *Server) errorBody(err error, lang string) (int, api.Error, *hosting.Err
 }
 
 // writeJSON writes a JSON body with its status.
+// smallBody is the size up to which net/http holds a handler's whole answer and sends
+// its Content-Length itself (its bufferBeforeChunkingSize, 2048 bytes): a larger one
+// gets the header from writeJSON, or it would go out chunked.
+const smallBody = 2048
+
 // jsonContentType is the Content-Type of a JSON answer, shared as securityHeaders are.
 var jsonContentType = []string{"application/json; charset=utf-8"}
 
@@ -117,7 +122,9 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(len(buf) + 1)}
+	if len(buf)+1 > smallBody {
+		h["Content-Length"] = []string{strconv.Itoa(len(buf) + 1)}
+	} // else net/http sends the Content-Length of the whole answer it holds, outside the header map
 	w.WriteHeader(status)
 	buf = append(buf, '\n')
 	_, _ = w.Write(buf)
