@@ -13,7 +13,10 @@
 # PostgreSQL: BERTH_BENCH_DATABASE_URL (a server where a database may be created), or
 # a server of its own on 127.0.0.1:55433 (scripts/pg-test-server.sh with PostgreSQL's
 # durable settings, in /tmp/berth-pg-bench).
-# Environment (optional): SERVERS=10000 THREADS=2 CONNS=32 DURATION=10s ROUNDS=1
+# Rounds: three by default, each one run of every server in turn, and the figures
+# compared are each server's median: on this shared VM a server's throughput drifts
+# by 5-10 % within minutes, which one round takes for a difference between servers.
+# Environment (optional): SERVERS=10000 THREADS=2 CONNS=32 DURATION=10s ROUNDS=3
 #   ORDER_CONNS=8 WARMUP=2s QUIET_WAIT=60 QUIET_CORES=0.3 RATE_LIMIT=100000000 KEEP=1
 set -euo pipefail
 
@@ -25,7 +28,7 @@ SERVERS="${SERVERS:-10000}"
 THREADS="${THREADS:-2}"
 CONNS="${CONNS:-32}"
 DURATION="${DURATION:-10s}"
-ROUNDS="${ROUNDS:-1}"
+ROUNDS="${ROUNDS:-3}"
 ORDER_CONNS="${ORDER_CONNS:-8}"
 WARMUP="${WARMUP:-2s}"
 RATE_LIMIT="${RATE_LIMIT:-100000000}"
