@@ -28,8 +28,9 @@ import (
 //
 // On the WebSocket, every message from the server is a binary one holding what the
 // guest printed; every message to it, text or binary, is typed into the guest as its
-// bytes. The server closes with 1000 when the console ends (the server stopped) and
-// pings every ConsolePing; a client that does not answer is dropped.
+// bytes. The server closes with 1000 when the console ends (the server stopped), with
+// 1008 when the session may not go on (ConsoleRecheck), and pings every ConsolePing;
+// a client that does not answer is dropped.
 
 // ConsolePath is the path of a server's console WebSocket, {id} standing for the
 // server.
@@ -38,6 +39,11 @@ const ConsolePath = "/servers/{id}/console"
 // ConsolePing is how often a console WebSocket is pinged: proxies drop idle
 // connections, and a client that has gone is noticed.
 var ConsolePing = 30 * time.Second
+
+// ConsoleRecheck is how often an open console checks that its account is not blocked
+// and its server neither deleted nor suspended: at most that long after an operator
+// blocks an account, its consoles are cut.
+var ConsoleRecheck = 5 * time.Second
 
 // codeUpgradeRequired answers a plain request to a WebSocket's address (426).
 const codeUpgradeRequired hosting.Code = "upgrade_required"
@@ -157,14 +163,37 @@ func (s *Server) consoleSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept answered the client
 	}
-	s.relay(ws, con)
+	s.relay(ws, con, func(ctx context.Context) error { return s.svc.ConsoleAllowed(ctx, acct.ID, ref) })
 }
 
-// relay carries the console both ways until either side ends.
-func (s *Server) relay(ws *websocket.Conn, con io.ReadWriteCloser) {
+// relay carries the console both ways until either side ends, or until allowed
+// (asked every ConsoleRecheck) says the session may not go on: the account was
+// blocked, the server deleted or suspended. The client then gets close code 1008
+// (policy violation) with the reason.
+func (s *Server) relay(ws *websocket.Conn, con io.ReadWriteCloser, allowed func(context.Context) error) {
 	// The request's context is not to be used once the connection is hijacked.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() { // the session's right to go on
+		t := time.NewTicker(ConsoleRecheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			actx, acancel := context.WithTimeout(ctx, ConsoleRecheck)
+			err := allowed(actx)
+			acancel()
+			if code := hosting.ErrorCode(err); code == hosting.CodeAccountBlocked || code == hosting.CodeNotFound || code == hosting.CodeServerSuspended {
+				_ = ws.Close(websocket.StatusPolicyViolation, string(code))
+				cancel()
+				return
+			}
+			// Anything else (the database away for a moment) leaves the session be.
+		}
+	}()
 	go func() { // guest → client
 		defer cancel()
 		buf := make([]byte, 32<<10)

@@ -6,6 +6,7 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -393,5 +394,55 @@ func TestConsoleTicketsAcrossProcesses(t *testing.T) {
 		if opened != 1 {
 			t.Fatalf("round %d: %d connections opened on one ticket, want 1", round, opened)
 		}
+	}
+}
+
+// An open console is cut (1008, the reason) once its account is blocked, or its
+// server deleted, without waiting for its client to leave: the operator's block
+// reaches a session opened before it.
+func TestConsoleCutWhenNoLongerAllowed(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	a := env.NewAccount("en", "100", "")
+	b := env.NewAccount("en", "100", "")
+	srvA, srvB := runningServer(t, a), runningServer(t, b)
+	ctx := context.Background()
+
+	closed := func(t *testing.T, con *console, reason string) {
+		t.Helper()
+		err := con.out.Ended(t, 20*time.Second) // a recheck is every 5 s
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || ce.Reason != reason {
+			t.Fatalf("console ended with %v, want 1008 %s", err, reason)
+		}
+	}
+
+	uA, _ := ticket(t, a, srvA["name"].(string))
+	conA, refused := dialConsole(t, uA, nil)
+	if refused != nil {
+		t.Fatalf("refused: %d %s", refused.Status, refused.Body)
+	}
+	uB, _ := ticket(t, b, srvB["name"].(string))
+	conB, refused := dialConsole(t, uB, nil)
+	if refused != nil {
+		t.Fatalf("refused: %d %s", refused.Status, refused.Body)
+	}
+	conA.out.Wait(t, 0, "login: ", 10*time.Second)
+	if _, err := env.App.Service.SetAccountBlocked(ctx, a.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	closed(t, conA, "account_blocked")
+
+	// The other account's console goes on until its server is deleted.
+	at := conB.out.Wait(t, 0, "login: ", 10*time.Second)
+	if _, err := io.WriteString(conB, "still-here"); err != nil {
+		t.Fatal(err)
+	}
+	conB.out.Wait(t, at, "still-here", 5*time.Second)
+	b.Do("DELETE", "/servers/"+srvB["name"].(string), nil).Want(t, http.StatusNoContent)
+	// Deleting stops the machine too, which may end the console first (1000).
+	err := conB.out.Ended(t, 20*time.Second)
+	if code := websocket.CloseStatus(err); code != websocket.StatusPolicyViolation && err != io.EOF {
+		t.Fatalf("console of a deleted server ended with %v", err)
 	}
 }

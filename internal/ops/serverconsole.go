@@ -168,3 +168,21 @@ func (s *Service) OpenConsole(ctx context.Context, secret string, ref hosting.Se
 	}
 	return con, acct, nil
 }
+
+// ConsoleAllowed reports whether an open console of the account's server ref may go
+// on: CodeAccountBlocked once the account is blocked, CodeNotFound once the server
+// is gone, CodeServerSuspended once it is suspended; any other error is the store's,
+// and says nothing either way. An open console is checked again and again with it, so
+// that an operator's block cuts a session opened before it, on whichever process
+// holds it.
+func (s *Service) ConsoleAllowed(ctx context.Context, accountID int64, ref hosting.ServerRef) error {
+	acct, err := s.store.Account(ctx, accountID)
+	if err != nil {
+		return internal("account", err)
+	}
+	if acct.Blocked {
+		return hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked")
+	}
+	_, err = s.WritableServer(ctx, hosting.Principal{Account: acct}, ref)
+	return err
+}
