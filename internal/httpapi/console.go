@@ -174,26 +174,17 @@ func (s *Server) relay(ws *websocket.Conn, con io.ReadWriteCloser, allowed func(
 	// The request's context is not to be used once the connection is hijacked.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { // the session's right to go on
-		t := time.NewTicker(ConsoleRecheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			actx, acancel := context.WithTimeout(ctx, ConsoleRecheck)
-			err := allowed(actx)
-			acancel()
-			if code := hosting.ErrorCode(err); code == hosting.CodeAccountBlocked || code == hosting.CodeNotFound || code == hosting.CodeServerSuspended {
-				_ = ws.Close(websocket.StatusPolicyViolation, string(code))
-				cancel()
-				return
-			}
-			// Anything else (the database away for a moment) leaves the session be.
+	go tick(ctx, ConsoleRecheck, func() bool { // the session's right to go on
+		actx, acancel := context.WithTimeout(ctx, ConsoleRecheck)
+		err := allowed(actx)
+		acancel()
+		if code := hosting.ErrorCode(err); code == hosting.CodeAccountBlocked || code == hosting.CodeNotFound || code == hosting.CodeServerSuspended {
+			_ = ws.Close(websocket.StatusPolicyViolation, string(code))
+			cancel()
+			return false
 		}
-	}()
+		return true // anything else (the database away for a moment) leaves the session be
+	})
 	go func() { // guest → client
 		defer cancel()
 		buf := make([]byte, 32<<10)
@@ -210,24 +201,16 @@ func (s *Server) relay(ws *websocket.Conn, con io.ReadWriteCloser, allowed func(
 			}
 		}
 	}()
-	go func() { // keepalive
-		t := time.NewTicker(ConsolePing)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			pctx, pcancel := context.WithTimeout(ctx, ConsolePing)
-			err := ws.Ping(pctx)
-			pcancel()
-			if err != nil {
-				cancel()
-				return
-			}
+	go tick(ctx, ConsolePing, func() bool { // keepalive
+		pctx, pcancel := context.WithTimeout(ctx, ConsolePing)
+		err := ws.Ping(pctx)
+		pcancel()
+		if err != nil {
+			cancel()
+			return false
 		}
-	}()
+		return true
+	})
 	for { // client → guest
 		_, data, err := ws.Read(ctx)
 		if err != nil {
@@ -241,4 +224,20 @@ func (s *Server) relay(ws *websocket.Conn, con io.ReadWriteCloser, allowed func(
 	cancel()
 	_ = con.Close()
 	_ = ws.CloseNow()
+}
+
+// tick calls f every d until ctx ends or f answers false.
+func tick(ctx context.Context, d time.Duration, f func() bool) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !f() {
+			return
+		}
+	}
 }
