@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"time"
 
 	"github.com/berthhq/berth/internal/compute"
@@ -148,15 +147,10 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 			delete(s.sampled, id)
 		}
 	}
-	// Stored a few hundred at a time, each its own transaction: a round of thousands
-	// of servers neither holds the write lock, nor a P, for long at once.
-	for len(samples) > 0 {
-		n := min(len(samples), storeChunk)
-		if err := s.store.AddMetricSamples(ctx, samples[:n]); err != nil {
+	if len(samples) > 0 {
+		if err := s.store.AddMetricSamples(ctx, samples); err != nil {
 			return fmt.Errorf("store samples: %w", err)
 		}
-		samples = samples[n:]
-		runtime.Gosched()
 	}
 	if all || now.Sub(s.pruned) >= s.interval {
 		if _, err := s.store.PruneMetricSamples(ctx, now.Add(-s.Retention)); err != nil {
@@ -205,9 +199,6 @@ func (s *Sampler) readStats(ctx context.Context, due []Target) (got map[string]c
 	}
 	return got, failed, err
 }
-
-// storeChunk is how many samples one AddMetricSamples stores.
-const storeChunk = 500
 
 // Rates turns two readings of one machine into a sample at cur.At. ok is false when
 // no time passed between them. A counter lower than before started again from zero

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"hash/fnv"
 	"math"
-	"runtime"
 	"strings"
 	"time"
 
@@ -47,9 +46,6 @@ func (d *Driver) StatsOf(ctx context.Context, names []string) (map[string]comput
 			return nil, err
 		}
 		names = names[n:]
-		// A chunk is a few ms of CPU: let the requests waiting for this P run
-		// between chunks rather than after the scheduler's 10 ms time slice.
-		runtime.Gosched()
 	}
 	return out, nil
 }
