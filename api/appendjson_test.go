@@ -52,11 +52,15 @@ func TestAppendJSONIsMarshal(t *testing.T) {
 			s.ID, s.LocationID, s.VCPUs = -1<<63, -1, -1<<31
 			return s
 		}(),
-		"zone":          func() Server { s := full; s.CreatedAt = at.In(time.FixedZone("X", -(9*3600 + 30*60))); return s }(),
-		"zone seconds":  func() Server { s := full; s.CreatedAt = at.In(time.FixedZone("X", 3600+7)); return s }(),
-		"zone too far":  func() Server { s := full; s.CreatedAt = at.In(time.FixedZone("X", 24*3600)); return s }(),
-		"year 10000":    func() Server { s := full; s.CreatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC); return s }(),
-		"year -1":       func() Server { s := full; s.Operation = &OperationRef{StartedAt: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}; return s }(),
+		"zone":         func() Server { s := full; s.CreatedAt = at.In(time.FixedZone("X", -(9*3600 + 30*60))); return s }(),
+		"zone seconds": func() Server { s := full; s.CreatedAt = at.In(time.FixedZone("X", 3600+7)); return s }(),
+		"zone too far": func() Server { s := full; s.CreatedAt = at.In(time.FixedZone("X", 24*3600)); return s }(),
+		"year 10000":   func() Server { s := full; s.CreatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC); return s }(),
+		"year -1": func() Server {
+			s := full
+			s.Operation = &OperationRef{StartedAt: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}
+			return s
+		}(),
 		"monotonic":     func() Server { s := full; s.CreatedAt = time.Now(); return s }(),
 		"whole seconds": func() Server { s := full; s.CreatedAt = at.Truncate(time.Second); return s }(),
 		"local":         func() Server { s := full; s.CreatedAt = at.Local(); return s }(),
