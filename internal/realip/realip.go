@@ -72,7 +72,11 @@ func (p Proxies) trusted(a netip.Addr) bool {
 // address ends the walk at the hop that handed it on (nothing further left can be
 // believed). If every entry is a trusted proxy, the leftmost is the client.
 func (p Proxies) Client(remoteAddr string, xff []string) string {
-	peer := hostOf(remoteAddr)
+	return p.client(hostOf(remoteAddr), xff)
+}
+
+// client is Client of the connection's host.
+func (p Proxies) client(peer string, xff []string) string {
 	if len(p.prefixes) == 0 || len(xff) == 0 {
 		return peer
 	}
@@ -110,7 +114,8 @@ func (p Proxies) Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		xff := r.Header.Values("X-Forwarded-For")
 		if len(xff) > 0 {
-			if c := p.Client(r.RemoteAddr, xff); c != hostOf(r.RemoteAddr) {
+			peer := hostOf(r.RemoteAddr)
+			if c := p.client(peer, xff); c != peer {
 				r2 := new(http.Request)
 				*r2 = *r
 				r2.RemoteAddr = net.JoinHostPort(c, "0")
