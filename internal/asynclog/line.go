@@ -1,6 +1,7 @@
 package asynclog
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strconv"
@@ -82,7 +83,9 @@ func appendStringSlow(b []byte, s string) []byte {
 	buf := slowBufs.Get().(*slowBuf)
 	defer slowBufs.Put(buf)
 	buf.b = buf.b[:0]
-	_ = buf.h.Handle(nil, buf.record(s)) //nolint:staticcheck // JSONHandler ignores the context
+	var r slog.Record // no time, level or message: the handler writes only the attribute
+	r.AddAttrs(slog.String("k", s))
+	_ = buf.h.Handle(context.Background(), r)
 	// buf.b is {"k":"...escaped..."}\n
 	v := buf.b[len(`{"k":`) : len(buf.b)-2]
 	return append(b, v...)
@@ -94,12 +97,6 @@ type slowBuf struct {
 }
 
 func (s *slowBuf) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
-
-func (s *slowBuf) record(v string) slog.Record {
-	var r slog.Record
-	r.AddAttrs(slog.String("k", v))
-	return r
-}
 
 var slowBufs = sync.Pool{New: func() any {
 	s := &slowBuf{}
