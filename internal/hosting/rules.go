@@ -1,8 +1,10 @@
 package hosting
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -84,6 +86,15 @@ func ParsePublicKey(s string) (normalized, fingerprint string, msg string) {
 		}
 	default:
 		return "", "", "validation.ssh_key_type"
+	}
+	// The key's wire form must be the one ssh writes: x/crypto also reads a
+	// non-canonical one (an RSA exponent or modulus with leading zero bytes) and
+	// would store, and fingerprint, a form other than the one the user has, whose
+	// fingerprint ssh-keygen -l computes over the bytes as written.
+	if fields := strings.Fields(s); len(fields) < 2 {
+		return "", "", "validation.ssh_key_format"
+	} else if wire, err := base64.StdEncoding.DecodeString(fields[1]); err != nil || !bytes.Equal(wire, pk.Marshal()) {
+		return "", "", "validation.ssh_key_format"
 	}
 	if strings.ContainsFunc(comment, IsControl) || !utf8.ValidString(comment) {
 		return "", "", "validation.ssh_key_comment"
