@@ -152,7 +152,8 @@ SUMMARY="$(
 	echo "commit: $(commit)"
 	echo "store: $SERVERS servers (seed mode $SEED_MODE: ${SEED_SECONDS}s; provisioning at --sim-time-scale 0.001: ${PROVISION_SECONDS}s; measured at 1)"
 	echo "load: wrk -t$THREADS -c$CONNS -d$DURATION --latency, random id in $FIRST_ID..$LAST_ID, warm-up $WARMUP, $ROUNDS round(s); body $BODY_BYTES bytes"
-	echo "berthd: serve --rate-limit $RATE_LIMIT (limiter on)"
+	echo "berthd: serve --rate-limit $RATE_LIMIT (limiter on), GOMAXPROCS $(grep -o '"gomaxprocs":[0-9]*' "$TMP/berthd.log" | tail -1 | cut -d: -f2)" \
+		"(serve's default: the CPUs + 1; bare: ${GOMAXPROCS:-the runtime default, $(nproc)})"
 	echo "cpu columns: cores used during the run by the server, by wrk, and by other processes on the machine;"
 	echo "cpu us/r: server CPU per request in microseconds (steadier than req/s on a shared machine)"
 	echo

@@ -36,6 +36,7 @@ func main() {
 	if (*data == "") == (*database == "") {
 		log.Fatal("profile: one of -data and -database is required")
 	}
+	app.UseSpareProcs() // as berthd serve
 	runtime.SetMutexProfileFraction(*mutexRate)
 	runtime.SetBlockProfileRate(*blockRate)
 

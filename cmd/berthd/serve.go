@@ -167,6 +167,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("--trusted-proxy %v", err)
 	}
+	procs := app.UseSpareProcs()
 	// The log goes out from a goroutine of its own, so that a request never waits on
 	// stderr; a warning or an error at once. Closed last (defers run in reverse), it
 	// writes every line, App.Close's too, before serve returns.
@@ -253,7 +254,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		store = []any{"database", sqlstore.Redact(g.database)}
 	}
 	log.Info("serving", append([]any{"addr", ln.Addr().String(), "api", base, "console", strings.TrimSuffix(base, "v1"), "driver", f.driver,
-		"cors_origins", f.corsOrigins, "trusted_proxies", f.proxies, "sandbox", f.sandbox}, store...)...)
+		"cors_origins", f.corsOrigins, "trusted_proxies", f.proxies, "sandbox", f.sandbox, "gomaxprocs", procs}, store...)...)
 	errc := make(chan error, 1)
 	go func() {
 		if useTLS {
