@@ -173,6 +173,7 @@ SUMMARY="$(
 	echo "store: $SERVERS servers each (seeded straight into the store, running); PostgreSQL $(psql "$PGADMIN" -Atc 'SHOW server_version')"
 	echo "clients: $TOKEN_COUNT tokens, each request one at random; every berthd --rate-limit $RATE_LIMIT"
 	echo "load: wrk -t$THREADS -c$CONNS -d$DURATION --latency (PostgreSQL x3: three wrk -t1 -c$((CONNS / 3)), one per process); orders: wrk -t1 -c$ORDER_CONNS -d$DURATION"
+	echo "GOMAXPROCS: berthd $(grep -ho '"gomaxprocs":[0-9]*' "$TMP"/*.log | head -1 | cut -d: -f2) (serve's default: the CPUs + 1), bare ${GOMAXPROCS:-the runtime default, $(nproc)}"
 	echo
 	echo "cpu columns (one process measured, not PostgreSQL x3): cores used by that server, wrk, and every other process; cpu us/r: its CPU per request"
 	printf '%-22s %10s %8s %8s %8s  %6s %6s %6s %8s\n' "GET" "req/s" "p50 ms" "p99 ms" "non-2xx" "server" "wrk" "other" "cpu us/r"

@@ -37,6 +37,7 @@ type Client struct {
 	language  string
 	retry     RetryPolicy
 	userAgent string
+	rate      *rateState // shared with copies (sandbox)
 }
 
 // RetryPolicy says when a call is sent again. A call is retried after 429 and 503,
@@ -141,6 +142,7 @@ func New(opts ...Option) (*Client, error) {
 		http:      &http.Client{},
 		retry:     DefaultRetryPolicy,
 		userAgent: fmt.Sprintf("berth-go/%s (%s; %s/%s)", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
+		rate:      &rateState{},
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -271,6 +273,7 @@ func (c *Client) send(ctx context.Context, method, u string, body []byte, key st
 		return 0, nil, nil, fmt.Errorf("berth: %s %s: %w", method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
+	c.rate.note(resp.Header)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("berth: %s %s: reading the answer: %w", method, req.URL.Path, err)

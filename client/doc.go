@@ -38,4 +38,8 @@
 // first answer was lost answers the first server instead of making a second
 // (WithIdempotencyKey sets a key of the caller's own). A 409 is never retried: wait
 // on Error.Operation, or let RetryBusy wait on it and call again.
+//
+// Client.RateLimit returns the token's budget as the latest answer stated it
+// (requests a minute, those left, when all are back), for a client that paces
+// itself instead of meeting 429s.
 package client
