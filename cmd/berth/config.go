@@ -28,6 +28,15 @@ type globals struct {
 	stdout, stderr io.Writer
 }
 
+// note tells the user on stderr what was done (a deletion, a context saved, an
+// operation's progress and success); --quiet leaves it out. Errors and what a user
+// must act on are written whatever --quiet says.
+func (g *globals) note(format string, args ...any) {
+	if !g.quiet {
+		fmt.Fprintf(g.stderr, format, args...)
+	}
+}
+
 // config is $XDG_CONFIG_HOME/berth/config.toml.
 type config struct {
 	CurrentContext string                   `toml:"current_context"`
@@ -172,7 +181,7 @@ func contextCmd(g *globals) *cobra.Command {
 			if err := cfg.save(path); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "Context %s created and in use\n", args[0])
+			g.note("Context %s created and in use\n", args[0])
 			return nil
 		},
 	}

@@ -58,7 +58,7 @@ func deleteCmd(g *globals, use, short, noun string, resolve func(context.Context
 			if err := del(c, ctx, id); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "%s %d deleted\n", noun, id)
+			g.note("%s %d deleted\n", noun, id)
 			return nil
 		}),
 	}

@@ -104,7 +104,7 @@ func rootCmd(g *globals) *cobra.Command {
 	f.StringVar(&g.token, "token", "", "API token ($BERTH_TOKEN)")
 	f.StringVar(&g.context, "context", "", "configuration context to use ($BERTH_CONTEXT)")
 	f.StringVarP(&g.output, "output", "o", "table", "output format: table, wide, json, yaml or columns=a,b,...")
-	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only ids")
+	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only ids, and no progress or notes on stderr (errors still)")
 	f.BoolVar(&g.noWait, "no-wait", false, "return as soon as an operation has started, without waiting for its end")
 	f.IntVar(&g.retries, "retries", client.DefaultRetryPolicy.MaxRetries,
 		"how many times a call answered 429 or 503 (after its Retry-After) or not answered at all is sent again; 0 never")

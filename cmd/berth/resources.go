@@ -270,7 +270,7 @@ func serverCmd(g *globals) *cobra.Command {
 				if err := c.DeleteServer(ctx, s); err != nil {
 					return err
 				}
-				fmt.Fprintf(g.stderr, "Server %s deleted\n", s)
+				g.note("Server %s deleted\n", s)
 			}
 			return nil
 		}),

@@ -128,7 +128,7 @@ func snapshotCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "Snapshot %d: %s\n", snap.ID, res.Result)
+			g.note("Snapshot %d: %s\n", snap.ID, res.Result)
 			return nil
 		}),
 	}

@@ -14,14 +14,14 @@ import (
 	"github.com/berthhq/berth/client"
 )
 
-// waitOperation waits for an operation to end, showing progress on stderr: a spinner
-// with the status and the elapsed time on a terminal, plain lines otherwise. An
-// operation that ended in error is a *client.OperationError (exit 7).
+// waitOperation waits for an operation to end, showing progress on stderr (none with
+// --quiet): a spinner with the status and the elapsed time on a terminal, plain lines
+// otherwise. An operation that ended in error is a *client.OperationError (exit 7).
 func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.OperationRef, what string) (*api.Operation, error) {
-	tty := isTerminal(g.stderr)
+	tty := isTerminal(g.stderr) && !g.quiet
 	start := time.Now()
 	if !tty {
-		fmt.Fprintf(g.stderr, "Waiting for operation %d (%s) of %s\n", ref.ID, ref.Type, what)
+		g.note("Waiting for operation %d (%s) of %s\n", ref.ID, ref.Type, what)
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -60,7 +60,7 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 			fmt.Fprintf(g.stderr, "Operation %d (%s) of %s failed after %s\n", op.ID, op.Type, what, took)
 			return op, &client.OperationError{Operation: op}
 		}
-		fmt.Fprintf(g.stderr, "Operation %d (%s) of %s succeeded after %s\n", op.ID, op.Type, what, took)
+		g.note("Operation %d (%s) of %s succeeded after %s\n", op.ID, op.Type, what, took)
 		return op, nil
 	}
 }

@@ -174,7 +174,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	acct := env.NewAccount("en", "100", "")
 	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
 	plan, image := firstPlan(t, c), firstImage(t, c)
-	line := strings.Join([]string{c.bin, "server", "create", "--plan", plan, "--location", "1", "--image", image, "--quiet"}, " ")
+	line := strings.Join([]string{c.bin, "server", "create", "--plan", plan, "--location", "1", "--image", image}, " ")
 	cmd := exec.Command("script", "-qec", line, "/dev/null")
 	cmd.Env = c.env
 	out, err := cmd.CombinedOutput()
@@ -184,11 +184,44 @@ func TestProgressOnATerminal(t *testing.T) {
 	if !strings.Contains(string(out), "\r\033[K") || !strings.Contains(string(out), ": provisioning (") || !strings.Contains(string(out), "succeeded after") {
 		t.Errorf("on a terminal, no spinner: %q", out)
 	}
-	r := c.run("server", "create", "--plan", plan, "--location", "1", "--image", image, "--quiet")
+	r := c.run("server", "create", "--plan", plan, "--location", "1", "--image", image, "-o", "json")
 	if r.code != 0 || strings.Contains(r.stderr, "\r") || !strings.Contains(r.stderr, "Waiting for operation") || !strings.Contains(r.stderr, "succeeded after") {
 		t.Errorf("without a terminal: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if strings.Contains(r.stdout, "Waiting") {
 		t.Errorf("progress on stdout: %q", r.stdout)
 	}
+
+	// --quiet: the id alone, no progress, on a terminal or not; notes neither.
+	cmd = exec.Command("script", "-qec", line+" --quiet", "/dev/null")
+	cmd.Env = c.env
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("--quiet on a terminal: %v\n%q", err, out)
+	}
+	if id := strings.TrimSpace(string(out)); !isDigits(id) {
+		t.Errorf("--quiet on a terminal printed %q, not an id alone", out)
+	}
+	r = c.run("server", "create", "--plan", plan, "--location", "1", "--image", image, "--quiet")
+	if id := strings.TrimSpace(r.stdout); r.code != 0 || r.stderr != "" || !isDigits(id) {
+		t.Fatalf("--quiet: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := c.run("server", "delete", strings.TrimSpace(r.stdout), "-q"); r.code != 0 || r.stderr != "" {
+		t.Errorf("delete -q: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := c.run("server", "describe", "no-such-server", "-q"); r.code == 0 || r.stderr == "" {
+		t.Errorf("an error with -q: exit %d, stderr %q; want it on stderr", r.code, r.stderr)
+	}
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
