@@ -39,6 +39,7 @@ func TestGoldenAccountLists(t *testing.T) {
 		{"ssh-key-list.json", []string{"ssh-key", "list", "-o", "json"}},
 		{"server-list.table", []string{"server", "list"}},
 		{"server-list.wide", []string{"server", "list", "-o", "wide"}},
+		{"server-list.columns", []string{"server", "list", "-o", "columns=name,image,location_id,plan"}},
 		{"server-list.json", []string{"server", "list", "-o", "json"}},
 		{"server-describe.table", []string{"server", "describe", name}},
 		{"rescale-options.table", []string{"server", "rescale-options", name}},

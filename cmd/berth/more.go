@@ -41,7 +41,7 @@ func serverMoreCommands(g *globals) []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printOne(g, serverView, *srv)
+			return printOne(g, serverView(serverNames(ctx, g, c, *srv)), *srv)
 		}),
 	}
 	update.Flags().StringVar(&displayName, "display-name", "", "display name")

@@ -29,6 +29,45 @@ func (k *catalog) load(ctx context.Context) error {
 	return nil
 }
 
+// locationName is the name of location id, or the id when k (nil: not loaded) does
+// not know it.
+func (k *catalog) locationName(id int64) string {
+	if k != nil {
+		for _, l := range k.locs {
+			if l.ID == id {
+				return l.Name
+			}
+		}
+	}
+	return i64(id)
+}
+
+// planName is the name of plan id in location loc (or the id).
+func (k *catalog) planName(loc, id int64) string {
+	return offeredName(k, loc, id, func(l api.Location) []api.Plan { return l.Plans }, func(p api.Plan) (string, int64) { return p.Name, p.ID })
+}
+
+// imageName is the name of image id in location loc (or the id).
+func (k *catalog) imageName(loc, id int64) string {
+	return offeredName(k, loc, id, func(l api.Location) []api.Image { return l.Images }, func(im api.Image) (string, int64) { return im.Name, im.ID })
+}
+
+func offeredName[T any](k *catalog, loc, id int64, of func(api.Location) []T, key func(T) (string, int64)) string {
+	if k != nil {
+		for _, l := range k.locs {
+			if l.ID != loc {
+				continue
+			}
+			for _, it := range of(l) {
+				if name, iid := key(it); iid == id {
+					return name
+				}
+			}
+		}
+	}
+	return i64(id)
+}
+
 func asID(s string) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil && n > 0

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -203,17 +204,28 @@ func appCmd(g *globals) *cobra.Command {
 	return group("app", "One-click applications", listCmd(g, "List the one-click applications", appView, (*client.Client).ListApps))
 }
 
-var serverView = view[api.Server]{
-	id: func(s api.Server) string { return i64(s.ID) },
-	columns: []column[api.Server]{
+// serverView shows servers with their location's, plan's and image's names from k
+// (nil, or one it does not know: the id).
+func serverView(k *catalog) view[api.Server] {
+	return view[api.Server]{
+		id:      func(s api.Server) string { return i64(s.ID) },
+		columns: serverColumns(k),
+	}
+}
+
+func serverColumns(k *catalog) []column[api.Server] {
+	return []column[api.Server]{
 		{name: "id", value: func(s api.Server) string { return i64(s.ID) }},
 		{name: "name", value: func(s api.Server) string { return s.Name }},
 		{name: "status", value: func(s api.Server) string { return s.Status }},
 		{name: "ipv4", value: func(s api.Server) string { return optStr(s.IPv4) }},
-		{name: "location_id", value: func(s api.Server) string { return i64(s.LocationID) }},
-		{name: "plan_id", value: func(s api.Server) string { return i64(s.PlanID) }},
+		{name: "location", value: func(s api.Server) string { return k.locationName(s.LocationID) }},
+		{name: "plan", value: func(s api.Server) string { return k.planName(s.LocationID, s.PlanID) }},
+		{name: "image", wide: true, value: func(s api.Server) string { return k.imageName(s.LocationID, s.ImageID) }},
 		{name: "display_name", wide: true, value: func(s api.Server) string { return s.DisplayName }},
 		{name: "ipv6", wide: true, value: func(s api.Server) string { return optStr(s.IPv6) }},
+		{name: "location_id", wide: true, value: func(s api.Server) string { return i64(s.LocationID) }},
+		{name: "plan_id", wide: true, value: func(s api.Server) string { return i64(s.PlanID) }},
 		{name: "image_id", wide: true, value: func(s api.Server) string { return i64(s.ImageID) }},
 		{name: "project_id", wide: true, value: func(s api.Server) string { return optI64(s.ProjectID) }},
 		{name: "app_id", wide: true, value: func(s api.Server) string { return optI64(s.AppID) }},
@@ -228,7 +240,25 @@ var serverView = view[api.Server]{
 			return fmt.Sprintf("%d (%s)", s.Operation.ID, s.Operation.Type)
 		}},
 		{name: "created_at", wide: true, value: func(s api.Server) string { return ts(s.CreatedAt) }},
-	},
+	}
+}
+
+// serverNames is the catalog to name servers' locations, plans and images with: nil
+// (ids only, no request) when nothing is printed as a table or there is no server. A
+// catalog that cannot be read leaves the ids, the rest of the answer is still shown.
+func serverNames(ctx context.Context, g *globals, c *client.Client, servers ...api.Server) *catalog {
+	f, err := parseOutput(g.output)
+	if err != nil || g.quiet || len(servers) == 0 || f.kind == "json" || f.kind == "yaml" {
+		return nil
+	}
+	if f.kind == "columns" && !slices.ContainsFunc(f.columns, func(c string) bool { return c == "location" || c == "plan" || c == "image" }) {
+		return nil
+	}
+	k := &catalog{c: c}
+	if k.load(ctx) != nil {
+		return nil
+	}
+	return k
 }
 
 func serverCmd(g *globals) *cobra.Command {
@@ -248,7 +278,7 @@ func serverCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printList(g, serverView, srvs)
+			return printList(g, serverView(serverNames(ctx, g, c, srvs...)), srvs)
 		}),
 	}
 	list.Flags().StringVar(&status, "status", "", "only servers in this status")
@@ -260,7 +290,7 @@ func serverCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printOne(g, serverView, *srv)
+			return printOne(g, serverView(serverNames(ctx, g, c, *srv)), *srv)
 		}),
 	}
 	del := &cobra.Command{
@@ -311,7 +341,7 @@ func afterServerAction(ctx context.Context, g *globals, c *client.Client, srv *a
 		}
 		srv = now
 	}
-	return printOne(g, serverView, *srv)
+	return printOne(g, serverView(serverNames(ctx, g, c, *srv)), *srv)
 }
 
 func serverCreateCmd(g *globals) *cobra.Command {
