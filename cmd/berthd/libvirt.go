@@ -106,7 +106,27 @@ func hostCmd(g *globals) *cobra.Command {
 			},
 		}
 	}
-	cmd.AddCommand(add, list, drain("drain", true), drain("undrain", false))
+	accel := &cobra.Command{
+		Use:   "accel ID auto|kvm|tcg",
+		Short: "Change how a host runs new guests (probing it again); guests defined before keep theirs",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withLibvirt(cmd, func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error) {
+				id, err := idArg(args[:1])
+				if err != nil {
+					return nil, err
+				}
+				switch args[1] {
+				case libvirtdriver.AccelAuto, libvirtdriver.AccelKVM, libvirtdriver.AccelTCG:
+				default:
+					return nil, fail("%q: auto, kvm or tcg", args[1])
+				}
+				h, err := d.SetAccel(ctx, id, args[1])
+				return hostJSON(h), err
+			})
+		},
+	}
+	cmd.AddCommand(add, list, drain("drain", true), drain("undrain", false), accel)
 	return cmd
 }
 

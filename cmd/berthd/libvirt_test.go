@@ -78,4 +78,25 @@ func TestAdminHostAccel(t *testing.T) {
 				want["accel"], want["accel_mode"])
 		}
 	}
+
+	// host accel changes it later, probing again: host 2 (the same libvirt as host 1)
+	// from tcg to auto chooses what host 1's auto did.
+	for _, bad := range [][]string{{"2", "hvf"}, {"99", "tcg"}, {"x", "tcg"}} {
+		out, err := exec.Command(bin, append([]string{"admin", "host", "accel", bad[0], bad[1]}, store...)...).Output()
+		if err == nil || json.Unmarshal(out, &m) != nil || m["error"] == "" {
+			t.Errorf("host accel %s %s: %v, printed %q; want an error", bad[0], bad[1], err, out)
+		}
+	}
+	if h := run("admin", "host", "accel", "2", "auto"); h["accel_mode"] != "auto" || h["accel"] != auto["accel"] || h["draining"] != true {
+		t.Errorf("host accel 2 auto: %v; want accel %v (as host 1's auto), still draining", h, auto["accel"])
+	} else if h["accel"] == "tcg" && h["accel_note"] == nil {
+		t.Errorf("host accel 2 auto chose TCG without saying why: %v", h)
+	}
+	hosts = run("admin", "host", "list")["hosts"].([]any)
+	if h := hosts[1].(map[string]any); h["accel_mode"] != "auto" || h["accel"] != auto["accel"] {
+		t.Errorf("host list after host accel: %v", h)
+	}
+	if h := run("admin", "host", "accel", "1", "tcg"); h["accel_mode"] != "tcg" || h["accel"] != "tcg" || h["accel_note"] == nil {
+		t.Errorf("host accel 1 tcg: %v", h)
+	}
 }

@@ -101,6 +101,27 @@ func chooseAccel(mode string, p kvmProbe) (string, error) {
 	return "", fmt.Errorf("--accel %q: auto, kvm or tcg", mode)
 }
 
+// decideAccel probes the host on l (unless mode is tcg) and answers what its guests
+// run with under mode, with a note when KVM is not used or is doubted.
+func decideAccel(l *libvirt.Libvirt, uri, mode string) (accel, note string, err error) {
+	probe := kvmProbe{Why: "not probed: --accel tcg"}
+	if mode != AccelTCG {
+		if probe, err = probeKVM(l); err != nil {
+			return "", "", fmt.Errorf("capabilities of %s: %w", uri, err)
+		}
+	}
+	if accel, err = chooseAccel(mode, probe); err != nil {
+		return "", "", err
+	}
+	if !probe.Usable {
+		note = "no usable KVM: " + probe.Why
+		if accel == AccelKVM {
+			note = "KVM as asked, though the host seems to have " + note
+		}
+	}
+	return accel, note, nil
+}
+
 // startFailed is the error of a domain that would not start: on a host running its
 // guests with KVM, a failure QEMU blames on KVM fails the operation at once and says
 // so (the host claims KVM it cannot use; Berth never falls back to TCG by itself).
@@ -108,8 +129,8 @@ func (d *Driver) startFailed(h host, dom libvirt.Domain, err error) error {
 	var le libvirt.Error
 	if h.Accel == AccelKVM && errors.As(err, &le) && strings.Contains(strings.ToLower(le.Message), "kvm") {
 		return fmt.Errorf("%w: host %d runs guests with KVM (accel kvm) and QEMU could not start %s with it: %s; "+
-			"check /dev/kvm and the processor's virtualization on the host, or add the host again with --accel tcg",
-			compute.ErrFailed, h.ID, dom.Name, strings.Join(strings.Fields(le.Message), " "))
+			"check /dev/kvm and the processor's virtualization on the host, or run its guests with QEMU's emulation: berthd admin host accel %d tcg",
+			compute.ErrFailed, h.ID, dom.Name, strings.Join(strings.Fields(le.Message), " "), h.ID)
 	}
 	return d.lv(h, "start domain", err)
 }

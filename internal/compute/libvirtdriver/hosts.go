@@ -97,22 +97,9 @@ func (d *Driver) AddHost(ctx context.Context, s HostSpec) (Host, error) {
 	if s.DiskGB <= 0 {
 		s.DiskGB = int(capacity / gib)
 	}
-	probe := kvmProbe{Why: "not probed: --accel tcg"}
-	if s.Accel != AccelTCG {
-		if probe, err = probeKVM(l); err != nil {
-			return Host{}, fmt.Errorf("capabilities of %s: %w", s.URI, err)
-		}
-	}
-	accel, err := chooseAccel(s.Accel, probe)
+	accel, note, err := decideAccel(l, s.URI, s.Accel)
 	if err != nil {
 		return Host{}, err
-	}
-	note := ""
-	if !probe.Usable {
-		note = "no usable KVM: " + probe.Why
-		if accel == AccelKVM {
-			note = "KVM as asked, though the host seems to have " + note
-		}
 	}
 	if err := defineFilters(l); err != nil {
 		return Host{}, fmt.Errorf("%s: %w", s.URI, err)
@@ -207,6 +194,38 @@ func (d *Driver) Reachable(id int64) bool {
 	defer d.mu.Unlock()
 	_, down := d.down[id]
 	return !down
+}
+
+// SetAccel changes how a host runs guests (mode auto, kvm or tcg, as AddHost takes
+// it): it probes the host again unless mode is tcg. Guests defined from then on (new
+// servers) run with it; one defined before keeps what it was defined with. Every
+// berthd process reads it from the database at each use.
+func (d *Driver) SetAccel(ctx context.Context, id int64, mode string) (Host, error) {
+	if _, err := chooseAccel(mode, kvmProbe{}); err != nil {
+		return Host{}, err
+	}
+	h, err := d.host(ctx, id)
+	if errors.Is(err, compute.ErrFailed) {
+		return Host{}, fmt.Errorf("no host %d", id)
+	} else if err != nil {
+		return Host{}, err
+	}
+	l, err := Dial(h.URI)
+	if err != nil {
+		return Host{}, fmt.Errorf("%w: %s: %v", compute.ErrUnavailable, h.URI, err)
+	}
+	defer l.Disconnect()
+	accel, note, err := decideAccel(l, h.URI, mode)
+	if err != nil {
+		return Host{}, err
+	}
+	if _, err := d.db.ExecContext(ctx, d.rebind(`UPDATE libvirt_hosts SET accel = ?, accel_mode = ? WHERE id = ?`), accel, mode, id); err != nil {
+		return Host{}, err
+	}
+	d.opt.Log.Info("libvirt: host accel set", "host", id, "uri", h.URI, "accel", accel, "mode", mode, "note", note)
+	out, err := d.Host(ctx, id)
+	out.AccelNote = note
+	return out, err
 }
 
 // SetDraining stops (or resumes) placing new machines on a host; the machines on it

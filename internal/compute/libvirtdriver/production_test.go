@@ -201,11 +201,33 @@ func TestKVMHostThatCannot(t *testing.T) {
 		return
 	}
 	msg, _ := got["error"].(string)
-	if got["status"] != "error" || !strings.Contains(msg, "KVM") || !strings.Contains(msg, "--accel tcg") {
-		t.Fatalf("provisioning on a host that claims KVM it cannot use: %v; want an error naming KVM and --accel tcg", got)
+	want := fmt.Sprintf("berthd admin host accel %d tcg", h.ID)
+	if got["status"] != "error" || !strings.Contains(msg, "KVM") || !strings.Contains(msg, want) {
+		t.Fatalf("provisioning on a host that claims KVM it cannot use: %v; want an error naming KVM and %q", got, want)
 	}
 	t.Logf("the operation's error: %s", msg)
 	if s := acct.Do("GET", "/servers/"+name, nil).Want(t, 200).Map(t)["data"].(map[string]any); s["status"] == "running" {
 		t.Fatalf("server runs after its provisioning failed: %v", s)
+	}
+
+	// What the error says to do: the host runs its next guests with TCG, and they boot.
+	d := env.App.LibvirtDriver()
+	if h, err := d.SetAccel(ctx, h.ID, libvirtdriver.AccelTCG); err != nil || h.Accel != libvirtdriver.AccelTCG || h.AccelMode != libvirtdriver.AccelTCG {
+		t.Fatalf("SetAccel tcg: %+v, %v", h, err)
+	}
+	srv = acct.Do("POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1}).Want(t, 201).Map(t)["data"].(map[string]any)
+	op = srv["operation"].(map[string]any)
+	for deadline := time.Now().Add(libvirttest.FirstBoot); ; {
+		got = acct.Do("GET", fmt.Sprintf("/operations/%v", op["id"]), nil).Want(t, 200).Map(t)["data"].(map[string]any)
+		if got["status"] != "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("provisioning after host accel tcg still running: %v", got)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if got["status"] != "success" {
+		t.Fatalf("provisioning after host accel tcg: %v", got)
 	}
 }
