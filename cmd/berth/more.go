@@ -140,7 +140,7 @@ func serverMoreCommands(g *globals) []*cobra.Command {
 			return cmd.Run()
 		}),
 	}
-	return []*cobra.Command{update, reinstall, rescale, rescaleOptions, metrics, ssh}
+	return []*cobra.Command{update, reinstall, rescale, rescaleOptions, metrics, ssh, consoleCmd(g)}
 }
 
 var rescaleView = view[api.RescaleOption]{

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// TestServerConsole: berth server console attaches to a running server's serial
+// console; piped input is typed into it and berth detaches once the console has been
+// silent after it. A server that is not running is refused with the API's error.
+func TestServerConsole(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.01})
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	plan, image := firstPlan(t, c), firstImage(t, c)
+	name := strings.TrimSpace(c.ok("server", "create", "--plan", plan, "--location", "1", "--image", image, "-o", "columns=name"))
+	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
+
+	start := time.Now()
+	r := c.runIn("root\nsecret\n", "server", "console", name)
+	if r.code != 0 {
+		t.Fatalf("console: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []string{name + " login: root\r\n", "Password: ", "Login incorrect"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("console output lacks %q:\n%q", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "secret") {
+		t.Errorf("the password was echoed: %q", r.stdout)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("piped input ended, yet berth stayed attached %v", took)
+	}
+
+	if out := c.ok("server", "poweroff", name, "-q"); strings.TrimSpace(out) == "" {
+		t.Fatalf("poweroff printed nothing")
+	}
+	r = c.run("server", "console", name)
+	if r.code != 4 || !strings.Contains(r.stderr, "server") {
+		t.Errorf("console of a stopped server: exit %d, stderr %q; want 4 naming the server", r.code, r.stderr)
+	}
+}
+
+// TestServerConsoleTerminal: on a terminal keys go to the server as typed, and Ctrl-]
+// detaches.
+func TestServerConsoleTerminal(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to run berth on a pseudo-terminal")
+	}
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.01})
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	plan, image := firstPlan(t, c), firstImage(t, c)
+	name := strings.TrimSpace(c.ok("server", "create", "--plan", plan, "--location", "1", "--image", image, "-o", "columns=name"))
+	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
+
+	cmd := exec.Command("script", "-qec", c.bin+" server console "+name, "/dev/null")
+	cmd.Env = c.env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // attached, raw mode set
+	_, _ = stdin.Write([]byte("admin\r"))
+	time.Sleep(time.Second)
+	_, _ = stdin.Write([]byte{0x1d})
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("after Ctrl-]: %v\n%q", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("Ctrl-] did not detach:\n%q", out.String())
+	}
+	_ = stdin.Close()
+	for _, want := range []string{"Ctrl-] detaches", name + " login: admin", "Password: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("terminal output lacks %q:\n%q", want, out.String())
+		}
+	}
+}
