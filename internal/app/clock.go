@@ -20,15 +20,9 @@ func (a *App) enableTestClocks(ctx context.Context) error {
 		if !ok {
 			return nil // the driver's machines have no history to tell (sandbox is sim only)
 		}
-		all, err := a.DB.MetricTargets(ctx)
+		mine, err := a.DB.AccountMetricTargets(ctx, accountID)
 		if err != nil {
 			return err
-		}
-		var mine []metrics.Target
-		for _, t := range all {
-			if t.AccountID == accountID {
-				mine = append(mine, t)
-			}
 		}
 		return metrics.Backfill(ctx, a.DB, h, mine, from, to)
 	}

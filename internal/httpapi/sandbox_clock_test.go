@@ -123,7 +123,15 @@ func TestClockAdvanceFillsMetrics(t *testing.T) {
 	srv := order(t, a, map[string]any{"display_name": "busy", "plan_id": 2, "location_id": 1, "image_id": 1})
 	id := num(t, srv["id"])
 	waitOp(t, a, opID(t, srv))
+	b := e.NewAccount("en", "100", "")
+	other := order(t, b, map[string]any{"display_name": "bystander", "plan_id": 2, "location_id": 1, "image_id": 1})
+	waitOp(t, b, opID(t, other))
 	now := advance(t, a, "48h")
+	// Another account's clock did not move: nothing is filled in for its server over
+	// the time this account skipped.
+	if got, err := e.App.DB.MetricSamples(context.Background(), int64(num(t, other["id"])), now.Add(-48*time.Hour), now.Add(time.Hour)); err != nil || len(got) > 5 {
+		t.Errorf("another account's server has %d samples over this account's advance (%v)", len(got), err)
+	}
 	m := data(t, a.Do("GET", fmt.Sprintf("/servers/%d/metrics?range=24h", id), nil).Want(t, http.StatusOK))
 	points := m["cpu"].([]any)
 	if len(points) < 300 {

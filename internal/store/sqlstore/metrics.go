@@ -16,7 +16,16 @@ var _ metrics.Store = (*DB)(nil)
 
 // MetricTargets implements metrics.Store.
 func (db *DB) MetricTargets(ctx context.Context) ([]metrics.Target, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, account_id, name FROM servers WHERE deleted_at IS NULL ORDER BY id`)
+	return db.metricTargets(ctx, `SELECT id, account_id, name FROM servers WHERE deleted_at IS NULL ORDER BY id`)
+}
+
+// AccountMetricTargets is MetricTargets of one account's servers.
+func (db *DB) AccountMetricTargets(ctx context.Context, accountID int64) ([]metrics.Target, error) {
+	return db.metricTargets(ctx, db.Rebind(`SELECT id, account_id, name FROM servers WHERE account_id = ? AND deleted_at IS NULL ORDER BY id`), accountID)
+}
+
+func (db *DB) metricTargets(ctx context.Context, query string, args ...any) ([]metrics.Target, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

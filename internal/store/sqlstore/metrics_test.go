@@ -34,6 +34,12 @@ func TestMetricSamples(t *testing.T) {
 	if err != nil || len(targets) != 2 || targets[0] != (metrics.Target{ServerID: 1, AccountID: 1, Name: "server-m00001"}) || targets[1].ServerID != 2 {
 		t.Fatalf("MetricTargets = %+v, %v; want the two live servers", targets, err)
 	}
+	if mine, err := db.AccountMetricTargets(ctx, 1); err != nil || fmt.Sprint(mine) != fmt.Sprint(targets) {
+		t.Fatalf("AccountMetricTargets(1) = %+v, %v; want %+v", mine, err, targets)
+	}
+	if other, err := db.AccountMetricTargets(ctx, 2); err != nil || len(other) != 0 {
+		t.Fatalf("AccountMetricTargets(2) = %+v, %v; want none", other, err)
+	}
 
 	t0 := time.Unix(1_800_000_000, 0).UTC()
 	s := func(id int64, min int, cpu float64) metrics.Sample {
