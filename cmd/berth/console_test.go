@@ -14,12 +14,7 @@ import (
 // silent after it. A server that is not running is refused with the API's error.
 func TestServerConsole(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.01})
-	acct := env.NewAccount("en", "100", "")
-	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
-	plan, image := firstPlan(t, c), firstImage(t, c)
-	name := strings.TrimSpace(c.ok("server", "create", "--plan", plan, "--location", "1", "--image", image, "-o", "columns=name"))
-	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
+	c, name := runningServer(t)
 
 	start := time.Now()
 	r := c.runIn("root\nsecret\n", "server", "console", name)
@@ -54,12 +49,7 @@ func TestServerConsoleTerminal(t *testing.T) {
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Skip("no script(1) to run berth on a pseudo-terminal")
 	}
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.01})
-	acct := env.NewAccount("en", "100", "")
-	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
-	plan, image := firstPlan(t, c), firstImage(t, c)
-	name := strings.TrimSpace(c.ok("server", "create", "--plan", plan, "--location", "1", "--image", image, "-o", "columns=name"))
-	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
+	c, name := runningServer(t)
 
 	cmd := exec.Command("script", "-qec", c.bin+" server console "+name, "/dev/null")
 	cmd.Env = c.env
@@ -93,4 +83,16 @@ func TestServerConsoleTerminal(t *testing.T) {
 			t.Errorf("terminal output lacks %q:\n%q", want, out.String())
 		}
 	}
+}
+
+// runningServer is a CLI of a new account of a new Berth, and the name of a server
+// of the account that runs.
+func runningServer(t *testing.T) (*cli, string) {
+	t.Helper()
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.01})
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	plan, image := firstPlan(t, c), firstImage(t, c)
+	name := strings.TrimSpace(c.ok("server", "create", "--plan", plan, "--location", "1", "--image", image, "-o", "columns=name"))
+	return c, strings.TrimSpace(strings.TrimPrefix(name, "name:"))
 }
