@@ -296,7 +296,7 @@ func TestStartFailedOnKVM(t *testing.T) {
 	if !errors.Is(err, compute.ErrFailed) {
 		t.Fatalf("KVM failure on a KVM host: %v, want ErrFailed", err)
 	}
-	for _, want := range []string{"host 3", "accel kvm", "berth-server-a", "kvm_buf_set_msrs", "--accel tcg"} {
+	for _, want := range []string{"host 3", "accel kvm", "berth-server-a", "kvm_buf_set_msrs", "berthd admin host accel 3 tcg"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
