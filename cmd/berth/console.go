@@ -41,7 +41,7 @@ func consoleCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer con.Close()
-			in, tty := g.stdin, false
+			tty := false
 			if f, ok := g.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				old, err := term.MakeRaw(int(f.Fd()))
 				if err != nil {
@@ -51,7 +51,7 @@ func consoleCmd(g *globals) *cobra.Command {
 				tty = true
 				g.note("Console of server %s; Ctrl-] detaches\r\n", args[0])
 			}
-			return attach(ctx, con, in, g.stdout, tty)
+			return attach(ctx, con, g.stdin, g.stdout, tty)
 		}),
 	}
 }

@@ -208,38 +208,34 @@ func appCmd(g *globals) *cobra.Command {
 // (nil, or one it does not know: the id).
 func serverView(k *catalog) view[api.Server] {
 	return view[api.Server]{
-		id:      func(s api.Server) string { return i64(s.ID) },
-		columns: serverColumns(k),
-	}
-}
-
-func serverColumns(k *catalog) []column[api.Server] {
-	return []column[api.Server]{
-		{name: "id", value: func(s api.Server) string { return i64(s.ID) }},
-		{name: "name", value: func(s api.Server) string { return s.Name }},
-		{name: "status", value: func(s api.Server) string { return s.Status }},
-		{name: "ipv4", value: func(s api.Server) string { return optStr(s.IPv4) }},
-		{name: "location", value: func(s api.Server) string { return k.locationName(s.LocationID) }},
-		{name: "plan", value: func(s api.Server) string { return k.planName(s.LocationID, s.PlanID) }},
-		{name: "image", wide: true, value: func(s api.Server) string { return k.imageName(s.LocationID, s.ImageID) }},
-		{name: "display_name", wide: true, value: func(s api.Server) string { return s.DisplayName }},
-		{name: "ipv6", wide: true, value: func(s api.Server) string { return optStr(s.IPv6) }},
-		{name: "location_id", wide: true, value: func(s api.Server) string { return i64(s.LocationID) }},
-		{name: "plan_id", wide: true, value: func(s api.Server) string { return i64(s.PlanID) }},
-		{name: "image_id", wide: true, value: func(s api.Server) string { return i64(s.ImageID) }},
-		{name: "project_id", wide: true, value: func(s api.Server) string { return optI64(s.ProjectID) }},
-		{name: "app_id", wide: true, value: func(s api.Server) string { return optI64(s.AppID) }},
-		{name: "recipe_id", wide: true, value: func(s api.Server) string { return optI64(s.RecipeID) }},
-		{name: "vcpus", wide: true, value: func(s api.Server) string { return strconv.Itoa(s.VCPUs) }},
-		{name: "memory_mb", wide: true, value: func(s api.Server) string { return strconv.Itoa(s.MemoryMB) }},
-		{name: "disk_gb", wide: true, value: func(s api.Server) string { return strconv.Itoa(s.DiskGB) }},
-		{name: "operation", wide: true, value: func(s api.Server) string {
-			if s.Operation == nil {
-				return ""
-			}
-			return fmt.Sprintf("%d (%s)", s.Operation.ID, s.Operation.Type)
-		}},
-		{name: "created_at", wide: true, value: func(s api.Server) string { return ts(s.CreatedAt) }},
+		id: func(s api.Server) string { return i64(s.ID) },
+		columns: []column[api.Server]{
+			{name: "id", value: func(s api.Server) string { return i64(s.ID) }},
+			{name: "name", value: func(s api.Server) string { return s.Name }},
+			{name: "status", value: func(s api.Server) string { return s.Status }},
+			{name: "ipv4", value: func(s api.Server) string { return optStr(s.IPv4) }},
+			{name: "location", value: func(s api.Server) string { return k.locationName(s.LocationID) }},
+			{name: "plan", value: func(s api.Server) string { return k.planName(s.LocationID, s.PlanID) }},
+			{name: "image", wide: true, value: func(s api.Server) string { return k.imageName(s.LocationID, s.ImageID) }},
+			{name: "display_name", wide: true, value: func(s api.Server) string { return s.DisplayName }},
+			{name: "ipv6", wide: true, value: func(s api.Server) string { return optStr(s.IPv6) }},
+			{name: "location_id", wide: true, value: func(s api.Server) string { return i64(s.LocationID) }},
+			{name: "plan_id", wide: true, value: func(s api.Server) string { return i64(s.PlanID) }},
+			{name: "image_id", wide: true, value: func(s api.Server) string { return i64(s.ImageID) }},
+			{name: "project_id", wide: true, value: func(s api.Server) string { return optI64(s.ProjectID) }},
+			{name: "app_id", wide: true, value: func(s api.Server) string { return optI64(s.AppID) }},
+			{name: "recipe_id", wide: true, value: func(s api.Server) string { return optI64(s.RecipeID) }},
+			{name: "vcpus", wide: true, value: func(s api.Server) string { return strconv.Itoa(s.VCPUs) }},
+			{name: "memory_mb", wide: true, value: func(s api.Server) string { return strconv.Itoa(s.MemoryMB) }},
+			{name: "disk_gb", wide: true, value: func(s api.Server) string { return strconv.Itoa(s.DiskGB) }},
+			{name: "operation", wide: true, value: func(s api.Server) string {
+				if s.Operation == nil {
+					return ""
+				}
+				return fmt.Sprintf("%d (%s)", s.Operation.ID, s.Operation.Type)
+			}},
+			{name: "created_at", wide: true, value: func(s api.Server) string { return ts(s.CreatedAt) }},
+		},
 	}
 }
 
