@@ -24,7 +24,10 @@ import (
 //   - Its job is gone (discarded when even its failure could not be recorded):
 //     ops.Service.ResumeOrphanedOperations gives it a new one.
 //
-// The sweep does both every few seconds. It runs beside the job queue, not as one of
+// And every accepted snapshot deletion must end: one scheduled for the end of an
+// operation that has ended without running it is run (ops.Service.RunStrandedDeletions).
+//
+// The sweep does all of it every few seconds. It runs beside the job queue, not as one of
 // its jobs, so that it works even when the queue cannot record anything.
 
 // workingJobs is a River middleware that keeps which jobs this process is working,
@@ -118,6 +121,9 @@ func (a *App) sweep(ctx context.Context) {
 	}
 	if _, err := a.Service.ResumeOrphanedOperations(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("sweep: operations without a job not resumed; next round tries again", "err", err)
+	}
+	if _, err := a.Service.RunStrandedDeletions(ctx); err != nil && ctx.Err() == nil {
+		a.log.Warn("sweep: scheduled snapshot deletions without an operation not run; next round tries again", "err", err)
 	}
 }
 

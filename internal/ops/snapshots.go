@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/riverqueue/river"
@@ -141,6 +142,11 @@ func (s *Service) RestoreSnapshot(ctx context.Context, p hosting.Principal, id, 
 // schedules the deletion for when the current operation ends (false).
 func (s *Service) DeleteSnapshot(ctx context.Context, p hosting.Principal, id, snapshotID int64) (deleted bool, err error) {
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		// Whether the deletion waits depends on the server's operation, which may be
+		// ending right now: hold its end until this decision is written.
+		if err := holdOperationEnd(ctx, tx, id); err != nil {
+			return internal("hold the operation's end", err)
+		}
 		srv, snap, err := s.writableSnapshot(ctx, tx, p, id, snapshotID)
 		if err != nil {
 			return err
@@ -167,6 +173,62 @@ func (s *Service) deleteSnapshot(ctx context.Context, tx store.Tx, snap hosting.
 		return internal("enqueue", err)
 	}
 	return nil
+}
+
+// holdOperationEnd makes tx the only transaction that ends the server's operation or
+// decides to wait for its end (a snapshot deletion scheduled while it runs). Without
+// it, on PostgreSQL (READ COMMITTED, and the two write no row in common) a deletion
+// could read the server busy, an operation's end could look for scheduled deletions
+// and commit, and the deletion then be scheduled for an end that has passed: the
+// snapshot would stay deleting forever. Either transaction takes it first, before any
+// row, so it never closes a cycle of locks. On SQLite write transactions run one at
+// a time already.
+func holdOperationEnd(ctx context.Context, tx store.Tx, serverID int64) error {
+	return tx.Serialize(ctx, "operation-end-"+strconv.FormatInt(serverID, 10))
+}
+
+// RunStrandedDeletions runs the scheduled snapshot deletions whose server has no
+// operation left to end and run them, and reports how many snapshots it deleted. The
+// way a deletion is scheduled (holdOperationEnd) leaves none; this is the sweep's
+// guarantee that every accepted deletion ends, whatever left one behind.
+func (s *Service) RunStrandedDeletions(ctx context.Context) (int, error) {
+	servers, err := s.store.StrandedSnapshotDeletions(ctx, 100)
+	if err != nil || len(servers) == 0 {
+		return 0, internal("stranded snapshot deletions", err)
+	}
+	n := 0
+	for _, id := range servers {
+		err := s.store.InTx(ctx, func(tx store.Tx) error {
+			if err := holdOperationEnd(ctx, tx, id); err != nil {
+				return err
+			}
+			srv, err := tx.ServerAny(ctx, id)
+			if err != nil || srv.Operation != nil {
+				return err // an operation started since: its end runs them
+			}
+			due, err := tx.ScheduledSnapshotDeletions(ctx, id)
+			if err != nil {
+				return err
+			}
+			for _, snap := range due {
+				if snap.Status == hosting.SnapshotCreating {
+					continue // never without an operation; left to the one that makes it
+				}
+				if err := s.deleteSnapshot(ctx, tx, snap); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return n, internal("stranded snapshot deletions", err)
+		}
+	}
+	if n > 0 {
+		s.log.Warn("scheduled snapshot deletions without an operation run", "snapshots", n)
+	}
+	return n, nil
 }
 
 // runScheduledDeletions deletes, in tx, the server's snapshots whose deletion waited

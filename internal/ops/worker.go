@@ -368,6 +368,9 @@ func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], 
 	var ended *time.Time // when this call ended the operation (not one before a crash)
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		ended = nil
+		if err := holdOperationEnd(ctx, tx, op.ServerID); err != nil {
+			return err
+		}
 		cur, err := tx.OperationAny(ctx, op.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("operation %d: %w", op.ID, errOperationGone)

@@ -97,6 +97,10 @@ type Reader interface {
 	// OrphanedOperations lists the operations still running that have no job left to
 	// carry them out (its job was discarded or cancelled), oldest first.
 	OrphanedOperations(ctx context.Context) ([]int64, error)
+	// StrandedSnapshotDeletions lists the servers, at most limit, that have a
+	// snapshot scheduled for deletion (deleting) but no operation whose end would run
+	// it, by id.
+	StrandedSnapshotDeletions(ctx context.Context, limit int) ([]int64, error)
 	// Transactions lists an account's ledger, newest first: limit entries from offset
 	// (limit 0: all), and how many entries there are in all.
 	Transactions(ctx context.Context, accountID int64, limit, offset int) ([]hosting.Transaction, int, error)

@@ -69,6 +69,25 @@ func (q queries) ScheduledSnapshotDeletions(ctx context.Context, serverID int64)
 	return q.snapshots(ctx, `SELECT `+snapshotCols+` FROM snapshots WHERE server_id = ? AND deleted_at IS NULL AND delete_scheduled = 1 ORDER BY id`, serverID)
 }
 
+// StrandedSnapshotDeletions implements store.Reader.
+func (q queries) StrandedSnapshotDeletions(ctx context.Context, limit int) ([]int64, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT DISTINCT sn.server_id FROM snapshots sn JOIN servers s ON s.id = sn.server_id
+		WHERE sn.delete_scheduled = 1 AND sn.deleted_at IS NULL AND s.operation_id IS NULL ORDER BY sn.server_id LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 func (q queries) DeleteSnapshot(ctx context.Context, id int64, at time.Time) error {
 	return q.execOne(ctx, `UPDATE snapshots SET deleted_at = ?, status = 'deleting' WHERE id = ? AND deleted_at IS NULL`, ms(at), id)
 }

@@ -658,6 +658,10 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		if err != nil || due.Status != hosting.SnapshotDeleting || !due.DeleteScheduled {
 			t.Fatalf("scheduled snapshot: %+v, %v", due, err)
 		}
+		// Its server has no operation whose end would run the deletion: the sweep's to run.
+		if ids, err := s.StrandedSnapshotDeletions(ctx, 10); err != nil || len(ids) != 1 || ids[0] != srv {
+			t.Fatalf("stranded snapshot deletions: %v, %v; want [%d]", ids, err, srv)
+		}
 		in(t, s, func(tx store.Tx) error {
 			sched, err := tx.ScheduledSnapshotDeletions(ctx, srv)
 			if err != nil || len(sched) != 1 || sched[0].ID != second {
@@ -665,6 +669,9 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			return tx.DeleteSnapshot(ctx, second, now)
 		})
+		if ids, err := s.StrandedSnapshotDeletions(ctx, 10); err != nil || len(ids) != 0 {
+			t.Fatalf("stranded snapshot deletions once deleted: %v, %v; want none", ids, err)
+		}
 		if _, err := s.Snapshot(ctx, srv, second); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("deleted snapshot: %v", err)
 		}
