@@ -52,6 +52,10 @@ func root() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&g.database, "database", defaultDatabase,
 		"PostgreSQL database URL, postgres://user:password@host:port/dbname ($BERTH_DATABASE); instead of --data, "+
 			"and several serve processes may share it")
+	// Every command's --help prints the flag's default, which is BERTH_DATABASE's
+	// URL: without its password (docs/SECURITY.md). DefValue is only what the help
+	// shows; the value itself stays the URL.
+	cmd.PersistentFlags().Lookup("database").DefValue = redactDefault(defaultDatabase)
 	cmd.AddCommand(serveCmd(g), migrateCmd(g), adminCmd(g))
 	cmd.InitDefaultCompletionCmd() // now rather than in Execute, so that strictGroups sees it
 	strictGroups(cmd)
@@ -101,6 +105,15 @@ func (g *globals) open(ctx context.Context, cfg app.Config) (*app.App, error) {
 	}
 	cfg.DataDir = g.data
 	return app.Open(ctx, cfg)
+}
+
+// redactDefault is a database URL as --help shows it for a default: without its
+// password, and empty (no "(default ...)") when there is none.
+func redactDefault(url string) string {
+	if url == "" {
+		return ""
+	}
+	return sqlstore.Redact(url)
 }
 
 // printJSON writes v as one JSON object on stdout.
