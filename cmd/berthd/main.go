@@ -21,6 +21,9 @@ import (
 type globals struct {
 	data     string
 	database string
+	// databaseEnv names the environment variable --database's default came from
+	// (BERTH_DATABASE, or BERTH_DATABASE_URL); "" when neither is set.
+	databaseEnv string
 }
 
 func main() {
@@ -45,9 +48,12 @@ func root() *cobra.Command {
 		defaultData = "data"
 	}
 	cmd.PersistentFlags().StringVar(&g.data, "data", defaultData, "data directory of the embedded SQLite database ($BERTH_DATA)")
-	defaultDatabase := os.Getenv("BERTH_DATABASE")
-	if defaultDatabase == "" {
-		defaultDatabase = os.Getenv("BERTH_DATABASE_URL")
+	defaultDatabase := ""
+	for _, v := range []string{"BERTH_DATABASE", "BERTH_DATABASE_URL"} {
+		if defaultDatabase = os.Getenv(v); defaultDatabase != "" {
+			g.databaseEnv = v
+			break
+		}
 	}
 	cmd.PersistentFlags().StringVar(&g.database, "database", defaultDatabase,
 		"PostgreSQL database URL, postgres://user:password@host:port/dbname ($BERTH_DATABASE); instead of --data, "+
@@ -114,6 +120,15 @@ func redactDefault(url string) string {
 		return ""
 	}
 	return sqlstore.Redact(url)
+}
+
+// databaseOrigin says where --database's value came from, for an error to name: the
+// flag, or the environment variable that stands for it.
+func (g *globals) databaseOrigin(cmd *cobra.Command) string {
+	if g.databaseEnv == "" || cmd.Flags().Changed("database") {
+		return "--database"
+	}
+	return "$" + g.databaseEnv + " (which stands for --database)"
 }
 
 // printJSON writes v as one JSON object on stdout.
