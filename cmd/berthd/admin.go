@@ -516,7 +516,7 @@ func storeCmd(g *globals) *cobra.Command {
 				return fail("--to postgres://... is required")
 			}
 			if g.database != "" {
-				return fail("the source is --data DIR (SQLite); the target is --to, not --database")
+				return fail("the source is --data DIR (SQLite); the target is --to, not %s", g.databaseOrigin(cmd))
 			}
 			res, err := app.CopyStore(cmd.Context(), g.data, to)
 			if err != nil {

@@ -21,6 +21,9 @@ import (
 type globals struct {
 	data     string
 	database string
+	// databaseEnv names the environment variable --database's default came from
+	// (BERTH_DATABASE, or BERTH_DATABASE_URL); "" when neither is set.
+	databaseEnv string
 }
 
 func main() {
@@ -45,13 +48,20 @@ func root() *cobra.Command {
 		defaultData = "data"
 	}
 	cmd.PersistentFlags().StringVar(&g.data, "data", defaultData, "data directory of the embedded SQLite database ($BERTH_DATA)")
-	defaultDatabase := os.Getenv("BERTH_DATABASE")
-	if defaultDatabase == "" {
-		defaultDatabase = os.Getenv("BERTH_DATABASE_URL")
+	defaultDatabase := ""
+	for _, v := range []string{"BERTH_DATABASE", "BERTH_DATABASE_URL"} {
+		if defaultDatabase = os.Getenv(v); defaultDatabase != "" {
+			g.databaseEnv = v
+			break
+		}
 	}
 	cmd.PersistentFlags().StringVar(&g.database, "database", defaultDatabase,
 		"PostgreSQL database URL, postgres://user:password@host:port/dbname ($BERTH_DATABASE); instead of --data, "+
 			"and several serve processes may share it")
+	// Every command's --help prints the flag's default, which is BERTH_DATABASE's
+	// URL: without its password (docs/SECURITY.md). DefValue is only what the help
+	// shows; the value itself stays the URL.
+	cmd.PersistentFlags().Lookup("database").DefValue = redactDefault(defaultDatabase)
 	cmd.AddCommand(serveCmd(g), migrateCmd(g), adminCmd(g))
 	cmd.InitDefaultCompletionCmd() // now rather than in Execute, so that strictGroups sees it
 	strictGroups(cmd)
@@ -101,6 +111,24 @@ func (g *globals) open(ctx context.Context, cfg app.Config) (*app.App, error) {
 	}
 	cfg.DataDir = g.data
 	return app.Open(ctx, cfg)
+}
+
+// redactDefault is a database URL as --help shows it for a default: without its
+// password, and empty (no "(default ...)") when there is none.
+func redactDefault(url string) string {
+	if url == "" {
+		return ""
+	}
+	return sqlstore.Redact(url)
+}
+
+// databaseOrigin says where --database's value came from, for an error to name: the
+// flag, or the environment variable that stands for it.
+func (g *globals) databaseOrigin(cmd *cobra.Command) string {
+	if g.databaseEnv == "" || cmd.Flags().Changed("database") {
+		return "--database"
+	}
+	return "$" + g.databaseEnv + " (which stands for --database)"
 }
 
 // printJSON writes v as one JSON object on stdout.

@@ -54,6 +54,9 @@ type serveFlags struct {
 	// libvirt driver
 	libvirtPrefix    string
 	libvirtMaxMemory int
+	// databaseOrigin is where --database came from: the flag or its environment
+	// variable (globals.databaseOrigin), for an error to name.
+	databaseOrigin string
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -62,7 +65,10 @@ func serveCmd(g *globals) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the hosting API and carry out operations",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), g, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.databaseOrigin = g.databaseOrigin(cmd)
+			return serve(cmd.Context(), g, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
@@ -72,7 +78,7 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file (PEM)")
 	fl.BoolVar(&f.demo, "demo", false, "create (once) a demo account with credit and an all-scopes token, and print the token")
 	fl.BoolVar(&f.sandbox, "sandbox", false, "serve the sandbox API for client authors under /sandbox/v1: injected faults, "+
-		"a request journal (API-DECISIONS §11; sim driver only, never in production)")
+		"a request journal (API-DECISIONS §11; sim driver and SQLite --data only, never in production)")
 	fl.StringVar(&f.seed, "seed", "", "with --sandbox: a YAML file of accounts to create at start if absent, with fixed tokens for a "+
 		"client's CI and what to seed in them (docs/sandbox-seed.md); starting again with the same file changes nothing")
 	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")
@@ -96,6 +102,16 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.IntVar(&f.libvirtMaxMemory, "libvirt-max-memory-mb", 0, "libvirt: cap on the memory a guest really gets, MB (0: the plan's; for small test hosts)")
 	return cmd
 }
+
+// errSandboxDatabase is why serve refuses --sandbox on PostgreSQL (docs/SECURITY.md):
+// any token of an account may reset that account (its servers and ledger wiped, its
+// credit set) and move its test clock, in a database other processes, production's
+// among them, serve too; and each process would keep its own clock offsets. The
+// sandbox's faults and journal live in one process's memory as well. internal/testenv
+// still builds a sandbox on a throwaway PostgreSQL database in-process.
+var errSandboxDatabase = errors.New("--sandbox works on a laptop's SQLite data directory (--data) only, not on PostgreSQL: " +
+	"its reset wipes an account's servers and ledger and its test clock moves the account's time, in a database " +
+	"that other berthd processes (production's too) share, and each process would keep clock offsets of its own")
 
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
@@ -123,6 +139,10 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	}
 	if f.sandbox && f.driver != "sim" {
 		return fmt.Errorf("--sandbox with --driver %s: %w", f.driver, app.ErrSandboxDriver)
+	}
+	if f.sandbox && g.database != "" {
+		// Before anything is opened: no migration, no account.
+		return fmt.Errorf("--sandbox with %s: %w", f.databaseOrigin, errSandboxDatabase)
 	}
 	var seed fixtures.File
 	if f.seed != "" {

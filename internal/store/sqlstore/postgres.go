@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -44,11 +45,23 @@ func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	return db, nil
 }
 
-// Redact is a database URL fit for a log line: without its password.
+// Redact is a database URL fit for a log line, an error or a help text: without its
+// password, in whichever form the password came (docs/SECURITY.md): in the user part
+// (postgres://user:password@host), as a query parameter (?password=, ?sslpassword=),
+// or in PostgreSQL's keyword form (host=... password=...), which Berth refuses but
+// names in the error. Anything before an @ of a string that is no scheme://... URL
+// is taken for a password too.
 func Redact(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "(a database URL that does not parse)"
+	}
+	if u.Scheme == "" || u.Opaque != "" {
+		s := rawURL
+		if i := strings.LastIndex(s, "@"); i >= 0 {
+			s = "xxxxx" + s[i:]
+		}
+		return keywordPassword.ReplaceAllString(s, "${1}xxxxx")
 	}
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
@@ -56,12 +69,22 @@ func Redact(rawURL string) string {
 		}
 	}
 	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
+	redacted := false
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+			redacted = true
+		}
+	}
+	if redacted {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
 }
+
+// keywordPassword is a password in PostgreSQL's keyword form: password=secret,
+// password = 'a secret', sslpassword=...
+var keywordPassword = regexp.MustCompile(`(?i)((?:^|[\s&?])(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&]*)`)
 
 // IsPostgresURL reports whether s names a PostgreSQL database.
 func IsPostgresURL(s string) bool {
