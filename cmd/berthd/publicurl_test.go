@@ -47,6 +47,10 @@ func TestServePublicURLAndCORSFlags(t *testing.T) {
 		{[]string{"--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "balancer.internal"}, `--trusted-proxy "balancer.internal"`},
 		{[]string{"--trusted-proxy", "10.0.0.1/8"}, "--trusted-proxy"},
 		{[]string{"--trusted-proxy", ""}, "--trusted-proxy"},
+		{[]string{"--ipv6-limit-prefix", "31"}, "--ipv6-limit-prefix 31: must be a prefix length from 32 to 128"},
+		{[]string{"--ipv6-limit-prefix", "129"}, "--ipv6-limit-prefix 129"},
+		{[]string{"--ipv6-limit-prefix", "0"}, "--ipv6-limit-prefix 0"},
+		{[]string{"--ipv6-limit-prefix", "/64"}, "--ipv6-limit-prefix"},
 	} {
 		cmd := exec.Command(bin, append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, tc.args...)...)
 		out, err := cmd.Output() // stdout: one JSON object with the error

@@ -46,6 +46,7 @@ type serveFlags struct {
 	publicURL   string
 	corsOrigins []string
 	proxies     []string
+	ipv6Limit   int
 	// operations
 	shutdownTimeout time.Duration
 	stepAllowance   time.Duration
@@ -89,6 +90,9 @@ func serveCmd(g *globals) *cobra.Command {
 		"(repeatable; default: none)")
 	fl.StringArrayVar(&f.proxies, "trusted-proxy", nil, "a load balancer's address or network (10.0.0.5, 10.0.0.0/24): from it, the client's "+
 		"address is the rightmost of X-Forwarded-For that is not a trusted proxy (repeatable; default: none, every connection is its own client)")
+	fl.IntVar(&f.ipv6Limit, "ipv6-limit-prefix", realip.DefaultIPv6Bits, fmt.Sprintf("the per-address limits count an IPv6 client by its "+
+		"network of this prefix length, as each holds a whole /64 (%d to %d; 128: each address alone); IPv4 counts each address alone",
+		realip.MinIPv6Bits, realip.MaxIPv6Bits))
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 120*time.Second,
 		"how long a guest's graceful shutdown may take before it is given up (the server stays running)")
 	fl.DurationVar(&f.stepAllowance, "step-allowance", 0, "what an operation's attempt may take beside graceful shutdowns (0: 3m)")
@@ -187,6 +191,10 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("--trusted-proxy %v", err)
 	}
+	grouping, err := realip.NewGrouping(f.ipv6Limit)
+	if err != nil {
+		return fmt.Errorf("--ipv6-limit-prefix %d: %v", f.ipv6Limit, err)
+	}
 	procs := app.UseSpareProcs()
 	// The log goes out from a goroutine of its own, so that a request never waits on
 	// stderr; a warning or an error at once. Closed last (defers run in reverse), it
@@ -204,7 +212,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
 		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance, SweepEvery: f.sweepEvery,
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
-		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Sandbox: f.sandbox})
+		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: f.sandbox})
 	if err != nil {
 		return err
 	}

@@ -89,6 +89,9 @@ type Config struct {
 	// client address (serve --trusted-proxy; none by default): the per-address
 	// limits, the sign-in throttle and the audit log then see each client.
 	TrustedProxies realip.Proxies
+	// Grouping says which client addresses count as one for those per-address limits
+	// (serve --ipv6-limit-prefix; the zero Grouping counts an IPv6 client by its /64).
+	Grouping realip.Grouping
 	// Sandbox turns on the sandbox API for client authors (serve --sandbox,
 	// API-DECISIONS §11): /sandbox/v1 is served, faults are injected. It works with
 	// the sim driver only.
@@ -425,7 +428,7 @@ func (a *App) Handler() (*httpapi.Server, error) {
 		return nil, err
 	}
 	cfg := httpapi.Config{RateLimit: a.cfg.RateLimit, RateWindow: a.cfg.RateWindow, Metrics: a.metricsReader(), Limits: a.limits(),
-		PublicURL: a.cfg.PublicURL, CORSOrigins: a.cfg.CORSOrigins, Sandbox: a.Sandbox}
+		Grouping: a.cfg.Grouping, PublicURL: a.cfg.PublicURL, CORSOrigins: a.cfg.CORSOrigins, Sandbox: a.Sandbox}
 	if a.cfg.Telemetry != nil {
 		cfg.Telemetry = a.cfg.Telemetry
 	}
@@ -491,7 +494,7 @@ func (a *App) WebHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits(), ConsoleURL: apiServer.ConsoleURL}
+	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits(), Grouping: a.cfg.Grouping, ConsoleURL: apiServer.ConsoleURL}
 	if a.cfg.Telemetry != nil {
 		ccfg.Telemetry = a.cfg.Telemetry
 	}

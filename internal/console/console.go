@@ -36,6 +36,7 @@ import (
 	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/ratelimit"
+	"github.com/berthhq/berth/internal/realip"
 )
 
 //go:embed templates/*.html
@@ -65,6 +66,9 @@ type Config struct {
 	// Limits keeps the sign-in throttle (default: in this process's memory); several
 	// processes serving together share it in their store.
 	Limits ratelimit.Factory
+	// Grouping says which client addresses share the sign-in throttle per address
+	// (serve --ipv6-limit-prefix; the zero Grouping counts an IPv6 client by its /64).
+	Grouping realip.Grouping
 	// ConsoleURL is the address of a server's console WebSocket with a ticket (the
 	// API's, httpapi.Server.ConsoleURL; default: on the request's own host).
 	ConsoleURL func(r *http.Request, serverID int64, ticket string) string
@@ -558,7 +562,7 @@ func (c *Console) signIn(r *req) error {
 		return c.showSignIn(r, http.StatusForbidden, email, []string{r.T("console.signin_cookies")})
 	}
 	now := time.Now()
-	emailKey, addrKey := "e:"+strings.ToLower(email), "a:"+clientAddr(r.Request)
+	emailKey, addrKey := "e:"+strings.ToLower(email), "a:"+c.cfg.Grouping.Key(clientAddr(r.Request))
 	for _, l := range []struct {
 		lim ratelimit.Counter
 		key string

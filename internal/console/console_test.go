@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -44,6 +45,8 @@ type visitor struct {
 	env  *testenv.Env
 	c    *http.Client
 	csrf string
+	// from, when set, is the client address a trusted proxy names in X-Forwarded-For.
+	from string
 }
 
 func newVisitor(t *testing.T, env *testenv.Env) *visitor {
@@ -63,6 +66,9 @@ var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 func (v *visitor) do(req *http.Request) page {
 	v.t.Helper()
+	if v.from != "" {
+		req.Header.Set("X-Forwarded-For", v.from)
+	}
 	resp, err := v.c.Do(req)
 	if err != nil {
 		v.t.Fatal(err)
@@ -295,6 +301,82 @@ func TestSignInThrottle(t *testing.T) {
 	}
 	_, third := newAccount(t, env, "en")
 	wantStatus(t, w.post("/signin", url.Values{"email": {third}, "password": {password}}), http.StatusTooManyRequests)
+}
+
+// The sign-in throttle per address counts an IPv6 client by its /64 (serve
+// --ipv6-limit-prefix changes the length), an IPv4 address alone, also when written
+// IPv4-mapped: 20 failures from 20 addresses of one /64 stop the next address of it
+// (issue 26).
+func TestSignInThrottleIPv6(t *testing.T) {
+	t.Parallel()
+	// fail has the visitor fail to sign in from each address in turn, with emails of
+	// nobody (each once: the throttle per email stays out of it).
+	fail := func(t *testing.T, v *visitor, addrs []string) {
+		t.Helper()
+		for i, from := range addrs {
+			v.from = from
+			p := v.post("/signin", url.Values{"email": {fmt.Sprintf("nobody%d@example.com", seq.Add(1))}, "password": {"x"}})
+			if p.status != http.StatusUnauthorized {
+				t.Fatalf("failure %d from %s: status %d", i+1, from, p.status)
+			}
+		}
+	}
+	signInFrom := func(t *testing.T, env *testenv.Env, from string) page {
+		t.Helper()
+		_, email := newAccount(t, env, "en")
+		v := newVisitor(t, env)
+		v.from = from
+		return v.signIn(email, password)
+	}
+	proxy := []string{"127.0.0.1"}
+	network := func(prefix string) []string {
+		addrs := make([]string, 20)
+		for i := range addrs {
+			addrs[i] = fmt.Sprintf("%s:%x", prefix, i+1)
+		}
+		return addrs
+	}
+
+	t.Run("a /64 is one client", func(t *testing.T) {
+		t.Parallel()
+		env := testenv.New(t, testenv.Options{TrustedProxies: proxy})
+		v := newVisitor(t, env)
+		v.get("/signin")
+		fail(t, v, network("2001:db8:1:2:"))
+		wantStatus(t, signInFrom(t, env, "2001:db8:1:2::ffff"), http.StatusTooManyRequests)
+		wantStatus(t, signInFrom(t, env, "2001:db8:1:3::1"), http.StatusSeeOther)
+	})
+
+	t.Run("128: each address alone", func(t *testing.T) {
+		t.Parallel()
+		env := testenv.New(t, testenv.Options{TrustedProxies: proxy, IPv6LimitPrefix: 128})
+		v := newVisitor(t, env)
+		v.get("/signin")
+		fail(t, v, network("2001:db8:1:2:"))
+		wantStatus(t, signInFrom(t, env, "2001:db8:1:2::ffff"), http.StatusSeeOther)
+		wantStatus(t, signInFrom(t, env, "2001:db8:1:2::1"), http.StatusSeeOther)
+		// ::1 failed once above: 19 more are its 20.
+		fail(t, v, slices.Repeat([]string{"2001:db8:1:2::1"}, 19))
+		wantStatus(t, signInFrom(t, env, "2001:db8:1:2::1"), http.StatusTooManyRequests)
+	})
+
+	t.Run("IPv4 alone, mapped or not", func(t *testing.T) {
+		t.Parallel()
+		env := testenv.New(t, testenv.Options{TrustedProxies: proxy})
+		v := newVisitor(t, env)
+		v.get("/signin")
+		addrs := make([]string, 20)
+		for i := range addrs {
+			addrs[i] = "198.51.100.7"
+			if i%2 == 1 {
+				addrs[i] = "::ffff:198.51.100.7"
+			}
+		}
+		fail(t, v, addrs)
+		wantStatus(t, signInFrom(t, env, "198.51.100.7"), http.StatusTooManyRequests)
+		wantStatus(t, signInFrom(t, env, "::ffff:198.51.100.7"), http.StatusTooManyRequests)
+		wantStatus(t, signInFrom(t, env, "198.51.100.8"), http.StatusSeeOther)
+	})
 }
 
 func TestTokens(t *testing.T) {

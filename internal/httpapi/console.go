@@ -113,7 +113,7 @@ func (s *Server) consoleSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	// An address that failed too often is refused before its ticket is looked at,
 	// as for tokens: guessing is slow.
-	ctx, now, ip := r.Context(), time.Now(), clientAddr(r)
+	ctx, now, ip := r.Context(), time.Now(), s.addrKey(r)
 	res, err := s.anon.Peek(ctx, ip, now)
 	if err != nil {
 		s.fail(w, r, lang, err)

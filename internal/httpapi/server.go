@@ -25,6 +25,7 @@ import (
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/ratelimit"
+	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/sandbox"
 )
 
@@ -45,6 +46,9 @@ type Config struct {
 	// Limits keeps the rate limits (default: in this process's memory); several
 	// processes serving together share them in their store.
 	Limits ratelimit.Factory
+	// Grouping says which client addresses share a per-address limit (serve
+	// --ipv6-limit-prefix; the zero Grouping counts an IPv6 client by its /64).
+	Grouping realip.Grouping
 	// PublicURL, when set, is the address clients reach the service at, /v1 left out
 	// (https://api.example.com, behind a proxy): the absolute links the API builds
 	// start with it. Unset, they start with the scheme of the connection and the
@@ -85,6 +89,8 @@ type Server struct {
 	sandbox     *sandbox.State
 	faultRoutes []sandbox.Route
 	faultRoute  map[string]sandbox.Route
+	// grouping is Config.Grouping: whose requests anon counts together (addrKey).
+	grouping realip.Grouping
 }
 
 // request is what a handler gets.
@@ -123,7 +129,7 @@ func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 	}
 	s := &Server{svc: svc, i18n: cat, log: log, mux: http.NewServeMux(), openapi: doc,
 		tokens: cfg.Limits("api-token", cfg.RateLimit, cfg.RateWindow), anon: cfg.Limits("api-address", cfg.AnonRateLimit, cfg.RateWindow),
-		metrics: cfg.Metrics, tel: cfg.Telemetry, sandbox: cfg.Sandbox}
+		grouping: cfg.Grouping, metrics: cfg.Metrics, tel: cfg.Telemetry, sandbox: cfg.Sandbox}
 	if cfg.PublicURL != "" {
 		if s.publicURL, err = ParsePublicURL(cfg.PublicURL); err != nil {
 			return nil, fmt.Errorf("public URL %q: %w", cfg.PublicURL, err)
@@ -312,6 +318,10 @@ func isCleanPath(p string) bool {
 	}
 	return clean == p
 }
+
+// addrKey is the key of r's client in the limit per address: its address, or its
+// IPv6 network (Config.Grouping). Logs and the audit log take clientAddr.
+func (s *Server) addrKey(r *http.Request) string { return s.grouping.Key(clientAddr(r)) }
 
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -570,7 +580,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 	// lookup, so guessing tokens is slow.
 	// The limiters' keys need no prefix: each limiter has a name of its own, which
 	// the shared store puts in front.
-	ip := clientAddr(r)
+	ip := s.addrKey(r)
 	ctx := r.Context()
 	res, err := s.anon.Peek(ctx, ip, now)
 	if err != nil {

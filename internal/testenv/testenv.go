@@ -61,6 +61,8 @@ type Options struct {
 	CORSOrigins []string
 	// TrustedProxies is serve's --trusted-proxy (the test's client is 127.0.0.1).
 	TrustedProxies []string
+	// IPv6LimitPrefix is serve's --ipv6-limit-prefix (0: its default, 64).
+	IPv6LimitPrefix int
 	// Sandbox is serve's --sandbox: the /sandbox/v1 API and its faults.
 	Sandbox bool
 	// Logger is the Berth's log (default: none; under -v, the warnings and errors
@@ -107,6 +109,12 @@ func New(t testing.TB, opts ...Options) *Env {
 	if err != nil {
 		t.Fatalf("trusted proxies: %v", err)
 	}
+	var grouping realip.Grouping
+	if o.IPv6LimitPrefix != 0 {
+		if grouping, err = realip.NewGrouping(o.IPv6LimitPrefix); err != nil {
+			t.Fatalf("IPv6 limit prefix %d: %v", o.IPv6LimitPrefix, err)
+		}
+	}
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler) // takes no line: none is even formatted
 	switch {
@@ -120,7 +128,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit, RateWindow: o.RateWindow,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
-		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Sandbox: o.Sandbox})
+		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
