@@ -25,6 +25,11 @@ const Version = "0.1.0"
 // DefaultBaseURL is where a berthd serves by default.
 const DefaultBaseURL = "http://127.0.0.1:8080/v1"
 
+// DefaultTimeout bounds each request of a Client built without WithTimeout: longer
+// than the 60 s the API may hold GET /operations/{id}?wait (which gets the timeout on
+// top of its wait anyway, see WithTimeout).
+const DefaultTimeout = 90 * time.Second
+
 // maxBody bounds what is read of one answer (the largest, a page or the document, is
 // far smaller).
 const maxBody = 32 << 20
@@ -34,6 +39,7 @@ type Client struct {
 	base      string // without a trailing slash
 	token     string
 	http      *http.Client
+	timeout   time.Duration // of one request; 0: none
 	language  string
 	retry     RetryPolicy
 	userAgent string
@@ -43,6 +49,8 @@ type Client struct {
 // RetryPolicy says when a call is sent again. A call is retried after 429 and 503,
 // waiting the answer's Retry-After, and after a network error (no answer: the
 // request may or may not have reached Berth) except for DELETE, waiting Backoff.
+// A request that timed out (WithTimeout) is not sent again: a server that took it and
+// said nothing for so long is not asked once more, and the caller learns it at once.
 // Every POST carries an Idempotency-Key that stays the same on each retry of one
 // call, so a retried order never makes a second server. 409 (busy) is never
 // retried: wait on Error.Operation instead.
@@ -90,15 +98,37 @@ func WithToken(token string) Option {
 	return func(c *Client) error { c.token = token; return nil }
 }
 
-// WithHTTPClient sets the HTTP client (default: one without a timeout, each call
-// bounded by its context). A client with a Timeout shorter than 65 s makes
-// WaitOperation hold each request for less than the API's 60 s.
+// WithHTTPClient sets the HTTP client (default: a new http.Client of its own). The
+// client keeps its own Timeout, if it has one, and the Client's timeout (WithTimeout,
+// DefaultTimeout without it) applies as well: whichever ends first cuts a request. A
+// client with a Timeout shorter than 65 s makes WaitOperation hold each request for
+// less than the API's 60 s.
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) error {
 		if h == nil {
 			return errors.New("berth: nil HTTP client")
 		}
 		c.http = h
+		return nil
+	}
+}
+
+// WithTimeout bounds each request, from sending it to the last byte of its answer
+// (default DefaultTimeout, 90 s). A server that accepts the connection and does not
+// answer in time fails the call with an error that matches ErrTimeout and names the
+// server's address and d; it is not retried. A request the API is asked to hold
+// (GET /operations/{id}?wait=N: WaitOperation, GetOperationWait) gets d on top of its N
+// seconds, so a wait is never cut by a short timeout; each of the requests of a long
+// wait is bounded, the wait as a whole only by ctx. Opening a serial console
+// (ConnectServerConsole) is bounded by d, the open console is not. 0 sets no bound:
+// ctx still does, and so does the Timeout of an HTTP client given with WithHTTPClient,
+// which WithTimeout never changes.
+func WithTimeout(d time.Duration) Option {
+	return func(c *Client) error {
+		if d < 0 {
+			return errors.New("berth: negative timeout")
+		}
+		c.timeout = d
 		return nil
 	}
 }
@@ -140,6 +170,7 @@ func New(opts ...Option) (*Client, error) {
 	c := &Client{
 		base:      DefaultBaseURL,
 		http:      &http.Client{},
+		timeout:   DefaultTimeout,
 		retry:     DefaultRetryPolicy,
 		userAgent: fmt.Sprintf("berth-go/%s (%s; %s/%s)", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
 		rate:      &rateState{},
@@ -198,13 +229,14 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if backoff == nil {
 		backoff = defaultBackoff
 	}
+	hold := heldFor(query)
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
-		status, header, data, err := c.send(ctx, method, u, body, key)
+		status, header, data, err := c.send(ctx, method, u, body, key, hold)
 		var wait time.Duration
 		switch {
 		case err != nil:
-			if ctx.Err() != nil || method == http.MethodDelete {
+			if ctx.Err() != nil || method == http.MethodDelete || errors.Is(err, ErrTimeout) {
 				return err
 			}
 			wait = backoff(attempt)
@@ -244,8 +276,39 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// send makes one attempt. err is a failure to get a whole answer.
-func (c *Client) send(ctx context.Context, method, u string, body []byte, key string) (int, http.Header, []byte, error) {
+// heldFor is how long the API may hold a request of query before it answers: the N
+// seconds of ?wait=N (GET /operations/{id}), else 0.
+func heldFor(query url.Values) time.Duration {
+	n, err := strconv.Atoi(query.Get("wait"))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+func withoutQuery(u string) string {
+	u, _, _ = strings.Cut(u, "?")
+	return u
+}
+
+// errNoAnswer is the cause of an attempt's context when the client's timeout ends it.
+var errNoAnswer = errors.New("berth: no answer within the timeout")
+
+// withTimeout bounds ctx by the client's timeout plus hold (nothing when the client has
+// no timeout). timedOut tells, once the attempt failed, whether the bound cut it.
+func (c *Client) withTimeout(ctx context.Context, hold time.Duration) (_ context.Context, cancel context.CancelFunc, timedOut func() bool) {
+	if c.timeout <= 0 {
+		return ctx, func() {}, func() bool { return false }
+	}
+	ctx, cancel = context.WithTimeoutCause(ctx, c.timeout+hold, errNoAnswer)
+	return ctx, cancel, func() bool { return errors.Is(context.Cause(ctx), errNoAnswer) }
+}
+
+// send makes one attempt, within the client's timeout plus hold. err is a failure to
+// get a whole answer; a *TimeoutError when the timeout cut it.
+func (c *Client) send(ctx context.Context, method, u string, body []byte, key string, hold time.Duration) (int, http.Header, []byte, error) {
+	ctx, cancel, timedOut := c.withTimeout(ctx, hold)
+	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -270,12 +333,18 @@ func (c *Client) send(ctx context.Context, method, u string, body []byte, key st
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if timedOut() {
+			return 0, nil, nil, &TimeoutError{Method: method, URL: withoutQuery(u), Timeout: c.timeout + hold}
+		}
 		return 0, nil, nil, fmt.Errorf("berth: %s %s: %w", method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	c.rate.note(resp.Header)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
+		if timedOut() {
+			return 0, nil, nil, &TimeoutError{Method: method, URL: withoutQuery(u), Timeout: c.timeout + hold}
+		}
 		return 0, nil, nil, fmt.Errorf("berth: %s %s: reading the answer: %w", method, req.URL.Path, err)
 	}
 	return resp.StatusCode, resp.Header, data, nil

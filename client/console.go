@@ -30,9 +30,12 @@ type ServerConsole struct {
 }
 
 // ConnectServerConsole opens the console a ticket's URL names (RequestServerConsole).
-// ctx bounds the opening only. A refusal is an *Error: ErrUnauthenticated for a
-// ticket that is unknown, used (each ticket opens one connection) or expired;
-// ErrNotFound, ErrServerSuspended, ErrBusy, ErrValidation as for the ticket.
+// ctx and the client's timeout (WithTimeout) bound the opening only: a server that
+// does not complete the handshake in time is a *TimeoutError (ErrTimeout), an open
+// console stays open for as long as it lasts. A refusal is an *Error:
+// ErrUnauthenticated for a ticket that is unknown, used (each ticket opens one
+// connection) or expired; ErrNotFound, ErrServerSuspended, ErrBusy, ErrValidation as
+// for the ticket.
 func (c *Client) ConnectServerConsole(ctx context.Context, ticketURL string) (*ServerConsole, error) {
 	h := http.Header{"User-Agent": {c.userAgent}}
 	if c.language != "" {
@@ -40,11 +43,16 @@ func (c *Client) ConnectServerConsole(ctx context.Context, ticketURL string) (*S
 	}
 	hc := *c.http
 	hc.Timeout = 0 // ctx bounds the handshake; a timeout would cut the console
-	ws, resp, err := websocket.Dial(ctx, ticketURL, &websocket.DialOptions{HTTPClient: &hc, HTTPHeader: h})
+	dctx, cancel, timedOut := c.withTimeout(ctx, 0)
+	defer cancel() // once open, the console no longer depends on dctx
+	ws, resp, err := websocket.Dial(dctx, ticketURL, &websocket.DialOptions{HTTPClient: &hc, HTTPHeader: h})
 	if err != nil {
 		if resp != nil && resp.StatusCode >= 400 {
 			data, _ := io.ReadAll(resp.Body)
 			return nil, decodeError(resp.StatusCode, resp.Header, data)
+		}
+		if timedOut() {
+			return nil, &TimeoutError{Method: http.MethodGet, URL: withoutQuery(ticketURL), Timeout: c.timeout}
 		}
 		return nil, fmt.Errorf("berth: console: %w", err)
 	}

@@ -39,6 +39,16 @@
 // (WithIdempotencyKey sets a key of the caller's own). A 409 is never retried: wait
 // on Error.Operation, or let RetryBusy wait on it and call again.
 //
+// # Timeouts
+//
+// Each request must be answered within DefaultTimeout (90 s; WithTimeout changes it,
+// 0 lifts it): a server that takes the connection and says nothing fails the call
+// with a *TimeoutError (ErrTimeout) naming its address and the timeout, and the call
+// is not retried. A request the API is asked to hold (?wait=N) gets the timeout on
+// top of its N seconds, so WaitOperation and WaitServer wait as long as ctx lets
+// them, each of their requests bounded; an open serial console is not bounded at all.
+// An HTTP client given with WithHTTPClient keeps its own Timeout besides.
+//
 // Client.RateLimit returns the token's budget as the latest answer stated it
 // (requests a minute, those left, when all are back), for a client that paces
 // itself instead of meeting 429s.

@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -127,6 +128,36 @@ var (
 // ErrOperationFailed matches an *OperationError: an awaited operation ended in
 // status "error".
 var ErrOperationFailed error = &sentinel{code: "operation_failed"}
+
+// ErrTimeout matches a *TimeoutError: a server that did not answer within the client's
+// timeout (WithTimeout).
+var ErrTimeout error = &sentinel{code: "timeout"}
+
+// TimeoutError is a request that got no whole answer within the client's timeout
+// (WithTimeout; DefaultTimeout without it): the server took the connection and said
+// nothing, or too little, in time, or the connection never opened. It is not retried.
+type TimeoutError struct {
+	Method string
+	// URL is the request's without its query (which may hold a console ticket): the
+	// server's address and the path.
+	URL string
+	// Timeout is the bound that ran out: the client's timeout, plus the wait of a held
+	// request (?wait=N).
+	Timeout time.Duration
+}
+
+// Error reads as "berth: GET /v1/me: the server at https://berth.example.com did not
+// answer within 1m30s".
+func (e *TimeoutError) Error() string {
+	where, path := e.URL, e.URL
+	if u, err := url.Parse(e.URL); err == nil {
+		where, path = u.Scheme+"://"+u.Host, u.Path
+	}
+	return fmt.Sprintf("berth: %s %s: the server at %s did not answer within %s", e.Method, path, where, e.Timeout)
+}
+
+// Is matches ErrTimeout.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 
 // OperationError is returned by WaitOperation and WaitServer when the operation
 // ended in status "error"; Operation.Error says why.

@@ -34,7 +34,7 @@ func completeServerNames(root *cobra.Command, g *globals) {
 		var names []cobra.Completion
 		for _, s := range srvs {
 			if strings.HasPrefix(s.Name, prefix) {
-				names = append(names, cobra.CompletionWithDesc(s.Name, s.DisplayName+" "+s.Status))
+				names = append(names, cobra.CompletionWithDesc(escape(s.Name), escape(s.DisplayName+" "+s.Status)))
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -75,20 +76,25 @@ func exitCode(err error) int {
 
 // printError writes err on stderr: an API error as the API sent it (its message is in
 // the account's language), with each rejected field of a 422 on a line of its own.
+// What came from the network is escaped (escape): a message cannot act on the
+// terminal, nor add lines of its own.
 func printError(w io.Writer, err error) {
 	var e *client.Error
 	if !errors.As(err, &e) || e.Message == "" {
-		fmt.Fprintln(w, "berth:", err)
+		fmt.Fprintln(w, "berth:", escapeText(strings.TrimPrefix(err.Error(), "berth: ")))
+		if errors.Is(err, client.ErrTimeout) {
+			fmt.Fprintln(w, "  --timeout, BERTH_TIMEOUT or the context's timeout set how long berth waits for each answer")
+		}
 		return
 	}
-	fmt.Fprintf(w, "berth: %s (%d %s)\n", e.Message, e.StatusCode, e.Code)
+	fmt.Fprintf(w, "berth: %s (%d %s)\n", escape(e.Message), e.StatusCode, escape(e.Code))
 	for _, f := range e.FieldNames() {
 		for _, m := range e.Fields[f] {
-			fmt.Fprintf(w, "  %s: %s\n", f, m)
+			fmt.Fprintf(w, "  %s: %s\n", escape(f), escape(m))
 		}
 	}
 	if e.Operation != nil {
-		fmt.Fprintf(w, "  operation %d (%s) is running: berth operation wait %d\n", e.Operation.ID, e.Operation.Type, e.Operation.ID)
+		fmt.Fprintf(w, "  operation %d (%s) is running: berth operation wait %d\n", e.Operation.ID, escape(e.Operation.Type), e.Operation.ID)
 	}
 }
 
@@ -103,6 +109,9 @@ func rootCmd(g *globals) *cobra.Command {
 	f.StringVar(&g.url, "url", "", "API base URL, ending in /v1 ($BERTH_URL; default "+client.DefaultBaseURL+")")
 	f.StringVar(&g.token, "token", "", "API token ($BERTH_TOKEN)")
 	f.StringVar(&g.context, "context", "", "configuration context to use ($BERTH_CONTEXT)")
+	f.StringVar(&g.timeout, "timeout", "", "how long to wait for each answer of the API, e.g. 30s or 2m; 0: as long as it takes "+
+		"($BERTH_TIMEOUT, or the context's; default "+client.DefaultTimeout.String()+"). A held wait for an operation gets it on top "+
+		"of its wait, an open console is not bounded")
 	f.StringVarP(&g.output, "output", "o", "table", "output format: table, wide, json, yaml or columns=a,b,...")
 	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only ids, and no progress or notes on stderr (errors still)")
 	f.BoolVar(&g.noWait, "no-wait", false, "return as soon as an operation has started, without waiting for its end")
@@ -111,6 +120,11 @@ func rootCmd(g *globals) *cobra.Command {
 	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if g.retries < 0 {
 			return fmt.Errorf("--retries %d: want 0 or more", g.retries)
+		}
+		if g.timeout != "" {
+			if _, err := parseTimeout(g.timeout); err != nil {
+				return fmt.Errorf("--timeout: %w", err)
+			}
 		}
 		_, err := parseOutput(g.output)
 		return err

@@ -80,7 +80,13 @@ type result struct {
 
 func (c *cli) runIn(stdin string, args ...string) result {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return c.runWithin(2*time.Minute, stdin, args...)
+}
+
+// runWithin is runIn, berth killed after d.
+func (c *cli) runWithin(d time.Duration, stdin string, args ...string) result {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, args...)
 	cmd.Env = c.env

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -134,6 +135,11 @@ func serverMoreCommands(g *globals) []*cobra.Command {
 			}
 			if srv.IPv4 == nil || *srv.IPv4 == "" {
 				return fmt.Errorf("server %s has no IPv4 address (status %s)", srv.Name, srv.Status)
+			}
+			// The address goes on ssh's command line: only an address, never a name ssh
+			// would look up or text it would print.
+			if _, err := netip.ParseAddr(*srv.IPv4); err != nil {
+				return fmt.Errorf("server %s: its IPv4 address is not an IP address: %s", srv.Name, *srv.IPv4)
 			}
 			cmd := exec.CommandContext(ctx, "ssh", append([]string{"root@" + *srv.IPv4}, args[1:]...)...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr

@@ -95,7 +95,7 @@ func printList[T any](g *globals, v view[T], items []T) error {
 	}
 	if g.quiet {
 		for _, it := range items {
-			fmt.Fprintln(g.stdout, v.id(it))
+			fmt.Fprintln(g.stdout, escape(v.id(it)))
 		}
 		return nil
 	}
@@ -130,7 +130,7 @@ func printOne[T any](g *globals, v view[T], item T) error {
 		return err
 	}
 	if g.quiet {
-		_, err := fmt.Fprintln(g.stdout, v.id(item))
+		_, err := fmt.Fprintln(g.stdout, escape(v.id(item)))
 		return err
 	}
 	if f.kind == "table" {
@@ -147,7 +147,10 @@ func printOne[T any](g *globals, v view[T], item T) error {
 	return tw.Flush()
 }
 
-// printData prints data as JSON or YAML when f asks for it.
+// printData prints data as JSON or YAML when f asks for it. Both say exactly what the
+// API said, with every character that could act on a terminal escaped in their own
+// syntax (escapeJSON; the YAML encoder writes the controls that reach it so as \e,
+// \x9B), except the bidi controls, which YAML shows as they are.
 func printData(w io.Writer, f format, data any) (bool, error) {
 	switch f.kind {
 	case "json":
@@ -155,14 +158,16 @@ func printData(w io.Writer, f format, data any) (bool, error) {
 		if err != nil {
 			return true, err
 		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
+		_, err = fmt.Fprintf(w, "%s\n", escapeJSON(b))
 		return true, err
 	case "yaml":
 		b, err := json.Marshal(data)
 		if err != nil {
 			return true, err
 		}
-		y, err := yaml.JSONToYAML(b)
+		// The YAML decoder under JSONToYAML refuses a raw DEL or C1 control, even in a
+		// JSON string; escaped, it reads them.
+		y, err := yaml.JSONToYAML(escapeJSON(b))
 		if err != nil {
 			return true, err
 		}
@@ -172,12 +177,13 @@ func printData(w io.Writer, f format, data any) (bool, error) {
 	return false, nil
 }
 
-// cell keeps a table cell on one line; an empty one shows "-".
+// cell keeps a table cell on one line, its tabs and newlines as spaces and the rest of
+// what could act on a terminal escaped (escape); an empty one shows "-".
 func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
+	return escape(strings.NewReplacer("\t", " ", "\n", " ").Replace(s))
 }
 
 var errNameNotFound = errors.New("not found")

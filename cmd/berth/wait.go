@@ -32,7 +32,9 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 	status.Store("running")
 	if tty {
 		hold = 5 * time.Second
-		go spin(g.stderr, stop, done, start, func() string { return fmt.Sprintf("%s of %s: %s", ref.Type, what, status.Load()) })
+		go spin(g.stderr, stop, done, start, func() string {
+			return escape(fmt.Sprintf("%s of %s: %s", ref.Type, what, status.Load()))
+		})
 	} else {
 		close(done)
 	}
@@ -42,7 +44,7 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 		if err != nil {
 			finish()
 			if ctx.Err() != nil {
-				fmt.Fprintf(g.stderr, "Stopped waiting; operation %d (%s) goes on: berth operation wait %d\n", ref.ID, ref.Type, ref.ID)
+				fmt.Fprintf(g.stderr, "Stopped waiting; operation %d (%s) goes on: berth operation wait %d\n", ref.ID, escape(ref.Type), ref.ID)
 			}
 			return nil, err
 		}
@@ -57,7 +59,7 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 		finish()
 		took := time.Since(start).Round(100 * time.Millisecond)
 		if op.Status == client.OperationStatusError {
-			fmt.Fprintf(g.stderr, "Operation %d (%s) of %s failed after %s\n", op.ID, op.Type, what, took)
+			fmt.Fprintf(g.stderr, "Operation %d (%s) of %s failed after %s\n", op.ID, escape(op.Type), escape(what), took)
 			return op, &client.OperationError{Operation: op}
 		}
 		g.note("Operation %d (%s) of %s succeeded after %s\n", op.ID, op.Type, what, took)
