@@ -617,6 +617,12 @@ func TestFaultSIGKILL(t *testing.T) {
 	burstAccount := int64(bacct["id"].(float64))
 	burstToken := admin("admin", "token", "create", "--account", fmt.Sprint(burstAccount), "--name", "burst",
 		"--scopes", "servers")["token"].(string)
+	const schedCredit = "1000.0000"
+	sacct := admin("admin", "account", "create", "--email", "sched@example.com", "--password", "long-enough-pw",
+		"--credit", schedCredit)
+	schedAccount := int64(sacct["id"].(float64))
+	schedToken := admin("admin", "token", "create", "--account", fmt.Sprint(schedAccount), "--name", "sched",
+		"--scopes", "servers,snapshots")["token"].(string)
 
 	if err := d.start(); err != nil {
 		fatal(0, "%v", err)
@@ -635,6 +641,17 @@ func TestFaultSIGKILL(t *testing.T) {
 	}
 	wg.Add(1)
 	go topups(bin, d.store, account, rand.New(rand.NewPCG(uint64(seed), 2)), log, &round, &stop, wg.Done)
+	// The scheduled-deletion rounds' client, its account and its one server
+	// (fault_sched_test.go).
+	sched := &faultClient{id: -3, token: schedToken, base: d.base(), rng: rand.New(rand.NewPCG(uint64(seed), 3)),
+		http: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+		log:  log, round: &round, stop: &stop}
+	schedServer, err := sched.orderAndWait()
+	if err != nil {
+		stop.Store(true)
+		wg.Wait()
+		fatal(0, "%v", err)
+	}
 
 	abort := func(round int, format string, args ...any) {
 		t.Helper()
@@ -647,7 +664,7 @@ func TestFaultSIGKILL(t *testing.T) {
 	r := 0
 	startupKills := 0
 	var burstProblems []string
-	bursts, burstLost, burstReplayed, diskRounds := 0, 0, 0, 0
+	bursts, burstLost, burstReplayed, diskRounds, schedRounds := 0, 0, 0, 0, 0
 	for r < rounds || (log.accepted() < faultMinOps && r < faultMaxRounds) {
 		uptime := faultMinUptime + time.Duration(rng.Int64N(int64(faultMaxUptime-faultMinUptime)))
 		if rng.IntN(4) == 0 {
@@ -668,6 +685,14 @@ func TestFaultSIGKILL(t *testing.T) {
 			// A burst of idempotent orders, killed 30-100 ms in.
 			b = startBurst(r, d.base(), burstToken)
 			time.Sleep(time.Duration(30+rng.IntN(71)) * time.Millisecond)
+		}
+		if r%faultSchedEvery == 0 {
+			// A deletion scheduled for the end of a snapshot being made, and the kill
+			// about when that end comes.
+			if sched.scheduledDeletion(schedServer) {
+				schedRounds++
+			}
+			time.Sleep(time.Duration(rng.Int64N(int64(faultSchedKillWithin))))
 		}
 		d.kill() // SIGKILL
 		down := time.Now()
@@ -701,7 +726,7 @@ func TestFaultSIGKILL(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	workload := time.Since(start)
-	for _, c := range clients {
+	for _, c := range append(clients, sched) {
 		for _, b := range c.broken {
 			t.Errorf("seed %d: %s", seed, b)
 		}
@@ -716,7 +741,7 @@ func TestFaultSIGKILL(t *testing.T) {
 		fatal(r, "%v", err)
 	}
 	views := map[int64]apiView{}
-	for acct, tok := range map[int64]string{account: token, burstAccount: burstToken} {
+	for acct, tok := range map[int64]string{account: token, burstAccount: burstToken, schedAccount: schedToken} {
 		if views[acct], err = readAPIView(d.base(), tok); err != nil {
 			fatal(r, "reading the settled state of account %d through the API: %v", acct, err)
 		}
@@ -758,20 +783,25 @@ func TestFaultSIGKILL(t *testing.T) {
 		"%d operations resumed after a kill; %d orders whose answer was lost landed; %d servers, %d snapshots, "+
 		"%d transactions (%d left the credit below zero); the API lists %d live servers; "+
 		"%d bursts of %d idempotent orders killed mid-flight, %d first answers lost, of which %d retries answered the committed order again; "+
-		"%d rounds with a full disk",
+		"%d rounds with a full disk; %d kills about when a scheduled snapshot deletion ran",
 		r, startupKills, workload.Round(time.Millisecond), downtime.Round(time.Millisecond), log.accepted(), sortedCounts(counts),
 		sortedCounts(rejectedByCode), w.resumed, landed, len(w.servers), len(w.snapshots), len(w.txs), negative,
-		len(views[account].servers)+len(views[burstAccount].servers), bursts, burstSize, burstLost, burstReplayed, diskRounds)
+		len(views[account].servers)+len(views[burstAccount].servers)+len(views[schedAccount].servers), bursts, burstSize, burstLost, burstReplayed, diskRounds, schedRounds)
 	if n := log.accepted(); n < faultMinOps {
 		t.Errorf("seed %d: only %d operations were accepted, want at least %d", seed, n, faultMinOps)
 	}
-	for _, p := range checkFault(w, reqs, map[int64]string{account: startCredit, burstAccount: burstCredit}) {
+	for _, p := range checkFault(w, reqs, map[int64]string{account: startCredit, burstAccount: burstCredit, schedAccount: schedCredit}) {
 		t.Errorf("seed %d: %s", seed, p)
 	}
 	for acct, view := range views {
 		for _, p := range checkAPIView(w, acct, view) {
 			t.Errorf("seed %d: %s", seed, p)
 		}
+	}
+	// The sweep ends a scheduled deletion that no operation's end ran, and says so: a
+	// safety net that must never have had to catch anything here.
+	if logged, err := os.ReadFile(d.logPath); err == nil && bytes.Contains(logged, []byte("scheduled snapshot deletions without an operation run")) {
+		t.Errorf("seed %d: the sweep ran scheduled snapshot deletions that no operation's end ran (see the daemon's log)", seed)
 	}
 	if t.Failed() {
 		t.Logf("daemon log (%s), last lines:\n%s", d.logPath, tail(d.logPath, 60))
