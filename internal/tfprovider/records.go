@@ -90,14 +90,16 @@ func newSSHKeyResource() resource.Resource {
 	return &record[api.SSHKey, sshKeyModel]{
 		base: base{name: "ssh_key"},
 		what: "SSH key",
-		desc: "An SSH public key of the account, for `berth_server.ssh_key_ids`. Berth cannot change a key, so any " +
-			"change replaces it; servers already ordered keep the key they got. Needs the token scope `ssh-keys`.",
+		desc: "An SSH public key of the account, for `berth_server.ssh_key_ids`. Berth cannot change a key, so a change " +
+			"of its name or of the key replaces it; servers already ordered keep the key they got. Needs the token scope `ssh-keys`.",
 		attrs: map[string]schema.Attribute{
 			"name": schema.StringAttribute{MarkdownDescription: "The key's label, 1 to 64 characters.", Required: true,
 				PlanModifiers: replace},
 			"public_key": schema.StringAttribute{MarkdownDescription: "The public key in OpenSSH's format (ed25519, ecdsa, " +
-				"or rsa of at least 2048 bits), e.g. `file(\"~/.ssh/id_ed25519.pub\")`. An account holds a key once.",
-				Required: true, PlanModifiers: replace},
+				"or rsa of at least 2048 bits), e.g. `file(\"~/.ssh/id_ed25519.pub\")`. An account holds a key once. Only the " +
+				"key counts (its type and base64 part): another comment or other whitespace, such as the line end `file()` " +
+				"reads, is no change, and the state keeps the spelling it has (after an import, Berth's).",
+				Required: true, PlanModifiers: []planmodifier.String{keepSameKey{}, stringplanmodifier.RequiresReplace()}},
 			"fingerprint": schema.StringAttribute{MarkdownDescription: "The key's SHA256 fingerprint (`SHA256:...`).",
 				Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 		},
@@ -110,8 +112,9 @@ func newSSHKeyResource() resource.Resource {
 		fill: func(m *sshKeyModel, k *api.SSHKey) {
 			m.Name, m.Fingerprint = trimmed(m.Name, k.Name), types.StringValue(k.Fingerprint)
 			// Berth keeps the key normalised (one space between its parts, no
-			// trailing newline); the configuration's spelling of the same key stays.
-			if strings.Join(strings.Fields(m.PublicKey.ValueString()), " ") != k.PublicKey {
+			// trailing newline); the configuration's or state's spelling of the
+			// same key stays (sameKey).
+			if !sameKey(m.PublicKey.ValueString(), k.PublicKey) {
 				m.PublicKey = types.StringValue(k.PublicKey)
 			}
 		},

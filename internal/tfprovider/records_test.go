@@ -2,13 +2,19 @@ package tfprovider_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/client"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -160,4 +166,106 @@ func TestAccSSHKey(t *testing.T) {
 		refused: message(t, "en", "validation.ssh_key_duplicate", nil), refusedAttr: "public_key",
 		verifyIgnore: []string{"public_key"}, // the import has Berth's spelling, without the newline
 	}.run(t, a)
+}
+
+// TestAccSSHKeyImported (issue 26): a key stored outside Terraform and imported is
+// the key of a configuration that reads it with file(), which ends in a newline
+// Berth does not keep, or spells it with another comment or none: the plan after
+// the import is empty. Another name, or another key, still replaces it, and the
+// new key is stored as configured.
+func TestAccSSHKeyImported(t *testing.T) {
+	a := newAcc(t, "en")
+	const name = "berth_ssh_key.k"
+	k1, k2 := testenv.PublicKey(t), testenv.PublicKey(t)
+	stored, err := a.c.CreateSSHKey(a.ctx(), api.SSHKeyCreate{Name: client.Ptr("laptop"), PublicKey: client.Ptr(k1 + " me@laptop")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "id_ed25519.pub")
+	if err := os.WriteFile(pub, []byte(k1+" me@laptop\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	named := func(keyName, publicKey string) string {
+		return a.config(hcl(`resource "berth_ssh_key" "k" { name = "` + keyName + `"; public_key = ` + publicKey + ` }`))
+	}
+	config := func(publicKey string) string { return named("laptop", publicKey) }
+	replaced := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(name, plancheck.ResourceActionDestroyBeforeCreate)}}
+	// holds checks that Berth has the one key, of name and publicKey, under another
+	// id than before, and that the state has that id.
+	lastID := stored.ID
+	holds := func(keyName, publicKey string) resource.TestCheckFunc {
+		return func(s *terraform.State) error {
+			id, err := idOf(s, name)
+			if err != nil || id == lastID {
+				return fmt.Errorf("%s: id %d after the replacement, %d before (%v)", name, id, lastID, err)
+			}
+			lastID = id
+			ks, err := a.c.ListSSHKeys(a.ctx())
+			if err != nil {
+				return err
+			}
+			if len(ks) != 1 || ks[0].ID != id || ks[0].Name != keyName || ks[0].PublicKey != publicKey {
+				return fmt.Errorf("Berth has %+v, want the one key %d, %s, %s", ks, id, keyName, publicKey)
+			}
+			return nil
+		}
+	}
+	same := func(s *terraform.State) error {
+		if id, err := idOf(s, name); err != nil || id != stored.ID {
+			return fmt.Errorf("%s: id %d, want the imported %d (%v)", name, id, stored.ID, err)
+		}
+		return nil
+	}
+	empty := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
+	agrees := apiAgrees(name, func(id int64) (map[string]string, error) {
+		ks, err := a.c.ListSSHKeys(a.ctx())
+		for _, k := range ks {
+			if k.ID == id {
+				return map[string]string{"name": k.Name, "fingerprint": k.Fingerprint, "created_at": rfc3339(k.CreatedAt)}, nil
+			}
+		}
+		return nil, err
+	})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: a.providers(),
+		CheckDestroy:             gone("berth_ssh_key", inList(a.c.ListSSHKeys, func(k api.SSHKey) int64 { return k.ID })),
+		Steps: []resource.TestStep{
+			{
+				// The import reads the key as Berth keeps it, as a refresh would.
+				Config:       config(fmt.Sprintf("file(%q)", pub)),
+				ResourceName: name, ImportState: true, ImportStateId: strconv.FormatInt(stored.ID, 10), ImportStatePersist: true,
+				ImportStateCheck: func(is []*terraform.InstanceState) error {
+					if len(is) != 1 {
+						return fmt.Errorf("%d resources imported, want 1", len(is))
+					}
+					want := map[string]string{"id": strconv.FormatInt(stored.ID, 10), "name": "laptop",
+						"public_key": stored.PublicKey, "fingerprint": stored.Fingerprint, "created_at": rfc3339(stored.CreatedAt)}
+					for k, v := range want {
+						if got := is[0].Attributes[k]; got != v {
+							return fmt.Errorf("imported %s is %q, Berth has %q", k, got, v)
+						}
+					}
+					return nil
+				},
+			},
+			// The file as ssh-keygen writes it: a trailing newline.
+			{Config: config(fmt.Sprintf("file(%q)", pub)), ConfigPlanChecks: empty, Check: resource.ComposeAggregateTestCheckFunc(same, agrees)},
+			// No comment, and a Windows line end.
+			{Config: config(fmt.Sprintf("%q", k1+"\r\n")), ConfigPlanChecks: empty, Check: same},
+			// Another comment, and spaces around and between the parts.
+			{Config: config(fmt.Sprintf("%q", "  "+strings.Replace(k1, " ", " \t ", 1)+"   me@desktop  \n")), ConfigPlanChecks: empty, Check: same},
+			// A new name replaces the key: the new one has the configuration's spelling.
+			{
+				Config:           named("desktop", fmt.Sprintf("%q", k1+" me@desktop\n")),
+				ConfigPlanChecks: replaced,
+				Check:            resource.ComposeAggregateTestCheckFunc(agrees, holds("desktop", k1+" me@desktop")),
+			},
+			// Another key replaces it.
+			{
+				Config:           named("desktop", fmt.Sprintf("%q", k2+" me@desktop\n")),
+				ConfigPlanChecks: replaced,
+				Check:            resource.ComposeAggregateTestCheckFunc(agrees, holds("desktop", k2+" me@desktop")),
+			},
+		},
+	})
 }
