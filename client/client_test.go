@@ -24,6 +24,7 @@ import (
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
 	"github.com/berthhq/berth/internal/apitest"
+	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -449,4 +450,31 @@ func (d *dropFirstAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return nil, errors.New("connection reset by peer (the test dropped the answer)")
+}
+
+// A server with as many consoles open as it may (issue 26): ErrBusy without an
+// operation, whether the ticket is asked for then or was issued before; not retried.
+func TestServerConsoleFull(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{Consoles: ops.ConsoleCaps{PerServer: 1}})
+	acct := env.NewAccount("en", "100", "")
+	c := newClient(t, env, acct.Token)
+	ctx := ctxFor(t)
+	req, _ := order(t, ctx, c)
+	srv := must[*api.Server](t)(c.CreateServer(ctx, req))
+	must[*api.Server](t)(c.WaitServer(ctx, srv.Name, "running"))
+	late := must[*api.ConsoleTicket](t)(c.RequestServerConsole(ctx, srv.Name))
+	tk := must[*api.ConsoleTicket](t)(c.RequestServerConsole(ctx, srv.Name))
+	con := must[*client.ServerConsole](t)(c.ConnectServerConsole(ctx, tk.URL))
+	defer con.Close()
+
+	_, err := c.RequestServerConsole(ctx, srv.Name)
+	_, err2 := c.ConnectServerConsole(ctx, late.URL)
+	for _, err := range []error{err, err2} {
+		var e *client.Error
+		if !errors.Is(err, client.ErrBusy) || !errors.As(err, &e) || e.Operation != nil || e.RetryAfter == 0 ||
+			!strings.Contains(e.Message, "1 console session open") {
+			t.Errorf("%v, want ErrBusy with no operation, a Retry-After and the message of the cap", err)
+		}
+	}
 }

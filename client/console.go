@@ -16,8 +16,10 @@ import (
 // (scope power): open its URL with ConnectServerConsole before its ExpiresAt, 60
 // seconds on. The URL is the connection's only credential: keep it like a token.
 // ErrNotFound, ErrServerSuspended, ErrBusy (an operation takes the server through
-// another status than running: wait on it), ErrValidation (the server is not
-// running, under "server").
+// another status than running: wait on Error.Operation; or, with no Operation, the
+// server or the account has as many consoles open as it may: Error.Message says
+// which, and one must be closed first), ErrValidation (the server is not running,
+// under "server").
 func (c *Client) RequestServerConsole(ctx context.Context, server string) (*api.ConsoleTicket, error) {
 	return one[api.ConsoleTicket](c, ctx, http.MethodPost, serverPath(server, "/console"), nil, nil)
 }
@@ -35,7 +37,8 @@ type ServerConsole struct {
 // console stays open for as long as it lasts. A refusal is an *Error:
 // ErrUnauthenticated for a ticket that is unknown, used (each ticket opens one
 // connection) or expired; ErrNotFound, ErrServerSuspended, ErrBusy, ErrValidation as
-// for the ticket.
+// for the ticket (ErrBusy also when the cap on open consoles was reached after the
+// ticket was issued).
 func (c *Client) ConnectServerConsole(ctx context.Context, ticketURL string) (*ServerConsole, error) {
 	h := http.Header{"User-Agent": {c.userAgent}}
 	if c.language != "" {

@@ -52,6 +52,10 @@ type serveFlags struct {
 	stepAllowance   time.Duration
 	sweepEvery      time.Duration
 	metricsAddr     string
+	// serial consoles
+	consolesPerServer  int
+	consolesPerAccount int
+	consoleLease       time.Duration
 	// libvirt driver
 	libvirtPrefix    string
 	libvirtMaxMemory int
@@ -102,6 +106,13 @@ func serveCmd(g *globals) *cobra.Command {
 	_ = fl.MarkHidden("sweep-every") // for tests that kill processes every second
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "address of a listener of its own serving Prometheus metrics at /metrics, e.g. 127.0.0.1:9090 "+
 		"(default: none); plain HTTP, keep it off public networks")
+	fl.IntVar(&f.consolesPerServer, "console-sessions-per-server", ops.DefaultConsolesPerServer,
+		"serial console sessions one server may have open at once, over every berthd on the database (past it: 409)")
+	fl.IntVar(&f.consolesPerAccount, "console-sessions-per-account", ops.DefaultConsolesPerAccount,
+		"serial console sessions one account may have open at once over all its servers (past it: 409)")
+	fl.DurationVar(&f.consoleLease, "console-lease", ops.DefaultConsoleLease,
+		"how long a console session of a berthd that died still counts against the caps")
+	_ = fl.MarkHidden("console-lease") // for tests that kill processes holding consoles
 	fl.StringVar(&f.libvirtPrefix, "libvirt-prefix", "berth-", "libvirt: prefix of the domains and volumes Berth creates")
 	fl.IntVar(&f.libvirtMaxMemory, "libvirt-max-memory-mb", 0, "libvirt: cap on the memory a guest really gets, MB (0: the plan's; for small test hosts)")
 	return cmd
@@ -170,6 +181,12 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if f.sweepEvery < 0 {
 		return errors.New("--sweep-every must not be negative")
 	}
+	if f.consolesPerServer < 1 || f.consolesPerAccount < 1 {
+		return errors.New("--console-sessions-per-server and --console-sessions-per-account must be at least 1")
+	}
+	if f.consoleLease < time.Second {
+		return errors.New("--console-lease must be at least 1s")
+	}
 	if f.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {
 			return fmt.Errorf("--metrics-addr %q: %v", f.metricsAddr, err)
@@ -212,7 +229,8 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	a, err := g.open(ctx, app.Config{Driver: f.driver, SimTimeScale: f.simTimeScale, RateLimit: f.rateLimit, Logger: log,
 		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance, SweepEvery: f.sweepEvery,
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
-		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: f.sandbox})
+		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: f.sandbox,
+		Consoles: ops.ConsoleCaps{PerServer: f.consolesPerServer, PerAccount: f.consolesPerAccount, Lease: f.consoleLease}})
 	if err != nil {
 		return err
 	}

@@ -96,6 +96,10 @@ type Config struct {
 	// API-DECISIONS §11): /sandbox/v1 is served, faults are injected. It works with
 	// the sim driver only.
 	Sandbox bool
+	// Consoles caps the serial console sessions open at once, per server and per
+	// account, over every process on the database (serve --console-sessions-per-server,
+	// --console-sessions-per-account; zero fields: ops' defaults).
+	Consoles ops.ConsoleCaps
 }
 
 // ErrSandboxDriver is why Open refuses a sandbox on another driver than sim.
@@ -167,6 +171,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, DB: db, log: cfg.Logger}
 	a.Service = ops.New(db, nil, cfg.Logger)
+	a.Service.ConsoleCaps = cfg.Consoles
 	if cfg.Clock != nil {
 		a.Service.Now = func() time.Time { return cfg.Clock().UTC().Truncate(time.Millisecond) }
 	}
@@ -438,9 +443,15 @@ func (a *App) Handler() (*httpapi.Server, error) {
 // Driver is the compute driver (after StartWorkers).
 func (a *App) Driver() compute.Driver { return a.driver }
 
-// Close stops the workers (jobs in flight are left to resume at the next start) and
-// closes the store.
+// Close ends the open serial consoles, stops the workers (jobs in flight are left to
+// resume at the next start) and closes the store.
 func (a *App) Close(ctx context.Context) error {
+	// Open serial consoles first, while the store and the driver still serve their
+	// connections' last steps: their clients are told berthd stops, their places
+	// under the caps are freed at once rather than when their leases run out.
+	endCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	a.Service.EndConsoles(endCtx)
+	cancel()
 	for _, unwatch := range a.unwatch {
 		unwatch()
 	}

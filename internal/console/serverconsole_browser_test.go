@@ -2,14 +2,21 @@ package console_test
 
 import (
 	"context"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/coder/websocket"
 
+	"github.com/berthhq/berth/internal/i18n"
+	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -80,5 +87,80 @@ func TestBrowserServerConsole(t *testing.T) {
 func rawKeyDown(p *input.DispatchKeyEventParams) {
 	if p.Type == input.DispatchKeyEventTypeKeyDown {
 		p.Type = input.DispatchKeyEventTypeRawKeyDown
+	}
+}
+
+// TestBrowserServerConsoleFull: past the cap on open consoles (issue 26) the console
+// page says so, in the account's language, also when the cap was reached between its
+// ticket and its connection: a browser's WebSocket shows nothing of the refusal, so
+// the page asks for a ticket again, and shows why that is refused.
+func TestBrowserServerConsoleFull(t *testing.T) {
+	ctx := browserTab(t)
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.02, Consoles: ops.ConsoleCaps{PerServer: 1}})
+	a, email := newAccount(t, env, "de")
+	root := env.Root
+	id, _ := runningServer(t, env, a.ID)
+	token, _ := apiToken(t, env, a.ID)
+	full := i18n.MustLoad().T("de", "error.console_server_full", map[string]any{"count": 1})
+
+	run(t, ctx, "sign in", chromedp.Navigate(root+"/signin"), chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), email), chromedp.SendKeys(chromedp.CSS("#password"), password),
+		chromedp.Submit(chromedp.CSS("#email")), chromedp.WaitVisible(chromedp.CSS(`a[href="/servers"][aria-current="page"]`)))
+
+	// The page's ticket is held on its way to the page; meanwhile an API client takes
+	// the one place; then the page gets its ticket and connects.
+	ectx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	paused := chromedp.Events(ectx, fetch.RequestPaused)
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{
+		{URLPattern: "*/console/ticket", RequestStage: fetch.RequestStageResponse}}}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "open the console page", chromedp.Navigate(root+"/servers/"+id+"/console"))
+	var api *websocket.Conn
+	statuses := []int64{}
+	for ev, err := range paused {
+		if err != nil {
+			t.Fatalf("the page's tickets answered %v, then: %v (want a second one after its refused connection)", statuses, err)
+		}
+		statuses = append(statuses, ev.ResponseStatusCode)
+		if api == nil {
+			u := env.Do(token, "POST", "/servers/"+id+"/console", nil, nil).Want(t, http.StatusCreated).Map(t)["data"].(map[string]any)["url"].(string)
+			var err error
+			if api, _, err = websocket.Dial(ctx, u, nil); err != nil {
+				t.Fatalf("the API client's console: %v", err)
+			}
+			defer api.CloseNow()
+		}
+		if _, err := chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID}); err != nil {
+			t.Fatal(err)
+		}
+		if len(statuses) == 2 {
+			break
+		}
+	}
+	if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{http.StatusCreated, http.StatusConflict}; !slices.Equal(statuses, want) {
+		t.Errorf("the page's tickets answered %v, want %v (one before the place was taken, one after its refused connection)", statuses, want)
+	}
+	run(t, ctx, "the page says the console is full", chromedp.WaitVisible(chromedp.CSS(`#console-state.error`)))
+	if state := get(t, ctx, "state", chromedp.Text(chromedp.CSS("#console-state"))); state != full {
+		t.Errorf("state %q, want %q", state, full)
+	}
+
+	// Once the API client leaves, Connect again connects.
+	_ = api.Close(websocket.StatusNormalClosure, "")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		run(t, ctx, "connect again", chromedp.WaitEnabled(chromedp.CSS("#console-connect")), chromedp.Click(chromedp.CSS("#console-connect")))
+		time.Sleep(300 * time.Millisecond)
+		if get(t, ctx, "connected", chromedp.Evaluate[bool](`document.getElementById("terminal").dataset.connected === "true"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			failed(t, ctx, "connect once the place is free", context.DeadlineExceeded)
+		}
 	}
 }

@@ -15,3 +15,17 @@ type ConsoleTicket struct {
 	// UsedAt is when a connection spent it (nil: not yet).
 	UsedAt *time.Time
 }
+
+// ConsoleSession is an open connection to a server's serial console, as it counts
+// against the caps on sessions per server and per account. It holds its place until
+// ExpiresAt, which the process serving it (Holder) moves on while the connection
+// lasts, and it is removed when the connection ends.
+type ConsoleSession struct {
+	ID        int64
+	AccountID int64
+	ServerID  int64
+	// Holder names the berthd process that serves the connection.
+	Holder    string
+	StartedAt time.Time
+	ExpiresAt time.Time
+}

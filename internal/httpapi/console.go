@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/i18n"
+	"github.com/berthhq/berth/internal/ops"
 )
 
 // A server's serial console (issue 17). POST /servers/{id}/console (scope power)
@@ -29,8 +31,10 @@ import (
 // On the WebSocket, every message from the server is a binary one holding what the
 // guest printed; every message to it, text or binary, is typed into the guest as its
 // bytes. The server closes with 1000 when the console ends (the server stopped), with
-// 1008 when the session may not go on (ConsoleRecheck), and pings every ConsolePing;
-// a client that does not answer is dropped.
+// 1008 when the session may not go on (ConsoleRecheck), with 1001 when berthd stops,
+// and pings every ConsolePing; a client that does not answer is dropped. Sessions
+// are capped per server and per account (ops.ConsoleCaps): past the cap the ticket,
+// and a connection with a ticket issued before, are refused with 409 busy.
 
 // ConsolePath is the path of a server's console WebSocket, {id} standing for the
 // server.
@@ -196,7 +200,11 @@ func (s *Server) relay(ws *websocket.Conn, con io.ReadWriteCloser, allowed func(
 				}
 			}
 			if err != nil {
-				_ = ws.Close(websocket.StatusNormalClosure, "console ended")
+				if errors.Is(err, ops.ErrConsolesEnded) {
+					_ = ws.Close(websocket.StatusGoingAway, ops.ErrConsolesEnded.Error())
+				} else {
+					_ = ws.Close(websocket.StatusNormalClosure, "console ended")
+				}
 				return
 			}
 		}

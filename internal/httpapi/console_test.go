@@ -23,6 +23,7 @@ import (
 	"github.com/berthhq/berth/internal/apitest"
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/computetest"
+	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -354,8 +355,9 @@ func TestConsoleTicketsAcrossProcesses(t *testing.T) {
 		t.Skip("several processes share a database on PostgreSQL only (BERTH_TEST_STORE=postgres)")
 	}
 	dir := t.TempDir()
-	one := testenv.New(t, testenv.Options{DataDir: dir})
-	two := testenv.New(t, testenv.Options{DataDir: dir})
+	caps := ops.ConsoleCaps{PerServer: 8} // the six consoles it opens stay open
+	one := testenv.New(t, testenv.Options{DataDir: dir, Consoles: caps})
+	two := testenv.New(t, testenv.Options{DataDir: dir, Consoles: caps})
 	a := one.NewAccount("en", "100", "")
 	srv := runningServer(t, a)
 	name := srv["name"].(string)

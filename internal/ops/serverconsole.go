@@ -47,13 +47,18 @@ type IssuedTicket struct {
 
 // ConsoleTicket issues a one-use ticket to attach to a server's serial console
 // within ConsoleTicketTTL. Errors, in the order of API-DECISIONS §2: not_found,
-// server_suspended (403); busy (409) while an operation takes the server through
-// another status than running (its end decides whether there is a console);
-// validation_failed on "server" when it is not running and nothing is under way;
-// unavailable (503) when its host cannot be reached.
+// server_suspended (403); busy (409) when the server or its account has as many
+// console sessions open as ConsoleCaps allow (no operation named; the connection is
+// refused too if they still have when it arrives), or while an operation takes the
+// server through another status than running (its end decides whether there is a
+// console); validation_failed on "server" when it is not running and nothing is
+// under way; unavailable (503) when its host cannot be reached.
 func (s *Service) ConsoleTicket(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (IssuedTicket, error) {
 	srv, err := s.WritableServer(ctx, p, ref)
 	if err != nil {
+		return IssuedTicket{}, err
+	}
+	if err := s.consoleRoom(ctx, srv); err != nil {
 		return IssuedTicket{}, err
 	}
 	if err := s.consoleReady(ctx, srv); err != nil {
@@ -102,8 +107,10 @@ func unreachable() error {
 // account as soon as it is known, with an error too (its errors are in its
 // language). Errors: unauthenticated for a ticket that is unknown, used or expired
 // (each with its message); account_blocked; not_found when ref is not the ticket's
-// server or the server is gone; then those of ConsoleTicket, checked again now. A
-// ticket is spent by the first connection that presents it, whatever its outcome.
+// server or the server is gone; then those of ConsoleTicket, checked again now: the
+// session takes its place under ConsoleCaps here. A ticket is spent by the first
+// connection that presents it, whatever its outcome. The console's Close frees the
+// place; until then it is renewed (see EndConsoles for the process's end).
 func (s *Service) OpenConsole(ctx context.Context, secret string, ref hosting.ServerRef) (io.ReadWriteCloser, hosting.Account, error) {
 	var acct hosting.Account
 	unknown := hosting.Errorf(hosting.CodeUnauthenticated, "error.console_ticket_unknown")
@@ -147,26 +154,44 @@ func (s *Service) OpenConsole(ctx context.Context, secret string, ref hosting.Se
 	if err != nil {
 		return nil, acct, err
 	}
-	if err := s.consoleReady(ctx, srv); err != nil {
+	sess, err := s.startConsoleSession(ctx, srv)
+	if err != nil {
 		return nil, acct, err
 	}
+	con, err := s.attachConsole(ctx, srv)
+	if err == nil && !sess.attach(con) { // the process began to stop meanwhile
+		_ = con.Close()
+		err = unreachable()
+	}
+	if err != nil {
+		_ = sess.Close()
+		return nil, acct, err
+	}
+	return sess, acct, nil
+}
+
+// attachConsole attaches to a running server's console.
+func (s *Service) attachConsole(ctx context.Context, srv hosting.Server) (io.ReadWriteCloser, error) {
+	if err := s.consoleReady(ctx, srv); err != nil {
+		return nil, err
+	}
 	if s.Consoles == nil {
-		return nil, acct, unreachable()
+		return nil, unreachable()
 	}
 	con, err := s.Consoles.Console(ctx, srv.Name)
 	switch {
 	case errors.Is(err, compute.ErrNotRunning), errors.Is(err, compute.ErrNotFound):
 		// The machine is not up, though the record says running: it has just
 		// stopped, and the record will follow.
-		return nil, acct, hosting.Invalid("server", "validation.console_not_running", "status", string(hosting.StatusStopped))
+		return nil, hosting.Invalid("server", "validation.console_not_running", "status", string(hosting.StatusStopped))
 	case errors.Is(err, compute.ErrUnavailable):
 		e := unreachable().(*hosting.Error)
 		e.Cause = err
-		return nil, acct, e
+		return nil, e
 	case err != nil:
-		return nil, acct, internal("console", err)
+		return nil, internal("console", err)
 	}
-	return con, acct, nil
+	return con, nil
 }
 
 // ConsoleAllowed reports whether an open console of the account's server ref may go

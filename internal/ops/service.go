@@ -82,6 +82,9 @@ type Service struct {
 	// Consoles, when set, attaches to servers' serial consoles (the compute driver);
 	// nil: a console connection answers 503.
 	Consoles ConsoleOpener
+	// ConsoleCaps bound the serial console sessions open at once (zero fields:
+	// their defaults); set before serving.
+	ConsoleCaps ConsoleCaps
 	// Telemetry, when set, is told of every operation's end and every metering pass.
 	Telemetry Telemetry
 	// Backfill, when set, stores the metrics samples an account's servers would have
@@ -90,6 +93,8 @@ type Service struct {
 
 	// clocks are the accounts' test clocks (nil: every account is on Now).
 	clocks *testClocks
+	// consoles are this process's open serial console sessions.
+	consoles *consoleSessions
 }
 
 // Telemetry is what the core tells operators' metrics (internal/telemetry implements
@@ -107,7 +112,8 @@ func New(st store.Store, jobs Enqueuer, log *slog.Logger) *Service {
 		log = slog.Default()
 	}
 	return &Service{store: st, jobs: jobs, log: log, Now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }, // the store keeps ms
-		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{})}
+		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{}),
+		consoles: newConsoleSessions()}
 }
 
 // StopWaiting ends every wait on an operation at once (each answers the operation as

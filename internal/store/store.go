@@ -42,6 +42,9 @@ type Reader interface {
 	// Usage counts what an account holds against its quotas at now: live servers and
 	// snapshots, SSH keys, projects, recipes, and tokens that can still authenticate.
 	Usage(ctx context.Context, accountID int64, now time.Time) (hosting.Quotas, error)
+	// CountConsoleSessions counts the serial console sessions of a server, and of its
+	// account over all its servers, whose lease runs past at.
+	CountConsoleSessions(ctx context.Context, accountID, serverID int64, at time.Time) (onServer, onAccount int, err error)
 
 	Locations(ctx context.Context) ([]hosting.Location, error)
 	Location(ctx context.Context, id int64) (hosting.Location, error)
@@ -298,6 +301,19 @@ type Writer interface {
 	SpendConsoleTicket(ctx context.Context, hash []byte, at time.Time) (t hosting.ConsoleTicket, spent bool, err error)
 	// DeleteConsoleTickets removes the tickets that expired before before.
 	DeleteConsoleTickets(ctx context.Context, before time.Time) error
+	// CreateConsoleSession writes an open serial console session.
+	CreateConsoleSession(ctx context.Context, s hosting.ConsoleSession) (int64, error)
+	// RenewConsoleSessions moves the lease of the sessions ids on to until; ids that
+	// are gone are no error.
+	RenewConsoleSessions(ctx context.Context, ids []int64, until time.Time) error
+	// DeleteConsoleSessions removes the sessions ids (they ended); ids that are gone
+	// are no error.
+	DeleteConsoleSessions(ctx context.Context, ids []int64) error
+	// DeleteConsoleSessionsOf removes every session of holder (its process stops).
+	DeleteConsoleSessionsOf(ctx context.Context, holder string) error
+	// DeleteExpiredConsoleSessions removes the sessions whose lease ran out before
+	// before.
+	DeleteExpiredConsoleSessions(ctx context.Context, before time.Time) error
 	// AdvanceClock moves an account's test clock forward by by (> 0) and returns
 	// how far ahead of the system clock it now is.
 	AdvanceClock(ctx context.Context, accountID int64, by time.Duration) (time.Duration, error)

@@ -68,6 +68,9 @@ type Options struct {
 	// Logger is the Berth's log (default: none; under -v, the warnings and errors
 	// in the test's output).
 	Logger *slog.Logger
+	// Consoles caps the serial console sessions (serve's --console-sessions-...;
+	// default: ops' defaults).
+	Consoles ops.ConsoleCaps
 }
 
 // Env is a running Berth.
@@ -128,7 +131,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit, RateWindow: o.RateWindow,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
-		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox})
+		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -22,7 +22,11 @@ term.onData((data) => {
   if (socket && socket.readyState === WebSocket.OPEN) socket.send(encoder.encode(data));
 });
 
-async function connect() {
+// connect asks for a ticket and opens its WebSocket. A browser tells the page nothing
+// of why a WebSocket was refused (a cap on open consoles reached since the ticket was
+// issued): a connection that never opened asks for a ticket once more (again), whose
+// refusal says why, or which connects if there is room by then.
+async function connect(again) {
   button.disabled = true;
   say(state.dataset.connecting);
   let answer, ticket = null;
@@ -42,7 +46,9 @@ async function connect() {
   }
   const ws = new WebSocket(ticket.url);
   ws.binaryType = "arraybuffer";
+  let opened = false;
   ws.onopen = () => {
+    opened = true;
     socket = ws;
     say(state.dataset.connected);
     box.dataset.connected = "true";
@@ -52,10 +58,14 @@ async function connect() {
   ws.onclose = () => {
     if (socket === ws) socket = null;
     box.dataset.connected = "false";
-    say(state.dataset.closed, true);
+    if (!opened && !again) {
+      connect(true);
+      return;
+    }
+    say(opened ? state.dataset.closed : state.dataset.failed, true);
     button.disabled = false;
   };
 }
 
-button.addEventListener("click", connect);
-connect();
+button.addEventListener("click", () => connect(false));
+connect(false);

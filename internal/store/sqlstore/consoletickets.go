@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
@@ -46,5 +47,57 @@ func (q queries) SpendConsoleTicket(ctx context.Context, hash []byte, at time.Ti
 
 func (q queries) DeleteConsoleTickets(ctx context.Context, before time.Time) error {
 	_, err := q.q.ExecContext(ctx, `DELETE FROM console_tickets WHERE expires_at < ?`, ms(before))
+	return err
+}
+
+// Open serial console sessions (issue 26), counted against the caps per server and
+// per account while their lease runs.
+
+func (q queries) CountConsoleSessions(ctx context.Context, accountID, serverID int64, at time.Time) (onServer, onAccount int, err error) {
+	err = q.q.QueryRowContext(ctx, `SELECT COUNT(CASE WHEN server_id = ? THEN 1 END), COUNT(*) FROM console_sessions
+		WHERE account_id = ? AND expires_at > ?`, serverID, accountID, ms(at)).Scan(&onServer, &onAccount)
+	return onServer, onAccount, err
+}
+
+func (q queries) CreateConsoleSession(ctx context.Context, s hosting.ConsoleSession) (int64, error) {
+	return q.insert(ctx, `INSERT INTO console_sessions (account_id, server_id, holder, started_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+		s.AccountID, s.ServerID, s.Holder, ms(s.StartedAt), ms(s.ExpiresAt))
+}
+
+// consoleSessionBatch bounds the ids one statement names.
+const consoleSessionBatch = 500
+
+// inIDs runs query, whose last placeholder is "(%s)", on ids in batches, with args
+// before them.
+func (q queries) inIDs(ctx context.Context, query string, ids []int64, args ...any) error {
+	for len(ids) > 0 {
+		n := min(len(ids), consoleSessionBatch)
+		all := append(append([]any(nil), args...), make([]any, n)...)
+		for i, id := range ids[:n] {
+			all[len(args)+i] = id
+		}
+		if _, err := q.q.ExecContext(ctx, strings.Replace(query, "(%s)", "("+strings.Repeat("?, ", n-1)+"?)", 1), all...); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+func (q queries) RenewConsoleSessions(ctx context.Context, ids []int64, until time.Time) error {
+	return q.inIDs(ctx, `UPDATE console_sessions SET expires_at = ? WHERE id IN (%s)`, ids, ms(until))
+}
+
+func (q queries) DeleteConsoleSessions(ctx context.Context, ids []int64) error {
+	return q.inIDs(ctx, `DELETE FROM console_sessions WHERE id IN (%s)`, ids)
+}
+
+func (q queries) DeleteConsoleSessionsOf(ctx context.Context, holder string) error {
+	_, err := q.q.ExecContext(ctx, `DELETE FROM console_sessions WHERE holder = ?`, holder)
+	return err
+}
+
+func (q queries) DeleteExpiredConsoleSessions(ctx context.Context, before time.Time) error {
+	_, err := q.q.ExecContext(ctx, `DELETE FROM console_sessions WHERE expires_at < ?`, ms(before))
 	return err
 }

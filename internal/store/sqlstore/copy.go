@@ -20,8 +20,10 @@ var CopyTables = []string{
 }
 
 // notCopied are the tables of the SQLite schema a copy leaves behind: staging that is
-// empty between transactions, and what belongs to goose, River and SQLite.
-var notCopied = []string{"charge_batch", "goose_db_version", "sqlite_sequence"}
+// empty between transactions, the leases of the processes serving the source
+// (console_sessions: open serial consoles, which end with them), and what belongs to
+// goose, River and SQLite.
+var notCopied = []string{"charge_batch", "console_sessions", "goose_db_version", "sqlite_sequence"}
 
 // Tables lists the database's tables (its own, not River's).
 func (db *DB) Tables(ctx context.Context) ([]string, error) {

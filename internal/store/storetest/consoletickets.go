@@ -120,3 +120,126 @@ func consoleTickets(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	}
 }
+
+// consoleSessions: open console sessions count per server and per account while their
+// lease runs; a renewal moves the lease on, a deletion (by id, by holder, or once
+// long expired) removes them.
+func consoleSessions(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	s := open(t)
+	in := func(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
+		t.Helper()
+		if err := s.InTx(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var accts [2]int64
+	var srvs [3]int64 // two of the first account, one of the second
+	in(t, s, func(tx store.Tx) error {
+		if err := tx.ApplyCatalog(ctx, catalog()); err != nil {
+			return err
+		}
+		for i := range accts {
+			var err error
+			if accts[i], err = tx.CreateAccount(ctx, hosting.Account{Email: fmt.Sprintf("s%d@example.com", i), Name: "n", PasswordHash: "h",
+				Language: "en", Currency: "EUR", CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		for i := range srvs {
+			var err error
+			if srvs[i], err = tx.CreateServer(ctx, hosting.Server{AccountID: accts[i/2], Name: fmt.Sprintf("server-ses%03d", i), DisplayName: "d",
+				Status: hosting.StatusRunning, LocationID: 1, PlanID: 1, ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	create := func(t *testing.T, srv int, holder string, expires time.Time) int64 {
+		t.Helper()
+		var id int64
+		in(t, s, func(tx store.Tx) error {
+			var err error
+			id, err = tx.CreateConsoleSession(ctx, hosting.ConsoleSession{AccountID: accts[srv/2], ServerID: srvs[srv], Holder: holder,
+				StartedAt: now, ExpiresAt: expires})
+			return err
+		})
+		return id
+	}
+	count := func(t *testing.T, srv int, at time.Time) [2]int {
+		t.Helper()
+		onServer, onAccount, err := s.CountConsoleSessions(ctx, accts[srv/2], srvs[srv], at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [2]int{onServer, onAccount}
+	}
+
+	lease := now.Add(30 * time.Second)
+	a1 := create(t, 0, "one", lease)
+	a2 := create(t, 0, "one", lease)
+	b1 := create(t, 1, "two", lease)
+	create(t, 2, "two", lease) // the other account's
+	if got, want := count(t, 0, now), [2]int{2, 3}; got != want {
+		t.Fatalf("server 0 at start: %v, want %v (server, account)", got, want)
+	}
+	if got, want := count(t, 1, now), [2]int{1, 3}; got != want {
+		t.Fatalf("server 1: %v, want %v", got, want)
+	}
+	if got, want := count(t, 2, now), [2]int{1, 1}; got != want {
+		t.Fatalf("the other account's server: %v, want %v", got, want)
+	}
+	// A lease counts until just before it runs out, not at it.
+	if got, want := count(t, 0, lease.Add(-time.Millisecond)), [2]int{2, 3}; got != want {
+		t.Fatalf("a millisecond before the lease runs out: %v, want %v", got, want)
+	}
+	if got, want := count(t, 0, lease), [2]int{0, 0}; got != want {
+		t.Fatalf("when the lease runs out: %v, want %v", got, want)
+	}
+
+	// Renewed sessions count on; the others do not.
+	later := lease.Add(30 * time.Second)
+	in(t, s, func(tx store.Tx) error { return tx.RenewConsoleSessions(ctx, []int64{a1, b1, 1 << 40}, later) })
+	if got, want := count(t, 0, lease), [2]int{1, 2}; got != want {
+		t.Fatalf("after renewing one session of each server: %v, want %v", got, want)
+	}
+	// Ended ones stop counting at once.
+	in(t, s, func(tx store.Tx) error { return tx.DeleteConsoleSessions(ctx, []int64{a1, a2}) })
+	if got, want := count(t, 0, now), [2]int{0, 1}; got != want {
+		t.Fatalf("after deleting server 0's: %v, want %v", got, want)
+	}
+	// A holder's are deleted together, whatever their server or account.
+	in(t, s, func(tx store.Tx) error { return tx.DeleteConsoleSessionsOf(ctx, "two") })
+	if got, want := count(t, 1, now), [2]int{0, 0}; got != want {
+		t.Fatalf("after deleting holder two's: %v, want %v", got, want)
+	}
+	if got, want := count(t, 2, now), [2]int{0, 0}; got != want {
+		t.Fatalf("after deleting holder two's, the other account: %v, want %v", got, want)
+	}
+
+	// Many ids at once (more than one statement takes).
+	var ids []int64
+	for range 1200 {
+		ids = append(ids, create(t, 0, "many", lease))
+	}
+	in(t, s, func(tx store.Tx) error { return tx.RenewConsoleSessions(ctx, ids, later) })
+	if got, want := count(t, 0, lease), [2]int{1200, 1200}; got != want {
+		t.Fatalf("1200 renewed: %v, want %v", got, want)
+	}
+	in(t, s, func(tx store.Tx) error { return tx.DeleteConsoleSessions(ctx, ids[:1100]) })
+	if got, want := count(t, 0, now), [2]int{100, 100}; got != want {
+		t.Fatalf("1100 of 1200 deleted: %v, want %v", got, want)
+	}
+
+	// Cleaning up removes those whose lease ran out before the time given.
+	create(t, 0, "old", now.Add(time.Second))
+	in(t, s, func(tx store.Tx) error { return tx.DeleteExpiredConsoleSessions(ctx, later) })
+	if got, want := count(t, 0, now), [2]int{100, 100}; got != want {
+		t.Fatalf("after cleaning up before their lease: %v, want %v", got, want)
+	}
+	in(t, s, func(tx store.Tx) error { return tx.DeleteExpiredConsoleSessions(ctx, later.Add(time.Millisecond)) })
+	if got, want := count(t, 0, now), [2]int{0, 0}; got != want {
+		t.Fatalf("after cleaning up past their lease: %v, want %v", got, want)
+	}
+}
