@@ -76,11 +76,13 @@ func (c *testClocks) aheadAccounts() map[int64]time.Duration {
 }
 
 // AdvanceClock moves the principal's account's clock forward by by (0 < by ≤
-// MaxClockAdvance) and, before it returns, does what that time does to the account:
-// every hour started is charged (monthly caps and snapshot GB-hours included) and
-// the account's servers are suspended when its credit runs out, by the metering pass
-// itself; its running servers get the metrics samples of the time (Backfill). It
-// returns the account's new now.
+// MaxClockAdvance, and at most hosting.MaxClockAhead ahead of s.Now in all) and,
+// before it returns, does what that time does to the account: every hour started is
+// charged (monthly caps and snapshot GB-hours included) and the account's servers are
+// suspended when its credit runs out, by the metering pass itself; its running servers
+// get the metrics samples of the time (Backfill). It returns the account's new now.
+// An advance that would pass the limit is a validation error on advance saying how
+// much is left, and changes nothing.
 func (s *Service) AdvanceClock(ctx context.Context, p hosting.Principal, by time.Duration) (time.Time, error) {
 	c := s.clocks
 	if c == nil {
@@ -89,31 +91,37 @@ func (s *Service) AdvanceClock(ctx context.Context, p hosting.Principal, by time
 	if by < time.Millisecond || by > MaxClockAdvance {
 		return time.Time{}, hosting.Invalid(ClockAdvanceField, "validation.clock_advance", "max", "8760h")
 	}
+	id := p.Account.ID
 	c.advancing.Lock()
 	defer c.advancing.Unlock()
-	from := s.NowFor(p.Account.ID)
+	from := s.NowFor(id)
 	var ahead time.Duration
+	var moved bool
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		var err error
-		ahead, err = tx.AdvanceClock(ctx, p.Account.ID, by.Truncate(time.Millisecond))
+		ahead, moved, err = tx.AdvanceClock(ctx, id, by.Truncate(time.Millisecond))
 		return err
 	})
 	if err != nil {
 		return time.Time{}, internal("advance clock", err)
 	}
+	if !moved {
+		return time.Time{}, hosting.Invalid(ClockAdvanceField, "validation.clock_ahead_max", "years", hosting.MaxClockAheadYears,
+			"max", hosting.FormatClockDuration(hosting.MaxClockAhead), "left", hosting.FormatClockDuration(hosting.ClockAdvanceLeft(ahead)))
+	}
 	c.mu.Lock()
-	c.ahead[p.Account.ID] = ahead
+	c.ahead[id] = ahead
 	c.mu.Unlock()
-	now := s.NowFor(p.Account.ID)
-	if _, err := s.meterPass(ctx, p.Account.ID, now); err != nil {
+	now := s.NowFor(id)
+	if _, err := s.meterPass(ctx, id, now); err != nil {
 		return now, internal("charge the advanced time", err)
 	}
 	if s.Backfill != nil {
-		if err := s.Backfill(ctx, p.Account.ID, from, now); err != nil {
+		if err := s.Backfill(ctx, id, from, now); err != nil {
 			return now, internal("metrics of the advanced time", err)
 		}
 	}
-	s.log.Info("test clock advanced", "account", p.Account.ID, "by", by.String(), "now", now.Format(time.RFC3339))
+	s.log.Info("test clock advanced", "account", id, "by", by.String(), "now", now.Format(time.RFC3339))
 	return now, nil
 }
 
