@@ -23,14 +23,71 @@ const ClockAdvanceField = "advance"
 
 // testClocks holds the offsets of the accounts whose clocks run ahead. The offsets
 // are kept in the store too (a restart keeps them; a clock never goes back); this
-// copy answers NowFor without a query. The sandbox is one process, so the copy is
-// always the store's.
+// copy answers NowFor without a query. The sandbox is one process (serve refuses
+// --sandbox with a PostgreSQL database), so the copy is always the store's.
 type testClocks struct {
 	mu    sync.RWMutex
 	ahead map[int64]time.Duration
-	// advancing serializes advances: each charges what its time did before the next
-	// moves the clock again.
-	advancing sync.Mutex
+	// advancing serializes the advances (and resets) of each account: each charges
+	// what its time did before the next moves the clock again. Another account's
+	// advance never waits for them (API-DECISIONS §11: another account never feels
+	// it).
+	advancing accountLocks
+}
+
+// accountLocks is a lock per account, held by at most one caller at a time; an
+// account's entry lives only while someone holds or waits for it, so the map holds
+// no more entries than there are callers.
+type accountLocks struct {
+	mu   sync.Mutex
+	held map[int64]*accountLock
+}
+
+type accountLock struct {
+	ch    chan struct{} // holds a value while the lock is held
+	users int           // holders and waiters, under accountLocks.mu
+}
+
+// lock takes account's lock, waiting for its holder (or ctx): it returns the unlock
+// function, or ctx's error without holding the lock.
+func (l *accountLocks) lock(ctx context.Context, account int64) (unlock func(), err error) {
+	l.mu.Lock()
+	if l.held == nil {
+		l.held = map[int64]*accountLock{}
+	}
+	e := l.held[account]
+	if e == nil {
+		e = &accountLock{ch: make(chan struct{}, 1)}
+		l.held[account] = e
+	}
+	e.users++
+	l.mu.Unlock()
+	release := func() {
+		l.mu.Lock()
+		if e.users--; e.users == 0 {
+			delete(l.held, account)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case e.ch <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+	return func() {
+		<-e.ch
+		release()
+	}, nil
+}
+
+// lockClock takes the lock of an account's test clock (a no-op without test clocks).
+func (s *Service) lockClock(ctx context.Context, accountID int64) (unlock func(), err error) {
+	if s.clocks == nil {
+		return func() {}, nil
+	}
+	unlock, err = s.clocks.advancing.lock(ctx, accountID)
+	return unlock, internal("wait for the account's clock", err)
 }
 
 // EnableTestClocks gives every account a test clock (the sandbox), with the offsets
@@ -82,7 +139,8 @@ func (c *testClocks) aheadAccounts() map[int64]time.Duration {
 // suspended when its credit runs out, by the metering pass itself; its running servers
 // get the metrics samples of the time (Backfill). It returns the account's new now.
 // An advance that would pass the limit is a validation error on advance saying how
-// much is left, and changes nothing.
+// much is left, and changes nothing. The advances of one account run one after the
+// other; those of different accounts at once.
 func (s *Service) AdvanceClock(ctx context.Context, p hosting.Principal, by time.Duration) (time.Time, error) {
 	c := s.clocks
 	if c == nil {
@@ -92,12 +150,15 @@ func (s *Service) AdvanceClock(ctx context.Context, p hosting.Principal, by time
 		return time.Time{}, hosting.Invalid(ClockAdvanceField, "validation.clock_advance", "max", "8760h")
 	}
 	id := p.Account.ID
-	c.advancing.Lock()
-	defer c.advancing.Unlock()
+	unlock, err := s.lockClock(ctx, id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer unlock()
 	from := s.NowFor(id)
 	var ahead time.Duration
 	var moved bool
-	err := s.store.InTx(ctx, func(tx store.Tx) error {
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		var err error
 		ahead, moved, err = tx.AdvanceClock(ctx, id, by.Truncate(time.Millisecond))
 		return err
