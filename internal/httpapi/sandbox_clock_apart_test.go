@@ -76,11 +76,13 @@ func advanceAsync(a *testenv.Account, by string) <-chan *testenv.Response {
 }
 
 // TestClockAdvancesOfAccountsRunApart: another account never feels an advance
-// (API-DECISIONS §11). Account b's advance of a year with a server running (8,760
+// (API-DECISIONS §11). Account b's advance of a month with a server running (720
 // hours to charge) is held in the middle, after its metering; account a's hour
 // advances, charges and answers meanwhile. (One lock over all accounts had a's hour
 // take 3.4 s behind b's year.) Proved by order, not by a timing: b is held until a
-// has answered, and the test fails if a cannot answer while b is held.
+// has answered, and the test fails if a cannot answer while b is held. (A month,
+// not the year: a year's 8,760 metering steps take 15 s, and past the test
+// client's 90 s under -race on a busy machine.)
 func TestClockAdvancesOfAccountsRunApart(t *testing.T) {
 	e := clockEnv(t)
 	a, b := e.NewAccount("en", "100", ""), e.NewAccount("en", "100", "")
@@ -89,7 +91,7 @@ func TestClockAdvancesOfAccountsRunApart(t *testing.T) {
 		waitOp(t, acct, opID(t, srv))
 	}
 	h := holdBackfill(t, e, b.ID)
-	bDone := advanceAsync(b, "8760h")
+	bDone := advanceAsync(b, "720h")
 	select {
 	case <-h.entered:
 	case r := <-bDone:
@@ -99,15 +101,15 @@ func TestClockAdvancesOfAccountsRunApart(t *testing.T) {
 	}
 	// b's clock and its year of charges are in; b is still in its advance.
 	bCharged, _ := charges(t, e, b.ID)
-	if now := clockNow(t, b); !now.Equal(clockStart.Add(8760*time.Hour)) || bCharged["server"] == 0 {
-		t.Fatalf("b held at %s with %s charged, want a year on and its charges", now, bCharged["server"])
+	if now := clockNow(t, b); !now.Equal(clockStart.Add(720*time.Hour)) || bCharged["server"] == 0 {
+		t.Fatalf("b held at %s with %s charged, want a month on and its charges", now, bCharged["server"])
 	}
 	aDone := advanceAsync(a, "1h")
 	select {
 	case r := <-aDone:
 		r.Want(t, http.StatusOK)
 	case <-time.After(time.Minute):
-		t.Fatal("account a's advance of an hour waited for account b's of a year")
+		t.Fatal("account a's advance of an hour waited for account b's of a month")
 	}
 	select {
 	case r := <-bDone:
@@ -122,7 +124,7 @@ func TestClockAdvancesOfAccountsRunApart(t *testing.T) {
 	if got, want := clockNow(t, a), clockStart.Add(time.Hour); !got.Equal(want) {
 		t.Errorf("a's clock %s, want %s", got, want)
 	}
-	if got, want := clockNow(t, b), clockStart.Add(8760*time.Hour); !got.Equal(want) {
+	if got, want := clockNow(t, b), clockStart.Add(720*time.Hour); !got.Equal(want) {
 		t.Errorf("b's clock %s, want %s", got, want)
 	}
 	if got, _ := charges(t, e, b.ID); got["server"] != bCharged["server"] {
