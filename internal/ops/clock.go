@@ -30,8 +30,7 @@ type testClocks struct {
 	ahead map[int64]time.Duration
 	// advancing serializes the advances (and resets) of each account: each charges
 	// what its time did before the next moves the clock again. Another account's
-	// advance never waits for them (API-DECISIONS §11: another account never feels
-	// it).
+	// advance never waits for them (docs/testing-your-client.md, "The test clock").
 	advancing accountLocks
 }
 
