@@ -64,8 +64,10 @@ func (c *Client) GetSandboxClock(ctx context.Context) (*api.Clock, error) {
 }
 
 // AdvanceSandboxClock moves the account's test clock forward by d (more than 0, at
-// most 8760h) and returns its new time; what the time did to the account (charges,
-// a suspension, metrics) is done when it returns. ErrValidation.
+// most 8760h, and at most 100 years ahead of the server's clock in all) and returns
+// its new time; what the time did to the account (charges, a suspension, metrics) is
+// done when it returns. ErrValidation (past the 100 years: nothing changed, and the
+// message on advance says how much is left).
 func (c *Client) AdvanceSandboxClock(ctx context.Context, d time.Duration) (*api.Clock, error) {
 	return one[api.Clock](c.sandbox(), ctx, http.MethodPost, "/clock", nil, api.ClockAdvance{Advance: Ptr(d.String())})
 }

@@ -56,9 +56,16 @@ func (s *Service) ResetAccount(ctx context.Context, p hosting.Principal, credit 
 		return hosting.Account{}, internal("reset", errNoInstantMachines)
 	}
 	id := p.Account.ID
+	// Not in the middle of an advance of the account's clock: it would set the
+	// clock's copy in memory after the reset cleared it.
+	unlock, err := s.lockClock(ctx, id)
+	if err != nil {
+		return hosting.Account{}, err
+	}
+	defer unlock()
 	var acct hosting.Account
 	var removed int
-	err := s.store.InTx(ctx, func(tx store.Tx) error {
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		r, err := tx.ResetAccount(ctx, id, s.Now())
 		if errors.Is(err, store.ErrNotFound) {
 			return hosting.ErrNotFound()

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -48,11 +47,15 @@ func (j *journal) add(e Entry) {
 	j.start = (j.start + 1) % MaxJournal
 }
 
-// Record adds a request of the account to its journal, numbering it. Its bodies
-// must come from JournalBody (no secret is kept).
+// Record adds a request of the account to its journal, numbering it, without the
+// secrets in its path, query and headers (RedactString). Its bodies must come from
+// JournalBody (no secret is kept).
 func (s *State) Record(accountID int64, e Entry) {
 	if s == nil {
 		return
+	}
+	for _, f := range []*string{&e.Path, &e.Query, &e.RequestID, &e.IdempotencyKey} {
+		*f = RedactString(*f)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,10 +104,12 @@ func (c *Capture) Body() json.RawMessage { return JournalBody(c.buf) }
 // than MaxJournalBody of them: it was longer):
 //   - nil when it is empty;
 //   - a whole body that is JSON (and UTF-8), as that JSON value, every member named
-//     root_password (at any depth, in any case) holding "[redacted]";
+//     for a secret (secretNames, at any depth, in any case) holding "[redacted]",
+//     and every string without its secrets (RedactString);
 //   - anything else (text that is not JSON, or a body longer than MaxJournalBody,
 //     cut there and ended with " … [truncated]") as a JSON string, with the value
-//     that follows any root_password replaced by "[redacted]" as well.
+//     that follows any secret member's name replaced by "[redacted]", and without
+//     the secrets of RedactString.
 func JournalBody(data []byte) json.RawMessage {
 	if len(data) == 0 {
 		return nil
@@ -129,9 +134,6 @@ func JournalBody(data []byte) json.RawMessage {
 	out, _ := json.Marshal(text)
 	return out
 }
-
-// secretKey reports whether a JSON member holds a secret the journal must not keep.
-func secretKey(name string) bool { return strings.EqualFold(name, "root_password") }
 
 // redactJSON re-writes a JSON value compactly, members in their order, with the value
 // of every secret member replaced.
@@ -168,7 +170,7 @@ func writeRedacted(out *bytes.Buffer, raw []byte) bool {
 			if i > 0 {
 				out.WriteByte(',')
 			}
-			key, _ := json.Marshal(name)
+			key, _ := json.Marshal(RedactString(name))
 			out.Write(key)
 			out.WriteByte(':')
 			if secretKey(name) {
@@ -195,15 +197,16 @@ func writeRedacted(out *bytes.Buffer, raw []byte) bool {
 		}
 		out.WriteByte(']')
 		return true
+	case '"':
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return false
+		}
+		if clean := RedactString(str); clean != str {
+			b, _ := json.Marshal(clean)
+			out.Write(b)
+			return true
+		}
 	}
 	return json.Compact(out, raw) == nil
-}
-
-// secretText finds a root_password and the value after it in text that is not JSON
-// (or was cut): a JSON string, to its end or the text's, or a bare word (a form's
-// root_password=...).
-var secretText = regexp.MustCompile(`(?i)(root_password"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"?|[^\s,&}\]]*)`)
-
-func redactText(text string) string {
-	return secretText.ReplaceAllString(text, `${1}"`+Redacted+`"`)
 }

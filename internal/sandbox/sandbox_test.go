@@ -2,16 +2,20 @@ package sandbox
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
 )
 
 func TestJournalBody(t *testing.T) {
 	t.Parallel()
 	long := `{"script": "` + strings.Repeat("x", MaxJournalBody) + `", "root_password": "cut-secret"}`
+	const ticket = "Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXg"
 	for _, tc := range []struct {
 		name, in, want string
 	}{
@@ -27,6 +31,20 @@ func TestJournalBody(t *testing.T) {
 		{"form", `name=x&root_password=s3cret&y=1`, `"name=x\u0026root_password=\"[redacted]\"\u0026y=1"`},
 		{"invalid UTF-8", "a\xffb", "\"a\uFFFDb\""},
 		{"invalid UTF-8 in JSON", "{\"root_password\": \"a\xffb\"}", `"{\"root_password\": \"[redacted]\"}"`},
+		{"every secret name", `{"password": "p", "Secret": 12, "ticket": ["t"], "root_password": null}`,
+			`{"password":"[redacted]","Secret":"[redacted]","ticket":"[redacted]","root_password":"[redacted]"}`},
+		{"a console ticket's url", `{"data": {"url": "wss://h/v1/servers/4/console?ticket=berthc_` + ticket + `", "expires_at": "x"}}`,
+			`{"data":{"url":"wss://h/v1/servers/4/console?ticket=[redacted]","expires_at":"x"}}`},
+		{"a ticket not in a url", `{"note": "use berthc_` + ticket + ` soon"}`, `{"note":"use [redacted] soon"}`},
+		{"an escaped ticket", `{"note": "berthc\u005f` + ticket + `"}`, `{"note":"[redacted]"}`},
+		{"a token anywhere", `{"display_name": "berth_` + ticket + `", "list": ["x berth_sandbox_` + ticket + `"]}`,
+			`{"display_name":"[redacted]","list":["x [redacted]"]}`},
+		{"a token as a member's name", `{"berth_` + ticket + `": 1}`, `{"[redacted]":1}`},
+		{"a url's other parameters stay", `{"u": "https://h/p?a=1&Ticket=abc&b=2#f"}`, `{"u":"https://h/p?a=1\u0026Ticket=[redacted]\u0026b=2#f"}`},
+		{"a string that is no secret stays as sent", `{"a": "x\u0041 berth_short", "b": "ticket", "c": "berthc_"}`, `{"a":"x\u0041 berth_short","b":"ticket","c":"berthc_"}`},
+		{"the token of GET /me names none", `{"data": {"token": {"id": 3, "name": "ci"}}}`, `{"data":{"token":{"id":3,"name":"ci"}}}`},
+		{"not JSON, a ticket", `{"url": "ws://h/v1/servers/4/console?ticket=berthc_` + ticket + `", `, `"{\"url\": \"ws://h/v1/servers/4/console?ticket=\"[redacted]\", "`},
+		{"not JSON, a password", `{"password": "pw", "secret": s3`, `"{\"password\": \"[redacted]\", \"secret\": \"[redacted]\""`},
 	} {
 		got := string(JournalBody([]byte(tc.in)))
 		if tc.in == "" && JournalBody(nil) != nil {
@@ -51,6 +69,38 @@ func TestJournalBody(t *testing.T) {
 	_, _ = c.Write([]byte(strings.Repeat("a", MaxJournalBody-1) + "é" + "tail"))
 	if err := json.Unmarshal(c.Body(), &s); err != nil || strings.ContainsRune(s, '\uFFFD') || !strings.HasPrefix(s, strings.Repeat("a", MaxJournalBody-1)+" …") {
 		t.Errorf("cut in a character: %v %.20q", err, s[MaxJournalBody-5:])
+	}
+}
+
+// TestRecordRedacts: the path, query and headers of an entry are kept without their
+// secrets: a ticket or token anywhere, the value of a query parameter named for one.
+func TestRecordRedacts(t *testing.T) {
+	t.Parallel()
+	s := New()
+	tok, _ := ops.NewTokenSecret()
+	s.Record(1, Entry{Path: "/v1/servers/" + tok, Query: "ticket=berthc_Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXg&a=1&password=x",
+		RequestID: "req " + tok, IdempotencyKey: tok})
+	got := s.Requests(1, 1)[0]
+	want := Entry{ID: got.ID, Path: "/v1/servers/[redacted]", Query: "ticket=[redacted]&a=1&password=[redacted]", RequestID: "req [redacted]",
+		IdempotencyKey: "[redacted]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("recorded %+v, want %+v", got, want)
+	}
+}
+
+// TestSecretPrefixes: the secrets the API makes, as it makes them, are found by
+// their prefix, whole.
+func TestSecretPrefixes(t *testing.T) {
+	t.Parallel()
+	tok, _ := ops.NewTokenSecret()
+	for _, secret := range []string{tok, ops.ConsoleTicketPrefix + "Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXg",
+		"berth_sandbox_" + strings.Repeat("a", 32)} {
+		if got := RedactString("<" + secret + ">"); got != "<"+Redacted+">" {
+			t.Errorf("%s: %s", secret, got)
+		}
+	}
+	if !slices.Contains(secretPrefixes, ops.TokenPrefix) || !slices.Contains(secretPrefixes, ops.ConsoleTicketPrefix) {
+		t.Errorf("secretPrefixes %v lacks the API's %q or %q", secretPrefixes, ops.TokenPrefix, ops.ConsoleTicketPrefix)
 	}
 }
 

@@ -138,7 +138,8 @@ type Reader interface {
 	// hours starting at or after from, oldest first; days without any are left out.
 	DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error)
 	// ClockOffsets is how far each account's test clock runs ahead of the system
-	// clock (the sandbox's, API-DECISIONS §11); accounts on the system clock are left out.
+	// clock (the sandbox's, API-DECISIONS §11), as hosting.ClockOffset reads what is
+	// stored (0 to hosting.MaxClockAhead); accounts on the system clock are left out.
 	ClockOffsets(ctx context.Context) (map[int64]time.Duration, error)
 }
 
@@ -314,9 +315,13 @@ type Writer interface {
 	// DeleteExpiredConsoleSessions removes the sessions whose lease ran out before
 	// before.
 	DeleteExpiredConsoleSessions(ctx context.Context, before time.Time) error
-	// AdvanceClock moves an account's test clock forward by by (> 0) and returns
-	// how far ahead of the system clock it now is.
-	AdvanceClock(ctx context.Context, accountID int64, by time.Duration) (time.Duration, error)
+	// AdvanceClock moves an account's test clock forward by by (> 0, whole
+	// milliseconds) unless that would take it past hosting.MaxClockAhead ahead of the
+	// system clock, in one statement (of several processes advancing at once, none
+	// passes the limit). It returns how far ahead the clock now is and whether it
+	// moved; when it did not, nothing changed and ahead is where it stays (an offset
+	// stored beyond the limit reads as the limit).
+	AdvanceClock(ctx context.Context, accountID int64, by time.Duration) (ahead time.Duration, moved bool, err error)
 	// ResetClock puts an account back on the system clock.
 	ResetClock(ctx context.Context, accountID int64) error
 }

@@ -4,8 +4,10 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,7 +124,11 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		for _, by := range []time.Duration{72 * time.Hour, 90 * time.Minute} {
 			in(t, s, func(tx store.Tx) error {
 				var err error
-				ahead, err = tx.AdvanceClock(ctx, a, by)
+				var moved bool
+				ahead, moved, err = tx.AdvanceClock(ctx, a, by)
+				if err == nil && !moved {
+					t.Errorf("advance by %s refused", by)
+				}
 				return err
 			})
 		}
@@ -165,6 +171,88 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		in(t, s, func(tx store.Tx) error { return tx.ResetClock(ctx, a) })
 		if got, err := s.ClockOffsets(ctx); err != nil || len(got) != 0 {
 			t.Fatalf("ClockOffsets after reset = %v, %v; want none", got, err)
+		}
+	})
+
+	t.Run("ClockLimit", func(t *testing.T) {
+		s := open(t)
+		a := newAccount(t, s, "clock-limit@example.com")
+		capMS := hosting.MaxClockAhead.Milliseconds()
+		// plant stores an offset as a Berth before the limit could have stored it.
+		plant := func(ms int64) {
+			in(t, s, func(tx store.Tx) error {
+				if _, err := tx.SQL().ExecContext(ctx, s.Rebind(`DELETE FROM account_clocks WHERE account_id = ?`), a); err != nil {
+					return err
+				}
+				_, err := tx.SQL().ExecContext(ctx, s.Rebind(`INSERT INTO account_clocks (account_id, offset_ms) VALUES (?, ?)`), a, ms)
+				return err
+			})
+		}
+		advance := func(by time.Duration) (ahead time.Duration, moved bool) {
+			in(t, s, func(tx store.Tx) error {
+				var err error
+				ahead, moved, err = tx.AdvanceClock(ctx, a, by)
+				return err
+			})
+			return ahead, moved
+		}
+		for _, tc := range []struct {
+			name      string
+			stored    int64 // -1: no row (the system clock)
+			by        time.Duration
+			read      time.Duration // what ClockOffsets reads before
+			moved     bool
+			ahead     time.Duration
+			storedNow int64
+		}{
+			{"first advance", -1, time.Hour, 0, true, time.Hour, 3_600_000},
+			{"first advance, the whole limit", -1, hosting.MaxClockAhead, 0, true, hosting.MaxClockAhead, capMS},
+			{"first advance, past the limit", -1, hosting.MaxClockAhead + time.Millisecond, 0, false, 0, -1},
+			{"from 0", 0, time.Millisecond, 0, true, time.Millisecond, 1},
+			{"to 1 ms below the limit", capMS - 2, time.Millisecond, hosting.MaxClockAhead - 2*time.Millisecond, true, hosting.MaxClockAhead - time.Millisecond, capMS - 1},
+			{"to the limit exactly", capMS - 3_600_000, time.Hour, hosting.MaxClockAhead - time.Hour, true, hosting.MaxClockAhead, capMS},
+			{"1 ms over the limit", capMS - 3_600_000, time.Hour + time.Millisecond, hosting.MaxClockAhead - time.Hour, false, hosting.MaxClockAhead - time.Hour, capMS - 3_600_000},
+			{"at the limit, 1 ms more", capMS, time.Millisecond, hosting.MaxClockAhead, false, hosting.MaxClockAhead, capMS},
+			{"stored past the limit", capMS + 1, time.Millisecond, hosting.MaxClockAhead, false, hosting.MaxClockAhead, capMS + 1},
+			{"stored past what a duration holds", 293 * 8760 * 3_600_000, time.Hour, hosting.MaxClockAhead, false, hosting.MaxClockAhead, 293 * 8760 * 3_600_000},
+			{"stored near MaxInt64", math.MaxInt64 - 1, 8760 * time.Hour, hosting.MaxClockAhead, false, hosting.MaxClockAhead, math.MaxInt64 - 1},
+			{"stored MaxInt64", math.MaxInt64, time.Millisecond, hosting.MaxClockAhead, false, hosting.MaxClockAhead, math.MaxInt64},
+			{"a huge advance", 0, time.Duration(math.MaxInt64 - math.MaxInt64%int64(time.Millisecond)), 0, false, 0, 0},
+		} {
+			in(t, s, func(tx store.Tx) error { return tx.ResetClock(ctx, a) })
+			if tc.stored >= 0 {
+				plant(tc.stored)
+			}
+			got, err := s.ClockOffsets(ctx)
+			if err != nil || got[a] != tc.read {
+				t.Errorf("%s: ClockOffsets = %v, %v; want %s", tc.name, got, err, tc.read)
+			}
+			ahead, moved := advance(tc.by)
+			if moved != tc.moved || ahead != tc.ahead {
+				t.Errorf("%s: AdvanceClock(%s) = %s, %v; want %s, %v", tc.name, tc.by, ahead, moved, tc.ahead, tc.moved)
+			}
+			var stored int64 = -1
+			err = s.WriteDB().QueryRowContext(ctx, s.Rebind(`SELECT offset_ms FROM account_clocks WHERE account_id = ?`), a).Scan(&stored)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				t.Fatal(err)
+			}
+			if stored != tc.storedNow {
+				t.Errorf("%s: stored %d ms after the advance, want %d", tc.name, stored, tc.storedNow)
+			}
+		}
+		// Many advances summing past the limit: each that fits moves the clock, the
+		// one that would pass it does not, and the clock never reads less.
+		in(t, s, func(tx store.Tx) error { return tx.ResetClock(ctx, a) })
+		var last time.Duration
+		for i := range 110 {
+			ahead, moved := advance(8760 * time.Hour)
+			if want := i < hosting.MaxClockAheadYears; moved != want || ahead < last {
+				t.Fatalf("advance %d: %s, moved %v after %s", i+1, ahead, moved, last)
+			}
+			last = ahead
+		}
+		if last != hosting.MaxClockAhead {
+			t.Errorf("after 110 advances of a year: %s, want the limit", last)
 		}
 	})
 
