@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/client"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/testdisk"
 )
@@ -104,7 +105,7 @@ func (d *faultDaemon) spawn() error {
 	}
 	fmt.Fprintf(f, "---- start %s\n", time.Now().Format(time.RFC3339Nano))
 	args := append(append([]string{"serve"}, d.serve...), "--addr", d.addr, "--sim-time-scale", faultSimScale,
-		"--rate-limit", "10000000")
+		"--rate-limit", "10000000", "--console-lease", faultConsoleLease)
 	cmd := exec.Command(d.bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
@@ -587,6 +588,9 @@ func TestFaultSIGKILL(t *testing.T) {
 		disk = testdisk.Mount(t, faultDiskSize)
 		d.data = filepath.Join(disk.Dir, "data")
 		d.store, d.serve = storeFlags(t, d.data), serveStoreFlags(t, d.data)
+		// The test clocks' load (fault_sandbox_test.go): serve refuses --sandbox on
+		// PostgreSQL, whose database production processes may share.
+		d.serve = append(d.serve, "--sandbox")
 		t.Cleanup(func() {
 			if t.Failed() || os.Getenv("BERTH_FAULT_KEEP") != "" {
 				_ = exec.Command("cp", "-a", d.data, filepath.Join(dir, "data")).Run() // before the disk goes
@@ -622,7 +626,18 @@ func TestFaultSIGKILL(t *testing.T) {
 		"--credit", schedCredit)
 	schedAccount := int64(sacct["id"].(float64))
 	schedToken := admin("admin", "token", "create", "--account", fmt.Sprint(schedAccount), "--name", "sched",
-		"--scopes", "servers,snapshots")["token"].(string)
+		"--scopes", "servers,snapshots,power")["token"].(string)
+	// The test clocks' accounts (SQLite only, as --sandbox): nothing but a clock each.
+	var clockTokens []string
+	if !onPostgres() {
+		for i := range 2 {
+			c := admin("admin", "account", "create", "--email", fmt.Sprintf("clock%d@example.com", i), "--password", "long-enough-pw")
+			clockTokens = append(clockTokens, admin("admin", "token", "create", "--account", fmt.Sprint(int64(c["id"].(float64))),
+				"--name", "clock", "--scopes", "read")["token"].(string))
+		}
+	} else {
+		t.Log("on PostgreSQL: the test clocks' load is skipped (serve refuses --sandbox there)")
+	}
 
 	if err := d.start(); err != nil {
 		fatal(0, "%v", err)
@@ -652,6 +667,19 @@ func TestFaultSIGKILL(t *testing.T) {
 		wg.Wait()
 		fatal(0, "%v", err)
 	}
+	// The console floods' client (fault_sandbox_test.go), on the same server.
+	consoles, err := client.New(client.WithBaseURL(d.base()), client.WithToken(schedToken), client.WithoutRetries(),
+		client.WithTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clocks []*clockRunner
+	for _, tok := range clockTokens {
+		c := newClockRunner("http://"+d.addr+"/sandbox/v1", tok)
+		clocks = append(clocks, c)
+		wg.Add(1)
+		go c.run(&stop, wg.Done)
+	}
 
 	abort := func(round int, format string, args ...any) {
 		t.Helper()
@@ -665,6 +693,8 @@ func TestFaultSIGKILL(t *testing.T) {
 	startupKills := 0
 	var burstProblems []string
 	bursts, burstLost, burstReplayed, diskRounds, schedRounds := 0, 0, 0, 0, 0
+	floods, floodOpened, floodRefused := 0, 0, 0
+	var floodProblems []string
 	for r < rounds || (log.accepted() < faultMinOps && r < faultMaxRounds) {
 		uptime := faultMinUptime + time.Duration(rng.Int64N(int64(faultMaxUptime-faultMinUptime)))
 		if rng.IntN(4) == 0 {
@@ -686,6 +716,11 @@ func TestFaultSIGKILL(t *testing.T) {
 			b = startBurst(r, d.base(), burstToken)
 			time.Sleep(time.Duration(30+rng.IntN(71)) * time.Millisecond)
 		}
+		var flood *consoleFlood
+		if r%faultFloodEvery == 3 {
+			// As many consoles as can be had of one server, held until the kill.
+			flood = floodConsoles(consoles, schedServer.id)
+		}
 		if r%faultSchedEvery == 0 {
 			// A deletion scheduled for the end of a snapshot being made, and the kill
 			// about when that end comes.
@@ -696,6 +731,11 @@ func TestFaultSIGKILL(t *testing.T) {
 		}
 		d.kill() // SIGKILL
 		down := time.Now()
+		if flood != nil {
+			flood.close()
+			floodProblems = append(floodProblems, flood.problems...)
+			floods, floodOpened, floodRefused = floods+1, floodOpened+flood.opened, floodRefused+flood.refused
+		}
 		if b != nil {
 			b.wg.Wait()
 		}
@@ -731,7 +771,7 @@ func TestFaultSIGKILL(t *testing.T) {
 			t.Errorf("seed %d: %s", seed, b)
 		}
 	}
-	for _, p := range burstProblems {
+	for _, p := range append(burstProblems, floodProblems...) {
 		t.Errorf("seed %d: %s", seed, p)
 	}
 
@@ -745,6 +785,13 @@ func TestFaultSIGKILL(t *testing.T) {
 		if views[acct], err = readAPIView(d.base(), tok); err != nil {
 			fatal(r, "reading the settled state of account %d through the API: %v", acct, err)
 		}
+	}
+	clockMoves := 0
+	for i, c := range clocks {
+		for _, p := range c.finish() {
+			t.Errorf("seed %d: test clock %d: %s", seed, i, p)
+		}
+		clockMoves += c.moved
 	}
 	if err := d.stop(); err != nil {
 		fatal(r, "clean stop: %v", err)
@@ -783,10 +830,12 @@ func TestFaultSIGKILL(t *testing.T) {
 		"%d operations resumed after a kill; %d orders whose answer was lost landed; %d servers, %d snapshots, "+
 		"%d transactions (%d left the credit below zero); the API lists %d live servers; "+
 		"%d bursts of %d idempotent orders killed mid-flight, %d first answers lost, of which %d retries answered the committed order again; "+
-		"%d rounds with a full disk; %d kills about when a scheduled snapshot deletion ran",
+		"%d rounds with a full disk; %d kills about when a scheduled snapshot deletion ran; "+
+		"%d console floods of %d (%d consoles opened, %d refused busy); %d test clocks moved %d times to their limit",
 		r, startupKills, workload.Round(time.Millisecond), downtime.Round(time.Millisecond), log.accepted(), sortedCounts(counts),
 		sortedCounts(rejectedByCode), w.resumed, landed, len(w.servers), len(w.snapshots), len(w.txs), negative,
-		len(views[account].servers)+len(views[burstAccount].servers)+len(views[schedAccount].servers), bursts, burstSize, burstLost, burstReplayed, diskRounds, schedRounds)
+		len(views[account].servers)+len(views[burstAccount].servers)+len(views[schedAccount].servers), bursts, burstSize, burstLost, burstReplayed, diskRounds, schedRounds,
+		floods, faultFloodSize, floodOpened, floodRefused, len(clocks), clockMoves)
 	if n := log.accepted(); n < faultMinOps {
 		t.Errorf("seed %d: only %d operations were accepted, want at least %d", seed, n, faultMinOps)
 	}
