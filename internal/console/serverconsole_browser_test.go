@@ -152,15 +152,17 @@ func TestBrowserServerConsoleFull(t *testing.T) {
 
 	// Once the API client leaves, Connect again connects.
 	_ = api.Close(websocket.StatusNormalClosure, "")
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		run(t, ctx, "connect again", chromedp.WaitEnabled(chromedp.CSS("#console-connect")), chromedp.Click(chromedp.CSS("#console-connect")))
-		time.Sleep(300 * time.Millisecond)
-		if get(t, ctx, "connected", chromedp.Evaluate[bool](`document.getElementById("terminal").dataset.connected === "true"`)) {
-			break
-		}
+	// The place frees once the server has seen the close: until then a click may be
+	// refused again. A click that connects disables the button, so each round looks
+	// first whether the page is connected, and clicks only an enabled button.
+	deadline := time.Now().Add(30 * time.Second)
+	for !get(t, ctx, "connected", chromedp.Evaluate[bool](`document.getElementById("terminal").dataset.connected === "true"`)) {
 		if time.Now().After(deadline) {
 			failed(t, ctx, "connect once the place is free", context.DeadlineExceeded)
 		}
+		if get(t, ctx, "connect enabled", chromedp.Evaluate[bool](`!document.getElementById("console-connect").disabled`)) {
+			run(t, ctx, "connect again", chromedp.Click(chromedp.CSS("#console-connect")))
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 }
