@@ -50,7 +50,7 @@ func main() {
 		log.Fatal(err)
 	}
 	// Prune seeks each server through the servers table: give it the servers.
-	if err := ops.New(db, nil, nil).EnsureCatalog(ctx, catalog.Default()); err != nil {
+	if err := ops.New(ops.Deps{Store: db}).EnsureCatalog(ctx, catalog.Default()); err != nil {
 		log.Fatal(err)
 	}
 	if err := seedServers(db, *servers); err != nil {

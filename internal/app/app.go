@@ -26,7 +26,6 @@ import (
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/compute/simdriver"
 	"github.com/berthhq/berth/internal/console"
-	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
@@ -58,8 +57,13 @@ type Config struct {
 	// MeterEvery is how often a metering pass runs (default 1 min). A pass charges
 	// every hour started since the last, so the interval only bounds the delay.
 	MeterEvery time.Duration
-	// WrapDriver, when set, wraps the compute driver (tests inject faults with it).
+	// WrapDriver, when set, wraps the compute driver (tests inject faults with it):
+	// operations call the wrapper, and what only some drivers can do (compute.As) is
+	// found on the driver it wraps.
 	WrapDriver func(compute.Driver) compute.Driver
+	// WrapBackfill, when set, wraps the metrics backfill of a test clock's advance
+	// (tests hold an advance in it).
+	WrapBackfill func(ops.BackfillFunc) ops.BackfillFunc
 	// Libvirt tunes the libvirt driver (--driver libvirt).
 	Libvirt libvirtdriver.Options
 	// ReconcileEvery is how often the libvirt driver's machines are compared with
@@ -114,12 +118,17 @@ type App struct {
 	// jobs inserts jobs in the store's transactions; on SQLite, once StartWorkers
 	// ran, it also works them.
 	jobs *river.Client[*sql.Tx]
+	// queue is what the core enqueues with: it goes through jobs, and wakes the
+	// workers once they run (wake.go).
+	queue *jobQueue
 	// work is the client working jobs (after StartWorkers): jobs on SQLite, a client
 	// on River's pgx driver (LISTEN/NOTIFY) on PostgreSQL.
 	work jobWorker
 	// lead says whether this process does the cluster's periodic work now.
-	lead   *leader
-	driver compute.Driver
+	lead *leader
+	// base is the compute driver of Config.Driver; driver is what operations call:
+	// base, or what Config.WrapDriver made of it.
+	base, driver compute.Driver
 	lock   *os.File
 	log    *slog.Logger
 
@@ -169,16 +178,29 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, DB: db, log: cfg.Logger}
-	a.Service = ops.New(db, nil, cfg.Logger)
-	a.Service.ConsoleCaps = cfg.Consoles
-	if cfg.Clock != nil {
-		a.Service.Now = func() time.Time { return cfg.Clock().UTC().Truncate(time.Millisecond) }
+	a := &App{cfg: cfg, DB: db, log: cfg.Logger, queue: newJobQueue(cfg.Logger)}
+	if err := a.openDriver(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	deps := ops.Deps{Store: db, Jobs: a.queue, Driver: a.driver, Log: cfg.Logger, Clock: cfg.Clock,
+		ConsoleCaps: cfg.Consoles}
+	if cfg.Telemetry != nil {
+		deps.Telemetry = cfg.Telemetry
 	}
 	if cfg.Sandbox {
 		a.Sandbox = sandbox.New()
-		a.Service.Faults = a.Sandbox
-		if err := a.enableTestClocks(ctx); err != nil {
+		deps.Faults = a.Sandbox
+		deps.Backfill = a.backfill
+		if cfg.WrapBackfill != nil {
+			deps.Backfill = cfg.WrapBackfill(deps.Backfill)
+		}
+	}
+	a.Service = ops.New(deps)
+	if cfg.Sandbox {
+		// Every account gets a test clock: its records' times, its charges and its
+		// servers' metrics follow it.
+		if err := a.Service.EnableTestClocks(ctx); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -189,13 +211,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.jobs = jobs
-	a.Service.SetEnqueuer(jobs)
+	a.queue.use(jobs)
 	if err := a.Service.EnsureCatalog(ctx, catalog.Default()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("default catalog: %w", err)
 	}
 	if cfg.Telemetry != nil {
-		a.Service.Telemetry = cfg.Telemetry
 		unwatch, err := cfg.Telemetry.WatchStore(db, a.Service.Now)
 		if err != nil {
 			db.Close()
@@ -204,6 +225,25 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.unwatch = append(a.unwatch, unwatch)
 	}
 	return a, nil
+}
+
+// openDriver makes the compute driver of Config.Driver. Making one starts nothing: the
+// libvirt driver connects to its hosts when StartWorkers asks it to, or when an
+// operator's command needs one.
+func (a *App) openDriver() error {
+	switch a.cfg.Driver {
+	case "", "sim":
+		a.base = simdriver.New(a.DB.WriteDB(), a.cfg.SimTimeScale, a.DB.Rebind)
+	case "libvirt":
+		a.base = a.LibvirtDriver()
+	default:
+		return fmt.Errorf("unknown driver %q (this build knows: sim, libvirt)", a.cfg.Driver)
+	}
+	a.driver = a.base
+	if a.cfg.WrapDriver != nil {
+		a.driver = compute.Wrap(a.cfg.WrapDriver(a.base), a.base)
+	}
+	return nil
 }
 
 // quiet keeps River's own logs to warnings and errors.
@@ -229,31 +269,12 @@ func (a *App) StartWorkers(ctx context.Context) error {
 			return err
 		}
 	}
-	switch a.cfg.Driver {
-	case "", "sim":
-		sim := simdriver.New(a.DB.WriteDB(), a.cfg.SimTimeScale, a.DB.Rebind)
-		a.driver = sim
-		// Its machines are rows of the store's database: a sandbox's reset and seed
-		// make and remove them at once, in their own transactions.
-		a.Service.Instant = sim
-	case "libvirt":
-		lv := a.LibvirtDriver()
-		a.driver = lv
-		a.Service.Stock = func(ctx context.Context, locationID int64, p hosting.Plan) (bool, error) {
-			return lv.HasRoom(ctx, locationID, p.VCPUs, p.MemoryMB, p.DiskGB)
-		}
-		a.Service.Unreachable = lv.Unreachable
+	if lv, ok := a.base.(*libvirtdriver.Driver); ok {
 		a.prepareHosts(lv)
 		if err := a.watchHosts(lv); err != nil {
 			return err
 		}
-	default:
-		return fmt.Errorf("unknown driver %q (this build knows: sim, libvirt)", a.cfg.Driver)
 	}
-	if a.cfg.WrapDriver != nil {
-		a.driver = a.cfg.WrapDriver(a.driver)
-	}
-	a.Service.Consoles = a.driver
 	w := ops.NewWorker(a.Service, a.driver, a.completeTx())
 	if a.cfg.ShutdownTimeout > 0 {
 		w.ShutdownTimeout = a.cfg.ShutdownTimeout
@@ -330,25 +351,24 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		// River notifies the other processes of inserted jobs, but at most so often
 		// per queue: this process is woken as on SQLite, by a wake job its working
 		// client inserts once the transaction has committed.
-		q := newJobQueue(a.jobs, a.log)
-		q.insertWake = func(ctx context.Context) error {
+		a.stopWaker = a.queue.start(func(ctx context.Context) error {
 			_, err := work.Insert(ctx, wakeArgs{}, nil)
 			return err
-		}
-		a.Service.SetEnqueuer(q)
-		a.stopWaker = q.start()
+		})
 	} else {
 		jobs, err := river.NewClient(a.sqlDriver(), cfg)
 		if err != nil {
 			return err
 		}
 		a.jobs, a.work = jobs, jobs
-		q := newJobQueue(jobs, a.log)
-		a.Service.SetEnqueuer(q)
+		a.queue.use(jobs)
 		if err := jobs.Start(ctx); err != nil {
 			return err
 		}
-		a.stopWaker = q.start()
+		a.stopWaker = a.queue.start(func(ctx context.Context) error {
+			_, err := jobs.Insert(ctx, wakeArgs{}, nil)
+			return err
+		})
 	}
 	a.startSweep()
 	a.startSampler()
@@ -440,7 +460,7 @@ func (a *App) Handler() (*httpapi.Server, error) {
 	return httpapi.New(a.Service, cat, a.log, cfg)
 }
 
-// Driver is the compute driver (after StartWorkers).
+// Driver is the compute driver operations call.
 func (a *App) Driver() compute.Driver { return a.driver }
 
 // Close ends the open serial consoles, stops the workers (jobs in flight are left to

@@ -4,27 +4,21 @@ import (
 	"context"
 	"time"
 
+	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/metrics"
 )
 
-// enableTestClocks gives every account a test clock (serve --sandbox): its records'
-// times, its charges and its servers' metrics follow it, and an advance fills the
-// metrics of the time it skips from the sim driver's load model.
-func (a *App) enableTestClocks(ctx context.Context) error {
-	svc := a.Service
-	if err := svc.EnableTestClocks(ctx); err != nil {
+// backfill fills the metrics of the time a test clock's advance skips (serve
+// --sandbox) from the driver's load model: the account's servers' charts then show
+// what they would have, had the time passed.
+func (a *App) backfill(ctx context.Context, accountID int64, from, to time.Time) error {
+	h, ok := compute.As[metrics.HistoryReader](a.driver)
+	if !ok {
+		return nil // the driver's machines have no history to tell (the sandbox is sim only)
+	}
+	mine, err := a.DB.AccountMetricTargets(ctx, accountID)
+	if err != nil {
 		return err
 	}
-	svc.Backfill = func(ctx context.Context, accountID int64, from, to time.Time) error {
-		h, ok := a.driver.(metrics.HistoryReader)
-		if !ok {
-			return nil // the driver's machines have no history to tell (sandbox is sim only)
-		}
-		mine, err := a.DB.AccountMetricTargets(ctx, accountID)
-		if err != nil {
-			return err
-		}
-		return metrics.Backfill(ctx, a.DB, h, mine, from, to)
-	}
-	return nil
+	return metrics.Backfill(ctx, a.DB, h, mine, from, to)
 }

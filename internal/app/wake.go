@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // On PostgreSQL River notifies inserted jobs (LISTEN/NOTIFY), but at most so often
@@ -42,33 +44,47 @@ type wakeWorker struct {
 
 func (wakeWorker) Work(context.Context, *river.Job[wakeArgs]) error { return nil }
 
-// jobQueue is the job client of a process that works jobs; it implements ops.Waker.
+// jobQueue is what the core enqueues with (ops.Enqueuer and ops.Waker). It is made
+// before the clients it goes through, as the core is made before the workers that need
+// it: Open gives it the client that inserts in the store's transactions (use), and
+// StartWorkers, which may replace that client, the way to wake this process's workers
+// (start). Before then a Wake does nothing: the jobs wait for the poll of whichever
+// process works them.
 type jobQueue struct {
-	*river.Client[*sql.Tx]
-	log  *slog.Logger
-	wake chan struct{}
-	// insertWake inserts a wake job through the client that works this process's
-	// jobs (on PostgreSQL another client than the one inserting in transactions).
-	insertWake func(ctx context.Context) error
+	client atomic.Pointer[river.Client[*sql.Tx]]
+	log    *slog.Logger
+	wake   chan struct{}
+	waking atomic.Bool // start ran
 }
 
-func newJobQueue(c *river.Client[*sql.Tx], log *slog.Logger) *jobQueue {
-	return &jobQueue{Client: c, log: log, wake: make(chan struct{}, 1), insertWake: func(ctx context.Context) error {
-		_, err := c.Insert(ctx, wakeArgs{}, nil)
-		return err
-	}}
+func newJobQueue(log *slog.Logger) *jobQueue {
+	return &jobQueue{log: log, wake: make(chan struct{}, 1)}
+}
+
+// use makes c the client that inserts the jobs.
+func (q *jobQueue) use(c *river.Client[*sql.Tx]) { q.client.Store(c) }
+
+// InsertTx implements ops.Enqueuer.
+func (q *jobQueue) InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	return q.client.Load().InsertTx(ctx, tx, args, opts)
 }
 
 // Wake asks for a wake job; it never blocks.
 func (q *jobQueue) Wake() {
+	if !q.waking.Load() {
+		return
+	}
 	select {
 	case q.wake <- struct{}{}:
 	default: // one is asked for already and not yet inserted: it fetches these jobs too
 	}
 }
 
-// start runs the goroutine that inserts wake jobs; stop ends it.
-func (q *jobQueue) start() (stop func()) {
+// start runs the goroutine that inserts wake jobs with insertWake (through the
+// client that works this process's jobs: on PostgreSQL another client than the one
+// inserting in transactions); stop ends it.
+func (q *jobQueue) start(insertWake func(ctx context.Context) error) (stop func()) {
+	q.waking.Store(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -81,7 +97,7 @@ func (q *jobQueue) start() (stop func()) {
 			}
 			ictx, icancel := context.WithTimeout(ctx, 10*time.Second)
 			// When this fails the jobs are still fetched, by the poll.
-			if err := q.insertWake(ictx); err != nil && ctx.Err() == nil {
+			if err := insertWake(ictx); err != nil && ctx.Err() == nil {
 				q.log.Warn("job queue not woken; the jobs wait for its next poll", "err", err)
 			}
 			icancel()

@@ -186,7 +186,7 @@ func mapArgs(m map[string]any) []any {
 // ---- settings ----
 
 func (c *Console) settingsPage(r *req) error {
-	acct, err := c.svc.Store().Account(r.ctx(), r.p.Account.ID)
+	acct, err := c.svc.Account(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}

@@ -188,7 +188,7 @@ func (c *Console) orderFormFor(r *req) (*orderForm, error) {
 		return nil, err
 	}
 	f := &orderForm{Cat: cat, Credit: r.p.Account.Credit}
-	if acct, err := c.svc.Store().Account(r.ctx(), r.p.Account.ID); err == nil {
+	if acct, err := c.svc.Account(r.ctx(), r.p); err == nil {
 		f.Credit = acct.Credit
 	}
 	if f.Keys, err = c.svc.SSHKeys(r.ctx(), r.p); err != nil {

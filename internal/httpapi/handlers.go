@@ -198,8 +198,8 @@ func (s *Server) renameProject(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := s.svc.Store().Project(r.ctx, r.p.Account.ID, id); err != nil {
-		return 0, nil, hosting.ErrNotFound() // 404 before 422
+	if _, err := s.svc.Project(r.ctx, r.p, id); err != nil {
+		return 0, nil, err // 404 before 422
 	}
 	var b api.ProjectWrite
 	if err := decode(r.Request, &b); err != nil {

@@ -837,7 +837,7 @@ func (g *propGen) checkMessage(ctx context.Context, env *testenv.Env, acct *test
 	if len(e.Errors) == 0 {
 		return "a 422 without errors"
 	}
-	a, err := env.App.Service.Store().Account(ctx, acct.ID)
+	a, err := env.App.DB.Account(ctx, acct.ID)
 	if err != nil {
 		g.t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -23,41 +24,40 @@ type heldAdvance struct {
 	spans   map[int64][][2]time.Time
 }
 
-// holdBackfill wraps the metrics step of e's advances (Service.Backfill, which
-// --sandbox sets) with a heldAdvance.
-func holdBackfill(t *testing.T, e *testenv.Env, hold ...int64) *heldAdvance {
+// heldClockEnv is clockEnv with its advances' metrics step (the backfill --sandbox
+// does) wrapped by a heldAdvance; hold names the accounts whose advances it holds.
+func heldClockEnv(t *testing.T) (*testenv.Env, *heldAdvance) {
 	h := &heldAdvance{hold: map[int64]bool{}, entered: make(chan int64, 16), release: make(chan struct{}),
 		inside: map[int64]int{}, spans: map[int64][][2]time.Time{}}
-	for _, id := range hold {
-		h.hold[id] = true
-	}
-	fill := e.App.Service.Backfill
-	if fill == nil {
-		t.Fatal("no metrics backfill under --sandbox")
-	}
-	e.App.Service.Backfill = func(ctx context.Context, accountID int64, from, to time.Time) error {
-		h.mu.Lock()
-		h.inside[accountID]++
-		if n := h.inside[accountID]; n > 1 {
-			t.Errorf("%d advances of account %d at once", n, accountID)
+	wrap := func(fill ops.BackfillFunc) ops.BackfillFunc {
+		if fill == nil {
+			t.Fatal("no metrics backfill under --sandbox")
 		}
-		h.spans[accountID] = append(h.spans[accountID], [2]time.Time{from, to})
-		held := h.hold[accountID]
-		h.mu.Unlock()
-		if held {
-			h.entered <- accountID
-			select {
-			case <-h.release:
-			case <-time.After(2 * time.Minute):
-				t.Errorf("account %d's advance held for 2 minutes", accountID)
+		return func(ctx context.Context, accountID int64, from, to time.Time) error {
+			h.mu.Lock()
+			h.inside[accountID]++
+			if n := h.inside[accountID]; n > 1 {
+				t.Errorf("%d advances of account %d at once", n, accountID)
 			}
+			h.spans[accountID] = append(h.spans[accountID], [2]time.Time{from, to})
+			held := h.hold[accountID]
+			h.mu.Unlock()
+			if held {
+				h.entered <- accountID
+				select {
+				case <-h.release:
+				case <-time.After(2 * time.Minute):
+					t.Errorf("account %d's advance held for 2 minutes", accountID)
+				}
+			}
+			err := fill(ctx, accountID, from, to)
+			h.mu.Lock()
+			h.inside[accountID]--
+			h.mu.Unlock()
+			return err
 		}
-		err := fill(ctx, accountID, from, to)
-		h.mu.Lock()
-		h.inside[accountID]--
-		h.mu.Unlock()
-		return err
 	}
+	e := testenv.New(t, testenv.Options{Sandbox: true, Clock: testenv.NewFakeClock(clockStart).Now, WrapBackfill: wrap})
 	t.Cleanup(func() {
 		select {
 		case <-h.release:
@@ -65,7 +65,16 @@ func holdBackfill(t *testing.T, e *testenv.Env, hold ...int64) *heldAdvance {
 			close(h.release)
 		}
 	})
-	return h
+	return e, h
+}
+
+// holdAccounts makes h hold the advances of the accounts ids.
+func (h *heldAdvance) holdAccounts(ids ...int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		h.hold[id] = true
+	}
 }
 
 // advanceAsync starts an advance; its answer comes on the channel.
@@ -84,13 +93,13 @@ func advanceAsync(a *testenv.Account, by string) <-chan *testenv.Response {
 // not the year: a year's 8,760 metering steps take 15 s, and past the test
 // client's 90 s under -race on a busy machine.)
 func TestClockAdvancesOfAccountsRunApart(t *testing.T) {
-	e := clockEnv(t)
+	e, h := heldClockEnv(t)
 	a, b := e.NewAccount("en", "100", ""), e.NewAccount("en", "100", "")
 	for _, acct := range []*testenv.Account{a, b} {
 		srv := order(t, acct, baseOrder())
 		waitOp(t, acct, opID(t, srv))
 	}
-	h := holdBackfill(t, e, b.ID)
+	h.holdAccounts(b.ID)
 	bDone := advanceAsync(b, "720h")
 	select {
 	case <-h.entered:
@@ -137,11 +146,11 @@ func TestClockAdvancesOfAccountsRunApart(t *testing.T) {
 // the other, each charging its own time: while the first is held in its metrics step,
 // the second has not moved the clock, and it answers only after the first.
 func TestClockAdvancesOfOneAccountRunInTurn(t *testing.T) {
-	e := clockEnv(t)
+	e, h := heldClockEnv(t)
 	a := e.NewAccount("en", "100", "")
 	srv := order(t, a, baseOrder())
 	waitOp(t, a, opID(t, srv))
-	h := holdBackfill(t, e, a.ID)
+	h.holdAccounts(a.ID)
 	first := advanceAsync(a, "24h")
 	<-h.entered
 	second := advanceAsync(a, "1h")

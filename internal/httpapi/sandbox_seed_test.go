@@ -15,7 +15,7 @@ import (
 // planHourly is the hourly price of plan 1 of the default catalog.
 func planHourly(t testing.TB, env *testenv.Env) hosting.Money {
 	t.Helper()
-	p, err := env.App.Service.Store().Plan(context.Background(), 1)
+	p, err := env.App.DB.Plan(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

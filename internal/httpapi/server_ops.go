@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // Reinstall, rescale and snapshots: issue "Server operations".
@@ -77,23 +75,12 @@ func (s *Server) snapshotTarget(r *request) (hosting.Server, int64, error) {
 	if err != nil {
 		return hosting.Server{}, 0, err
 	}
-	srv, err := s.svc.Server(r.ctx, r.p, ref)
-	if err != nil {
-		return srv, 0, err
-	}
 	id, err := hosting.ParseID(r.PathValue("snapshot"))
 	if err != nil {
-		return srv, 0, hosting.ErrNotFound()
+		return hosting.Server{}, 0, hosting.ErrNotFound()
 	}
-	if _, err := s.svc.Store().Snapshot(r.ctx, srv.ID, id); errors.Is(err, store.ErrNotFound) {
-		return srv, 0, hosting.ErrNotFound()
-	} else if err != nil {
-		return srv, 0, err
-	}
-	if srv.Suspended {
-		return srv, 0, hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
-	}
-	return srv, id, nil
+	srv, _, err := s.svc.WritableSnapshot(r.ctx, r.p, ref, id)
+	return srv, id, err
 }
 
 func (s *Server) restoreSnapshot(r *request) (int, any, error) {

@@ -542,7 +542,7 @@ func TestServerOpsSnapshots(t *testing.T) {
 			sp := path + "/" + itoa(num(t, s["id"]))
 			wantNotFound(t, a.Do("DELETE", sp, nil))
 			wantNotFound(t, a.Do("POST", sp+"/restore", nil))
-			got, err := env.App.Service.Store().SnapshotAny(context.Background(), num(t, s["id"]))
+			got, err := env.App.DB.SnapshotAny(context.Background(), num(t, s["id"]))
 			if err != nil || got.DeletedAt == nil {
 				t.Errorf("snapshot %v of a deleted server: deleted_at %v, %v", s["id"], got.DeletedAt, err)
 			}

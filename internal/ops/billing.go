@@ -279,7 +279,7 @@ func NewMeterWorker(svc *Service) *MeterWorker { return &MeterWorker{svc: svc} }
 func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[MeterArgs]) error {
 	start := time.Now()
 	res, err := w.svc.Meter(ctx)
-	if t := w.svc.Telemetry; t != nil {
+	if t := w.svc.telemetry; t != nil {
 		t.MeterPassed(time.Since(start), err)
 	}
 	if err != nil {
@@ -294,6 +294,13 @@ func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[MeterArgs]) error {
 }
 
 // ---- what the account holder sees ----
+
+// Account reads the principal's account as it stands now (its credit, budget and
+// language may have changed since the principal was made).
+func (s *Service) Account(ctx context.Context, p hosting.Principal) (hosting.Account, error) {
+	acct, err := s.store.Account(ctx, p.Account.ID)
+	return acct, internal("account", err)
+}
 
 // Billing returns the principal's billing figures.
 func (s *Service) Billing(ctx context.Context, p hosting.Principal) (billing.Summary, error) {

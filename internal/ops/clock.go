@@ -176,8 +176,8 @@ func (s *Service) AdvanceClock(ctx context.Context, p hosting.Principal, by time
 	if _, err := s.meterPass(ctx, id, now); err != nil {
 		return now, internal("charge the advanced time", err)
 	}
-	if s.Backfill != nil {
-		if err := s.Backfill(ctx, id, from, now); err != nil {
+	if s.backfill != nil {
+		if err := s.backfill(ctx, id, from, now); err != nil {
 			return now, internal("metrics of the advanced time", err)
 		}
 	}

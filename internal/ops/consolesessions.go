@@ -112,7 +112,7 @@ func newConsoleSessions() *consoleSessions {
 		open: map[int64]*consoleSession{}, drained: make(chan struct{}), stop: make(chan struct{})}
 }
 
-func (s *Service) consoleCaps() ConsoleCaps { return s.ConsoleCaps.withDefaults() }
+
 
 // consoleRoom answers whether a server may have one more console session now (see
 // ConsoleCaps.room), without taking the place.
@@ -121,7 +121,7 @@ func (s *Service) consoleRoom(ctx context.Context, srv hosting.Server) error {
 	if err != nil {
 		return internal("count console sessions", err)
 	}
-	return s.consoleCaps().room(onServer, onAccount)
+	return s.consoleCaps.room(onServer, onAccount)
 }
 
 // startConsoleSession takes a place for a session of srv's console, counting the
@@ -130,7 +130,7 @@ func (s *Service) consoleRoom(ctx context.Context, srv hosting.Server) error {
 // console attached yet. Errors: those of ConsoleCaps.room; unavailable once the
 // process stops.
 func (s *Service) startConsoleSession(ctx context.Context, srv hosting.Server) (*consoleSession, error) {
-	cs, caps := s.consoles, s.consoleCaps()
+	cs, caps := s.consoles, s.consoleCaps
 	if cs.stopping() {
 		return nil, unreachable()
 	}

@@ -30,10 +30,10 @@ var errSandboxFault = errors.New("failed by a sandbox fault (POST /sandbox/v1/fa
 // the operation through fail (done reports that); a slow one returns ctx with the
 // driver's slowdown.
 func (w *Worker) sandboxFault(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, srv hosting.Server) (context.Context, bool, error) {
-	if w.svc.Faults == nil {
+	if w.svc.faults == nil {
 		return ctx, false, nil
 	}
-	fail, slow := w.svc.Faults.OperationFault(op.AccountID, op.ID, op.Type, job.Attempt == 1)
+	fail, slow := w.svc.faults.OperationFault(op.AccountID, op.ID, op.Type, job.Attempt == 1)
 	if fail {
 		w.svc.log.Info("operation failed by a sandbox fault", "op", describe(op), "server", srv.Name)
 		return ctx, true, w.fail(ctx, job, op, srv, errSandboxFault)

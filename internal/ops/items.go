@@ -77,6 +77,12 @@ func (s *Service) Projects(ctx context.Context, p hosting.Principal) ([]hosting.
 	return ps, internal("projects", err)
 }
 
+// Project finds one of the principal's projects: CodeNotFound when it has none of id.
+func (s *Service) Project(ctx context.Context, p hosting.Principal, id int64) (hosting.Project, error) {
+	pr, err := s.store.Project(ctx, p.Account.ID, id)
+	return pr, notFoundOr("project", err)
+}
+
 func checkName(name *string) (string, error) {
 	var v hosting.Validation
 	if name == nil {

@@ -15,10 +15,7 @@ func (s *Service) writable(ctx context.Context, tx store.Tx, p hosting.Principal
 	if err != nil {
 		return srv, err
 	}
-	if srv.Suspended {
-		return srv, hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
-	}
-	return srv, nil
+	return srv, refuseSuspended(srv)
 }
 
 // serverLocation reads the location a server lives in, with what it offers.

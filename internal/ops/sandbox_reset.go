@@ -52,7 +52,7 @@ func (s *Service) ResetAccount(ctx context.Context, p hosting.Principal, credit 
 		}
 		give = &m
 	}
-	if s.Instant == nil {
+	if s.instant == nil {
 		return hosting.Account{}, internal("reset", errNoInstantMachines)
 	}
 	id := p.Account.ID
@@ -73,7 +73,7 @@ func (s *Service) ResetAccount(ctx context.Context, p hosting.Principal, credit 
 		if err != nil {
 			return internal("reset account", err)
 		}
-		if err := s.Instant.RemoveTx(ctx, tx.SQL(), r.Machines); err != nil {
+		if err := s.instant.RemoveTx(ctx, tx.SQL(), r.Machines); err != nil {
 			return internal("remove machines", err)
 		}
 		removed = len(r.Machines)

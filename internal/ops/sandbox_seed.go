@@ -83,7 +83,7 @@ func (s *Service) Seed(ctx context.Context, p hosting.Principal, r SeedRequest) 
 	if err := v.Err(seedFields...); err != nil {
 		return Seeded{}, err
 	}
-	if len(r.Servers) > 0 && s.Instant == nil {
+	if len(r.Servers) > 0 && s.instant == nil {
 		return Seeded{}, internal("seed", errNoInstantMachines)
 	}
 	out := Seeded{SSHKeys: []hosting.SSHKey{}, Projects: []hosting.Project{}, Recipes: []hosting.Recipe{}, Servers: []hosting.Server{}}
@@ -223,7 +223,7 @@ func (s *Service) seedServer(ctx context.Context, p hosting.Principal, o Order, 
 		state = compute.StateStopped
 	}
 	return s.createServer(ctx, p, o, status, func(tx store.Tx, srv *hosting.Server) error {
-		m, err := s.Instant.PlaceTx(ctx, tx.SQL(), machineSpec(*srv), state)
+		m, err := s.instant.PlaceTx(ctx, tx.SQL(), machineSpec(*srv), state)
 		if err != nil {
 			return internal("place machine", err)
 		}

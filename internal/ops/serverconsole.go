@@ -32,11 +32,6 @@ const ConsoleTicketPrefix = "berthc_"
 // connection is told its ticket expired (or was used) rather than that it is unknown.
 const consoleTicketsKept = time.Hour
 
-// ConsoleOpener attaches to machines' serial consoles (the compute driver).
-type ConsoleOpener interface {
-	Console(ctx context.Context, name string) (io.ReadWriteCloser, error)
-}
-
 // IssuedTicket is a console ticket as its holder gets it, once.
 type IssuedTicket struct {
 	Secret   string
@@ -90,7 +85,7 @@ func (s *Service) consoleReady(ctx context.Context, srv hosting.Server) error {
 		}
 		return hosting.Invalid("server", "validation.console_not_running", "status", string(srv.Status))
 	}
-	if s.Unreachable != nil && s.Unreachable(ctx, srv.Name) {
+	if s.reach != nil && s.reach.Unreachable(ctx, srv.Name) {
 		return unreachable()
 	}
 	return nil
@@ -175,10 +170,10 @@ func (s *Service) attachConsole(ctx context.Context, srv hosting.Server) (io.Rea
 	if err := s.consoleReady(ctx, srv); err != nil {
 		return nil, err
 	}
-	if s.Consoles == nil {
+	if s.driver == nil {
 		return nil, unreachable()
 	}
-	con, err := s.Consoles.Console(ctx, srv.Name)
+	con, err := s.driver.Console(ctx, srv.Name)
 	switch {
 	case errors.Is(err, compute.ErrNotRunning), errors.Is(err, compute.ErrNotFound):
 		// The machine is not up, though the record says running: it has just

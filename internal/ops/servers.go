@@ -37,7 +37,7 @@ func (s *Service) startOp(ctx context.Context, tx store.Tx, srv hosting.Server, 
 	if srv.Operation != nil {
 		return hosting.Operation{}, busy(srv.Operation)
 	}
-	if s.Unreachable != nil && op.Type != hosting.OpDelete && !srv.Suspended && s.Unreachable(ctx, srv.Name) {
+	if s.reach != nil && op.Type != hosting.OpDelete && !srv.Suspended && s.reach.Unreachable(ctx, srv.Name) {
 		e := hosting.Errorf(hosting.CodeUnavailable, "error.unavailable")
 		e.RetryAfter = 30
 		return hosting.Operation{}, e
@@ -125,10 +125,16 @@ func (s *Service) WritableServer(ctx context.Context, p hosting.Principal, ref h
 	if err != nil {
 		return srv, err
 	}
+	return srv, refuseSuspended(srv)
+}
+
+// refuseSuspended is CodeServerSuspended for a suspended server: it may be read, not
+// changed.
+func refuseSuspended(srv hosting.Server) error {
 	if srv.Suspended {
-		return srv, hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
+		return hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
 	}
-	return srv, nil
+	return nil
 }
 
 // Order is what POST /servers asks for. Nil pointers are fields left out.
@@ -366,11 +372,8 @@ func (s *Service) UpdateServer(ctx context.Context, p hosting.Principal, id int6
 	var srv hosting.Server
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		var err error
-		if srv, err = s.server(ctx, tx, p, hosting.ServerRef{ID: id}); err != nil {
+		if srv, err = s.writable(ctx, tx, p, id); err != nil {
 			return err
-		}
-		if srv.Suspended {
-			return hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
 		}
 		if u.ProjectID != nil {
 			if _, err := tx.Project(ctx, p.Account.ID, *u.ProjectID); errors.Is(err, store.ErrNotFound) {
@@ -399,12 +402,9 @@ func (s *Service) UpdateServer(ctx context.Context, p hosting.Principal, id int6
 // machine in the background, exactly once. A busy server answers CodeBusy.
 func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int64) error {
 	return s.store.InTx(ctx, func(tx store.Tx) error {
-		srv, err := s.server(ctx, tx, p, hosting.ServerRef{ID: id})
+		srv, err := s.writable(ctx, tx, p, id)
 		if err != nil {
 			return err
-		}
-		if srv.Suspended {
-			return hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
 		}
 		if _, err := s.startOperation(ctx, tx, srv, hosting.OpDelete, ""); err != nil {
 			return err
@@ -450,11 +450,8 @@ func (s *Service) Power(ctx context.Context, p hosting.Principal, id int64, acti
 	var srv hosting.Server
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		var err error
-		if srv, err = s.server(ctx, tx, p, hosting.ServerRef{ID: id}); err != nil {
+		if srv, err = s.writable(ctx, tx, p, id); err != nil {
 			return err
-		}
-		if srv.Suspended {
-			return hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
 		}
 		if srv.Operation != nil {
 			return busy(srv.Operation)

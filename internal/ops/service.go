@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -48,13 +49,13 @@ func (s *Service) enqueue(ctx context.Context, tx store.Tx, args river.JobArgs) 
 	return nil
 }
 
-// Service is Berth's core.
+// Service is Berth's core. It is built whole by New and changes nothing of itself
+// afterwards.
 type Service struct {
 	store store.Store
 	jobs  Enqueuer
 	log   *slog.Logger
-	// Now is the clock; tests replace it.
-	Now func() time.Time
+	now   func() time.Time
 
 	waitMu  sync.Mutex
 	waiters map[int64][]chan struct{}
@@ -67,35 +68,64 @@ type Service struct {
 	drainOnce sync.Once
 	draining  chan struct{}
 
-	// Instant, when set, makes and removes machines at once (the sim driver): a
+	// driver runs the machines (nil: none, as for the operator's commands).
+	driver compute.Driver
+	// instant makes and removes machines at once (the sim driver's ability): a
 	// sandbox's reset and seed need it (sandbox.go).
-	Instant InstantMachines
-	// Stock, when set, also decides whether a location has room for a plan (the
-	// libvirt driver answers from its hosts' free capacity).
-	Stock func(ctx context.Context, locationID int64, p hosting.Plan) (bool, error)
-	// Unreachable, when set, tells that the hypervisor of a server's machine cannot be
-	// reached now: operations on it then answer 503 (unavailable) instead of queuing.
-	Unreachable func(ctx context.Context, name string) bool
-	// Faults, when set, injects the sandbox's operation faults (serve --sandbox;
-	// faults.go).
-	Faults OperationFaults
-	// Consoles, when set, attaches to servers' serial consoles (the compute driver);
-	// nil: a console connection answers 503.
-	Consoles ConsoleOpener
-	// ConsoleCaps bound the serial console sessions open at once (zero fields:
-	// their defaults); set before serving.
-	ConsoleCaps ConsoleCaps
-	// Telemetry, when set, is told of every operation's end and every metering pass.
-	Telemetry Telemetry
-	// Backfill, when set, stores the metrics samples an account's servers would have
-	// had between from and to, times on the account's clock (a test clock's advance).
-	Backfill func(ctx context.Context, accountID int64, from, to time.Time) error
+	instant InstantMachines
+	// placer also decides whether a location has room for a plan (the libvirt
+	// driver's ability: its hosts' free capacity).
+	placer compute.Placer
+	// reach tells that the hypervisor of a server's machine cannot be reached now:
+	// operations on it then answer 503 (unavailable) instead of queuing.
+	reach compute.Reachability
+	// faults injects the sandbox's operation faults (serve --sandbox; faults.go).
+	faults OperationFaults
+	// consoleCaps bound the serial console sessions open at once.
+	consoleCaps ConsoleCaps
+	// telemetry is told of every operation's end and every metering pass.
+	telemetry Telemetry
+	// backfill stores the metrics samples an account's servers would have had
+	// between from and to, times on the account's clock (a test clock's advance).
+	backfill BackfillFunc
 
 	// clocks are the accounts' test clocks (nil: every account is on Now).
 	clocks *testClocks
 	// consoles are this process's open serial console sessions.
 	consoles *consoleSessions
 }
+
+// Deps is what a Service is built from (New). Only Store is required.
+type Deps struct {
+	// Store keeps everything.
+	Store store.Store
+	// Jobs enqueues, in the store's transactions, the jobs that carry out operations
+	// (nil: a Service that starts none, as a tool that only reads or loads a catalog).
+	Jobs Enqueuer
+	// Driver runs the machines (nil: none). What only some drivers can do is found on
+	// it with compute.As: compute.Placer (stock), compute.Reachability, InstantMachines
+	// (the sandbox's reset and seed).
+	Driver compute.Driver
+	// Log is where the core logs (default slog.Default()).
+	Log *slog.Logger
+	// Clock is the system clock (default time.Now); tests give a fake one. The store
+	// keeps milliseconds: its times are truncated so.
+	Clock func() time.Time
+	// Faults injects the sandbox's operation faults (serve --sandbox).
+	Faults OperationFaults
+	// ConsoleCaps bound the serial console sessions open at once (zero fields: their
+	// defaults).
+	ConsoleCaps ConsoleCaps
+	// Telemetry, when set, is told of every operation's end and every metering pass.
+	Telemetry Telemetry
+	// Backfill, when set, stores the metrics samples an account's servers would have
+	// had over the time a test clock's advance skips.
+	Backfill BackfillFunc
+}
+
+// BackfillFunc stores the metrics samples an account's servers would have had
+// between from and to, times on the account's clock.
+type BackfillFunc func(ctx context.Context, accountID int64, from, to time.Time) error
 
 // Telemetry is what the core tells operators' metrics (internal/telemetry implements
 // it). It only counts: nothing it does changes what the core decides.
@@ -106,27 +136,34 @@ type Telemetry interface {
 	MeterPassed(took time.Duration, err error)
 }
 
-// New returns a Service on a store, enqueuing jobs with jobs.
-func New(st store.Store, jobs Enqueuer, log *slog.Logger) *Service {
-	if log == nil {
-		log = slog.Default()
+// New returns the Service d describes.
+func New(d Deps) *Service {
+	if d.Log == nil {
+		d.Log = slog.Default()
 	}
-	return &Service{store: st, jobs: jobs, log: log, Now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }, // the store keeps ms
+	clock := d.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	s := &Service{store: d.Store, jobs: d.Jobs, log: d.Log, now: func() time.Time { return clock().UTC().Truncate(time.Millisecond) },
 		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{}),
+		driver: d.Driver, faults: d.Faults, consoleCaps: d.ConsoleCaps.withDefaults(), telemetry: d.Telemetry, backfill: d.Backfill,
 		consoles: newConsoleSessions()}
+	s.instant, _ = compute.As[InstantMachines](d.Driver)
+	s.placer, _ = compute.As[compute.Placer](d.Driver)
+	s.reach, _ = compute.As[compute.Reachability](d.Driver)
+	return s
 }
+
+// Now is the system clock's time, as the store keeps it (whole milliseconds, UTC).
+// An account's records take theirs from NowFor.
+func (s *Service) Now() time.Time { return s.now() }
 
 // StopWaiting ends every wait on an operation at once (each answers the operation as
 // it stands) and every later one immediately: a shutting-down server finishes its
 // requests in flight without holding them for their full ?wait.
 func (s *Service) StopWaiting() { s.drainOnce.Do(func() { close(s.draining) }) }
 
-// SetEnqueuer sets the job client once it exists (it needs the workers, which need
-// the service).
-func (s *Service) SetEnqueuer(jobs Enqueuer) { s.jobs = jobs }
-
-// Store returns the service's store.
-func (s *Service) Store() store.Store { return s.store }
 
 // internal wraps an unexpected error with context; the edge shows it as "internal".
 func internal(what string, err error) error {
@@ -257,8 +294,8 @@ func (s *Service) Locations(ctx context.Context) ([]LocationOffer, error) {
 
 // inStock reports whether a location has room for one more server of plan p.
 func (s *Service) inStock(ctx context.Context, r store.Reader, locationID int64, p hosting.Plan) (bool, error) {
-	if s.Stock != nil {
-		if ok, err := s.Stock(ctx, locationID, p); err != nil || !ok {
+	if s.placer != nil {
+		if ok, err := s.placer.HasRoom(ctx, locationID, p.VCPUs, p.MemoryMB, p.DiskGB); err != nil || !ok {
 			return false, internal("capacity", err)
 		}
 	}

@@ -31,21 +31,24 @@ func (s *Service) snapshot(ctx context.Context, r store.Reader, srv hosting.Serv
 	return snap, internal("snapshot", err)
 }
 
-// writableSnapshot finds a server and one of its snapshots that the principal may
-// change: 404 for either, then 403 when the server is suspended (API-DECISIONS §2).
-func (s *Service) writableSnapshot(ctx context.Context, tx store.Tx, p hosting.Principal, id, snapshotID int64) (hosting.Server, hosting.Snapshot, error) {
-	srv, err := s.server(ctx, tx, p, hosting.ServerRef{ID: id})
+// WritableSnapshot finds a server and one of its snapshots that the principal may
+// change: CodeNotFound for either, then CodeServerSuspended. Handlers call it before
+// decoding a body, so that 404 and 403 come before 422 (API-DECISIONS §2).
+func (s *Service) WritableSnapshot(ctx context.Context, p hosting.Principal, ref hosting.ServerRef, snapshotID int64) (hosting.Server, hosting.Snapshot, error) {
+	return s.writableSnapshot(ctx, s.store, p, ref, snapshotID)
+}
+
+// writableSnapshot is WritableSnapshot reading from r (a transaction).
+func (s *Service) writableSnapshot(ctx context.Context, r store.Reader, p hosting.Principal, ref hosting.ServerRef, snapshotID int64) (hosting.Server, hosting.Snapshot, error) {
+	srv, err := s.server(ctx, r, p, ref)
 	if err != nil {
 		return srv, hosting.Snapshot{}, err
 	}
-	snap, err := s.snapshot(ctx, tx, srv, snapshotID)
+	snap, err := s.snapshot(ctx, r, srv, snapshotID)
 	if err != nil {
 		return srv, snap, err
 	}
-	if srv.Suspended {
-		return srv, snap, hosting.Errorf(hosting.CodeServerSuspended, "error.server_suspended")
-	}
-	return srv, snap, nil
+	return srv, snap, refuseSuspended(srv)
 }
 
 // CreateSnapshot starts a snapshot of a server, with its memory when includeMemory
@@ -111,7 +114,7 @@ func (s *Service) RestoreSnapshot(ctx context.Context, p hosting.Principal, id, 
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		var snap hosting.Snapshot
 		var err error
-		if srv, snap, err = s.writableSnapshot(ctx, tx, p, id, snapshotID); err != nil {
+		if srv, snap, err = s.writableSnapshot(ctx, tx, p, hosting.ServerRef{ID: id}, snapshotID); err != nil {
 			return err
 		}
 		if srv.Operation != nil {
@@ -147,7 +150,7 @@ func (s *Service) DeleteSnapshot(ctx context.Context, p hosting.Principal, id, s
 		if err := holdOperationEnd(ctx, tx, id); err != nil {
 			return internal("hold the operation's end", err)
 		}
-		srv, snap, err := s.writableSnapshot(ctx, tx, p, id, snapshotID)
+		srv, snap, err := s.writableSnapshot(ctx, tx, p, hosting.ServerRef{ID: id}, snapshotID)
 		if err != nil {
 			return err
 		}

@@ -89,7 +89,7 @@ func TestScheduledDeletionMeetsOperationEnd(t *testing.T) {
 		})
 	}}
 	queue := &recordingQueue{}
-	svc := ops.New(hooked, queue, slog.New(slog.DiscardHandler))
+	svc := ops.New(ops.Deps{Store: hooked, Jobs: queue, Driver: driver, Log: slog.New(slog.DiscardHandler)})
 	p, err := svc.Authenticate(ctx, a.Token)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func TestStrandedDeletionRun(t *testing.T) {
 	}
 	// Both scheduled as a lost race would leave them; the second server is busy with an
 	// operation no worker runs.
-	svc := ops.New(env.App.DB, &recordingQueue{}, slog.New(slog.DiscardHandler))
+	svc := ops.New(ops.Deps{Store: env.App.DB, Jobs: &recordingQueue{}, Log: slog.New(slog.DiscardHandler)})
 	p, err := svc.Authenticate(ctx, a.Token)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 // for that are about the tokens used in the last minute, not every token ever used.
 func TestTouchDue(t *testing.T) {
 	t.Parallel()
-	s := New(nil, nil, nil)
+	s := New(Deps{})
 	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	if !s.touchDue(1, t0) {
 		t.Fatal("first use of token 1: not due")

@@ -403,8 +403,8 @@ func (w *Worker) finishWith(ctx context.Context, job *river.Job[OperationArgs], 
 	}
 	s.notify(op.ID)
 	s.log.Info("operation finished", "op", describe(op), "result", result, "error", errText)
-	if ended != nil && s.Telemetry != nil {
-		s.Telemetry.OperationFinished(op.Type, result, ended.Sub(op.StartedAt))
+	if ended != nil && s.telemetry != nil {
+		s.telemetry.OperationFinished(op.Type, result, ended.Sub(op.StartedAt))
 	}
 	return nil
 }

@@ -65,6 +65,8 @@ type Options struct {
 	IPv6LimitPrefix int
 	// Sandbox is serve's --sandbox: the /sandbox/v1 API and its faults.
 	Sandbox bool
+	// WrapBackfill wraps the metrics backfill of a test clock's advance (Sandbox).
+	WrapBackfill func(ops.BackfillFunc) ops.BackfillFunc
 	// Logger is the Berth's log (default: none; under -v, the warnings and errors
 	// in the test's output).
 	Logger *slog.Logger
@@ -72,6 +74,14 @@ type Options struct {
 	// default: ops' defaults).
 	Consoles ops.ConsoleCaps
 }
+
+// unreachable is a driver whose hosts are away as a test says (Options.Unreachable).
+type unreachable struct {
+	compute.Driver
+	unreachable func(ctx context.Context, name string) bool
+}
+
+func (u unreachable) Unreachable(ctx context.Context, name string) bool { return u.unreachable(ctx, name) }
 
 // Env is a running Berth.
 type Env struct {
@@ -126,17 +136,25 @@ func New(t testing.TB, opts ...Options) *Env {
 	case testing.Verbose():
 		log = slog.New(slog.NewTextHandler(&tlog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	wrap := o.WrapDriver
+	if o.Unreachable != nil {
+		// The driver's Reachability, as the libvirt driver's is.
+		inner := wrap
+		wrap = func(d compute.Driver) compute.Driver {
+			if inner != nil {
+				d = inner(d)
+			}
+			return unreachable{Driver: d, unreachable: o.Unreachable}
+		}
+	}
 	// Metering runs when a test asks for it (Service.Meter) and once at start; a pass
 	// of its own in the middle of a test would be correct too, but harder to reason about.
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit, RateWindow: o.RateWindow,
-		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: o.WrapDriver, MeterEvery: 24 * time.Hour,
+		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: wrap, WrapBackfill: o.WrapBackfill, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
 		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles})
 	if err != nil {
 		t.Fatalf("open: %v", err)
-	}
-	if o.Unreachable != nil {
-		a.Service.Unreachable = o.Unreachable
 	}
 	if err := a.StartWorkers(ctx); err != nil {
 		t.Fatalf("start workers: %v", err)

@@ -16,7 +16,7 @@ func TestMetricSamples(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openMigrated(t, t.TempDir())
-	if err := ops.New(db, nil, nil).EnsureCatalog(ctx, catalog.Default()); err != nil {
+	if err := ops.New(ops.Deps{Store: db}).EnsureCatalog(ctx, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
 	w := db.WriteDB()
