@@ -313,8 +313,8 @@ func TestAdminStoreCopyOutput(t *testing.T) {
 
 // TestAdminBadIDs: a command that takes an id refuses one that is not a positive
 // int64, or a second argument, with one plain error (exit 1; one JSON object on
-// stdout, the message on stderr), before it touches anything. A refused id is in the
-// audit log as a failed command, as every other failure of a command that writes.
+// stdout, the message on stderr) and changes nothing. A refused id is in the audit
+// log as a failed command, as every other failure of a command that writes.
 func TestAdminBadIDs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the daemon")
