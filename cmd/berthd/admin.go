@@ -26,11 +26,18 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// withService runs fn on an opened application, closing it afterwards. Every command
-// but those annotated read-only is written to the audit log with its outcome.
+// openExisting opens the application on the configured store, which an admin
+// command never creates (README, "Operate it").
+func (g *globals) openExisting(ctx context.Context) (*app.App, error) {
+	return g.open(ctx, app.Config{Logger: quietLogger(), Create: app.CreateNever})
+}
+
+// withService runs fn on an opened application, closing it afterwards, and prints
+// what it returns. Every command but those annotated read-only is written to the
+// audit log with its outcome.
 func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s *ops.Service) (any, error)) error {
 	ctx := cmd.Context()
-	a, err := g.open(ctx, app.Config{Logger: quietLogger(), Create: app.CreateNever})
+	a, err := g.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -39,12 +46,9 @@ func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s
 	err = inEnglish(err)
 	if cmd.Annotations["readonly"] != "true" {
 		e := operatorAudit(cmd, err)
-		if m, ok := out.(map[string]any); ok && e.AccountID == nil {
-			// The account the command acted on when no --account named it (a token
-			// revoked by its id).
-			if id, ok := m["account_id"].(int64); ok {
-				e.AccountID = &id
-			}
+		if o, ok := out.(auditedAccount); ok && err == nil && e.AccountID == nil {
+			id := o.auditAccount()
+			e.AccountID = &id
 		}
 		a.Service.Audit(ctx, e)
 	}
@@ -89,12 +93,67 @@ func operatorAudit(cmd *cobra.Command, err error) hosting.AuditEntry {
 	return e
 }
 
-func idArg(args []string) (int64, error) {
-	id, err := strconv.ParseInt(args[0], 10, 64)
+func idArg(arg string) (int64, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, fail("%q is not an id", args[0])
+		return 0, fail("%q is not an id", arg)
 	}
 	return id, nil
+}
+
+// idCommand describes an admin command of the shape "USE ID" (account block ID,
+// token revoke ID, host drain ID): its name, its short help, and what it calls with
+// the id on what the command runs on (On: the ops.Service, or the libvirt driver),
+// which answers the one object the command prints.
+type idCommand[On, Out any] struct {
+	use   string // the command's name; its use line is "use ID"
+	short string
+	run   func(ctx context.Context, on On, id int64) (Out, error)
+}
+
+// command is c run by with (withService or withDriver), which opens what c runs
+// on and prints its output. The argument is parsed there, once the store is open, so
+// that a bad id fails as every other error of the command does (and is audited).
+func (c idCommand[On, Out]) command(with func(*cobra.Command, func(context.Context, On) (any, error)) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   c.use + " ID",
+		Short: c.short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(cmd, func(ctx context.Context, on On) (any, error) {
+				id, err := idArg(args[0])
+				if err != nil {
+					return nil, err
+				}
+				return c.run(ctx, on, id)
+			})
+		},
+	}
+}
+
+// idFlag adds the required flag --name, an id, to cmd, read into p.
+func idFlag(cmd *cobra.Command, p *int64, name, usage string) {
+	cmd.Flags().Int64Var(p, name, 0, usage)
+	_ = cmd.MarkFlagRequired(name)
+}
+
+// moneyFlag parses the value s of the flag --name as an amount.
+func moneyFlag(name, s string) (hosting.Money, error) {
+	m, err := hosting.ParseMoney(s)
+	if err != nil {
+		return m, fail("--%s: %v", name, err)
+	}
+	return m, nil
+}
+
+// each is f of every element of xs, in order: never nil, so that an empty list
+// prints as [].
+func each[X, Y any](xs []X, f func(X) Y) []Y {
+	out := make([]Y, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
 }
 
 func adminCmd(g *globals) *cobra.Command {
@@ -102,19 +161,6 @@ func adminCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g), storeCmd(g))
 	cmd.AddCommand(hostCmd(g), imageCmd(g), poolCmd(g)) // libvirt driver
 	return cmd
-}
-
-func accountJSON(a hosting.Account) map[string]any {
-	return map[string]any{"id": a.ID, "email": a.Email, "name": a.Name, "language": a.Language,
-		"currency": a.Currency, "credit": a.Credit.String(), "blocked": a.Blocked, "quotas": quotasJSON(a.Quotas)}
-}
-
-func quotasJSON(q hosting.Quotas) map[string]int {
-	out := map[string]int{}
-	for _, k := range hosting.QuotaKinds {
-		out[strings.ReplaceAll(k.Flag, "-", "_")] = *k.Of(&q)
-	}
-	return out
 }
 
 // quotaFlags adds a --quota-KIND flag for each quota kind to fs, with the default
@@ -161,14 +207,12 @@ func accountCmd(g *globals) *cobra.Command {
 				}
 				n.Quotas = q
 				if credit != "" {
-					c, err := hosting.ParseMoney(credit)
-					if err != nil {
-						return nil, fail("--credit: %v", err)
+					if n.Credit, err = moneyFlag("credit", credit); err != nil {
+						return nil, err
 					}
-					n.Credit = c
 				}
 				a, err := s.CreateAccount(ctx, n)
-				return accountJSON(a), err
+				return accountOf(a), err
 			})
 		},
 	}
@@ -181,45 +225,26 @@ func accountCmd(g *globals) *cobra.Command {
 	_ = create.MarkFlagRequired("email")
 	_ = create.MarkFlagRequired("password")
 	block := func(use string, blocked bool) *cobra.Command {
-		return &cobra.Command{
-			Use:   use + " ID",
-			Short: use + " an account",
-			Args:  cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
-					id, err := idArg(args)
-					if err != nil {
-						return nil, err
-					}
-					a, err := s.SetAccountBlocked(ctx, id, blocked)
-					return accountJSON(a), err
-				})
-			},
-		}
+		return idCommand[*ops.Service, accountOut]{use: use, short: use + " an account",
+			run: func(ctx context.Context, s *ops.Service, id int64) (accountOut, error) {
+				a, err := s.SetAccountBlocked(ctx, id, blocked)
+				return accountOf(a), err
+			}}.command(g.withService)
 	}
 	var updateQuotas func() (map[string]int, error)
-	update := &cobra.Command{
-		Use:   "update ID",
-		Short: "Change an account's quotas (those given; a quota below what it holds takes nothing away)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
-				id, err := idArg(args)
-				if err != nil {
-					return nil, err
-				}
-				q, err := updateQuotas()
-				if err != nil {
-					return nil, err
-				}
-				if len(q) == 0 {
-					return nil, fail("nothing to change: give one of the --quota-... flags")
-				}
-				a, err := s.SetQuotas(ctx, id, q)
-				return accountJSON(a), err
-			})
-		},
-	}
+	update := idCommand[*ops.Service, accountOut]{use: "update",
+		short: "Change an account's quotas (those given; a quota below what it holds takes nothing away)",
+		run: func(ctx context.Context, s *ops.Service, id int64) (accountOut, error) {
+			q, err := updateQuotas()
+			if err != nil {
+				return accountOut{}, err
+			}
+			if len(q) == 0 {
+				return accountOut{}, fail("nothing to change: give one of the --quota-... flags")
+			}
+			a, err := s.SetQuotas(ctx, id, q)
+			return accountOf(a), err
+		}}.command(g.withService)
 	updateQuotas = quotaFlags(update.Flags())
 	list := &cobra.Command{
 		Use:         "list",
@@ -232,12 +257,13 @@ func accountCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				out := make([]map[string]any, len(as))
-				for i, a := range as {
-					out[i] = accountJSON(a)
-					out[i]["created_at"] = a.CreatedAt
-				}
-				return map[string]any{"accounts": out}, nil
+				return struct {
+					Accounts []accountOut `json:"accounts"`
+				}{each(as, func(a hosting.Account) accountOut {
+					out := accountOf(a)
+					out.CreatedAt = &a.CreatedAt
+					return out
+				})}, nil
 			})
 		},
 	}
@@ -260,35 +286,21 @@ func tokenCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"id": t.ID, "token": secret, "account_id": t.AccountID, "name": t.Name,
-					"scopes": t.Scopes, "expires_at": t.ExpiresAt}, nil
+				return tokenCreated{AccountID: t.AccountID, ExpiresAt: t.ExpiresAt, ID: t.ID, Name: t.Name, Scopes: t.Scopes,
+					Token: secret}, nil
 			})
 		},
 	}
-	create.Flags().Int64Var(&account, "account", 0, "account id (required)")
+	idFlag(create, &account, "account", "account id (required)")
 	create.Flags().StringVar(&name, "name", "", "token name (required)")
 	create.Flags().StringVar(&scopes, "scopes", "read", "comma-separated scopes: read,power,servers,snapshots,ssh-keys,recipes,domains,storage,licenses,tickets")
 	create.Flags().DurationVar(&expiresIn, "expires-in", 0, "lifetime, e.g. 24h (default: no expiry)")
-	_ = create.MarkFlagRequired("account")
 	_ = create.MarkFlagRequired("name")
-	revoke := &cobra.Command{
-		Use:   "revoke ID",
-		Short: "Revoke a token at once",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
-				id, err := idArg(args)
-				if err != nil {
-					return nil, err
-				}
-				t, err := s.RevokeToken(ctx, id)
-				if err != nil {
-					return nil, err
-				}
-				return map[string]any{"id": t.ID, "account_id": t.AccountID, "name": t.Name, "revoked_at": t.RevokedAt}, nil
-			})
-		},
-	}
+	revoke := idCommand[*ops.Service, tokenRevoked]{use: "revoke", short: "Revoke a token at once",
+		run: func(ctx context.Context, s *ops.Service, id int64) (tokenRevoked, error) {
+			t, err := s.RevokeToken(ctx, id)
+			return tokenRevoked{AccountID: t.AccountID, ID: t.ID, Name: t.Name, RevokedAt: t.RevokedAt}, err
+		}}.command(g.withService)
 	var of int64
 	list := &cobra.Command{
 		Use:         "list",
@@ -301,17 +313,16 @@ func tokenCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				out := make([]map[string]any, len(ts))
-				for i, t := range ts {
-					out[i] = map[string]any{"id": t.ID, "name": t.Name, "scopes": t.Scopes, "expires_at": t.ExpiresAt,
-						"last_used_at": t.LastUsedAt, "created_at": t.CreatedAt, "revoked_at": t.RevokedAt}
-				}
-				return map[string]any{"tokens": out}, nil
+				return struct {
+					Tokens []tokenListed `json:"tokens"`
+				}{each(ts, func(t hosting.Token) tokenListed {
+					return tokenListed{CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, ID: t.ID, LastUsedAt: t.LastUsedAt,
+						Name: t.Name, RevokedAt: t.RevokedAt, Scopes: t.Scopes}
+				})}, nil
 			})
 		},
 	}
-	list.Flags().Int64Var(&of, "account", 0, "account id (required)")
-	_ = list.MarkFlagRequired("account")
+	idFlag(list, &of, "account", "account id (required)")
 	cmd.AddCommand(list, create, revoke)
 	return cmd
 }
@@ -326,23 +337,22 @@ func creditCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
-				m, err := hosting.ParseMoney(amount)
+				m, err := moneyFlag("amount", amount)
 				if err != nil {
-					return nil, fail("--amount: %v", err)
+					return nil, err
 				}
 				t, err := s.AddCredit(ctx, account, m, description)
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"transaction_id": t.ID, "account_id": t.AccountID, "amount": t.Amount.String(),
-					"credit": t.BalanceAfter.String(), "description": t.Description}, nil
+				return creditAdded{AccountID: t.AccountID, Amount: t.Amount.String(), Credit: t.BalanceAfter.String(),
+					Description: t.Description, TransactionID: t.ID}, nil
 			})
 		},
 	}
-	add.Flags().Int64Var(&account, "account", 0, "account id (required)")
+	idFlag(add, &account, "account", "account id (required)")
 	add.Flags().StringVar(&amount, "amount", "", "amount, e.g. 10.00 (required)")
 	add.Flags().StringVar(&description, "description", "", "text shown in the transaction history")
-	_ = add.MarkFlagRequired("account")
 	_ = add.MarkFlagRequired("amount")
 	cmd.AddCommand(add)
 	return cmd
@@ -364,9 +374,9 @@ func billingCmd(g *globals) *cobra.Command {
 				case none && amount != "":
 					return nil, fail("give --amount or --none, not both")
 				case amount != "":
-					m, err := hosting.ParseMoney(amount)
+					m, err := moneyFlag("amount", amount)
 					if err != nil {
-						return nil, fail("--amount: %v", err)
+						return nil, err
 					}
 					b = &m
 				case !none:
@@ -376,18 +386,18 @@ func billingCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				var shown any
+				out := budgetSet{AccountID: a.ID, Currency: a.Currency}
 				if a.Budget != nil {
-					shown = a.Budget.String()
+					shown := a.Budget.String()
+					out.Budget = &shown
 				}
-				return map[string]any{"account_id": a.ID, "budget": shown, "currency": a.Currency}, nil
+				return out, nil
 			})
 		},
 	}
-	budget.Flags().Int64Var(&account, "account", 0, "account id (required)")
+	idFlag(budget, &account, "account", "account id (required)")
 	budget.Flags().StringVar(&amount, "amount", "", "monthly budget, e.g. 50.00")
 	budget.Flags().BoolVar(&none, "none", false, "clear the budget")
-	_ = budget.MarkFlagRequired("account")
 	meter := &cobra.Command{
 		Use:   "meter",
 		Short: "Run a metering pass now (berthd serve runs one every minute)",
@@ -399,8 +409,8 @@ func billingCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"hours": res.Hours, "charged": res.Total.String(), "overdrawn_accounts": res.Overdrawn,
-					"took_ms": time.Since(start).Milliseconds()}, nil
+				return metered{Charged: res.Total.String(), Hours: res.Hours, OverdrawnAccounts: res.Overdrawn,
+					TookMS: time.Since(start).Milliseconds()}, nil
 			})
 		},
 	}
@@ -411,26 +421,13 @@ func billingCmd(g *globals) *cobra.Command {
 func serverCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "server", Short: "Suspend and unsuspend servers"}
 	suspend := func(use string, on bool) *cobra.Command {
-		return &cobra.Command{
-			Use:   use + " ID",
-			Short: use + " a server",
-			Args:  cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
-					id, err := idArg(args)
-					if err != nil {
-						return nil, err
-					}
-					srv, err := s.SetServerSuspended(ctx, id, on)
-					if err != nil {
-						return nil, err
-					}
-					return map[string]any{"id": srv.ID, "name": srv.Name, "account_id": srv.AccountID,
-						"status": srv.ShownStatus(), "suspended": srv.Suspended, "suspended_by_operator": srv.SuspendedByOperator,
-						"suspended_for_credit": srv.SuspendedForCredit}, nil
-				})
-			},
-		}
+		return idCommand[*ops.Service, serverOut]{use: use, short: use + " a server",
+			run: func(ctx context.Context, s *ops.Service, id int64) (serverOut, error) {
+				srv, err := s.SetServerSuspended(ctx, id, on)
+				return serverOut{AccountID: srv.AccountID, ID: srv.ID, Name: srv.Name, Status: srv.ShownStatus(),
+					Suspended: srv.Suspended, SuspendedByOperator: srv.SuspendedByOperator,
+					SuspendedForCredit: srv.SuspendedForCredit}, err
+			}}.command(g.withService)
 	}
 	cmd.AddCommand(suspend("suspend", true), suspend("unsuspend", false))
 	return cmd
@@ -455,8 +452,8 @@ func catalogCmd(g *globals) *cobra.Command {
 				if err := s.ApplyCatalog(ctx, c); err != nil {
 					return nil, err
 				}
-				return map[string]any{"applied": args[0], "locations": len(c.Locations), "plans": len(c.Plans),
-					"images": len(c.Images), "apps": len(c.Apps)}, nil
+				return catalogApplied{Applied: args[0], Apps: len(c.Apps), Images: len(c.Images), Locations: len(c.Locations),
+					Plans: len(c.Plans)}, nil
 			})
 		},
 	}
@@ -482,14 +479,13 @@ func auditCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				entries := make([]map[string]any, len(list))
-				for i, e := range list {
-					entries[i] = map[string]any{"id": e.ID, "at": e.At.Format(time.RFC3339Nano), "actor": e.Actor,
-						"account_id": e.AccountID, "token_id": e.TokenID, "action": e.Action, "target": e.Target,
-						"status": e.Status, "code": e.Code, "client": e.Client, "idempotency_key": e.IdempotencyKey,
-						"replayed": e.Replayed}
-				}
-				return map[string]any{"entries": entries}, nil
+				return struct {
+					Entries []auditEntry `json:"entries"`
+				}{each(list, func(e hosting.AuditEntry) auditEntry {
+					return auditEntry{AccountID: e.AccountID, Action: e.Action, Actor: e.Actor, At: e.At.Format(time.RFC3339Nano),
+						Client: e.Client, Code: e.Code, ID: e.ID, IdempotencyKey: e.IdempotencyKey, Replayed: e.Replayed,
+						Status: e.Status, Target: e.Target, TokenID: e.TokenID}
+				})}, nil
 			})
 		},
 	}
@@ -522,7 +518,7 @@ func storeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printJSON(map[string]any{"copied": res.Rows, "jobs": res.Jobs, "from": g.data, "to": sqlstore.Redact(to)})
+			return printJSON(storeCopied{Copied: res.Rows, From: g.data, Jobs: res.Jobs, To: sqlstore.Redact(to)})
 		},
 	}
 	copyCmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database to copy to (postgres://user:password@host:port/dbname), empty")

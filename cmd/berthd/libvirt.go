@@ -11,10 +11,11 @@ import (
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 )
 
-// withLibvirt runs fn on the libvirt driver of an opened application.
+// withLibvirt runs fn on the libvirt driver of an opened application and prints what
+// it returns.
 func (g *globals) withLibvirt(cmd *cobra.Command, fn func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error)) error {
 	ctx := cmd.Context()
-	a, err := g.open(ctx, app.Config{Logger: quietLogger(), Create: app.CreateNever})
+	a, err := g.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -28,18 +29,17 @@ func (g *globals) withLibvirt(cmd *cobra.Command, fn func(ctx context.Context, a
 	return printJSON(out)
 }
 
-// hostJSON is a host as the admin commands print it: accel is what its guests run
-// with (kvm or tcg), accel_mode what was asked when it was added (auto, kvm, tcg);
-// accel_note, from host add only, why KVM is not used or is doubted.
-func hostJSON(h libvirtdriver.Host) map[string]any {
-	out := map[string]any{"id": h.ID, "location_id": h.LocationID, "uri": h.URI, "vcpus": h.VCPUs, "memory_mb": h.MemoryMB,
-		"disk_gb": h.DiskGB, "used_vcpus": h.UsedVCPUs, "used_memory_mb": h.UsedMemoryMB, "used_disk_gb": h.UsedDisk,
-		"machines": h.Machines, "pool": h.Pool, "bridge": h.Bridge, "console_dir": h.ConsoleDir, "draining": h.Draining,
-		"accel": h.Accel, "accel_mode": h.AccelMode}
-	if h.AccelNote != "" {
-		out["accel_note"] = h.AccelNote
+// withDriver is withLibvirt for a command that needs only the driver.
+func (g *globals) withDriver(cmd *cobra.Command, fn func(ctx context.Context, d *libvirtdriver.Driver) (any, error)) error {
+	return g.withLibvirt(cmd, func(ctx context.Context, _ *app.App, d *libvirtdriver.Driver) (any, error) { return fn(ctx, d) })
+}
+
+// hasLocation refuses a --location the catalog does not have.
+func hasLocation(ctx context.Context, a *app.App, id int64) error {
+	if _, err := a.DB.Location(ctx, id); err != nil {
+		return fail("--location %d: no such location", id)
 	}
-	return out
+	return nil
 }
 
 func hostCmd(g *globals) *cobra.Command {
@@ -52,16 +52,16 @@ func hostCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withLibvirt(cmd, func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error) {
-				if _, err := a.DB.Location(ctx, s.LocationID); err != nil {
-					return nil, fail("--location %d: no such location", s.LocationID)
+				if err := hasLocation(ctx, a, s.LocationID); err != nil {
+					return nil, err
 				}
 				s.MemoryMB = memoryGB * 1024
 				h, err := d.AddHost(ctx, s)
-				return hostJSON(h), err
+				return hostOf(h), err
 			})
 		},
 	}
-	add.Flags().Int64Var(&s.LocationID, "location", 0, "location id (required)")
+	idFlag(add, &s.LocationID, "location", "location id (required)")
 	add.Flags().StringVar(&s.URI, "uri", "", "libvirt URI: qemu:///system, qemu+tcp://HOST/system, qemu+tls://HOST/system, qemu+ssh://USER@HOST/system (required)")
 	add.Flags().IntVar(&s.VCPUs, "vcpus", 0, "vCPUs Berth may place there (default: the host's CPUs)")
 	add.Flags().IntVar(&memoryGB, "memory-gb", 0, "memory Berth may place there, GB (default: the host's less 1 GB)")
@@ -70,7 +70,6 @@ func hostCmd(g *globals) *cobra.Command {
 	add.Flags().StringVar(&s.Bridge, "bridge", "berth0", "bridge the guests' NICs join")
 	add.Flags().StringVar(&s.ConsoleDir, "console-dir", "", "directory on the host for guests' serial logs (default /var/log/libvirt/qemu; - for none)")
 	add.Flags().StringVar(&s.Accel, "accel", libvirtdriver.AccelAuto, "how guests run: auto (KVM when the host has a usable one, else TCG), kvm (a host that cannot start a guest with it says so), tcg (QEMU's emulation)")
-	_ = add.MarkFlagRequired("location")
 	_ = add.MarkFlagRequired("uri")
 	var location int64
 	list := &cobra.Command{
@@ -78,41 +77,30 @@ func hostCmd(g *globals) *cobra.Command {
 		Short: "List hosts with what is placed on them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withLibvirt(cmd, func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error) {
+			return g.withDriver(cmd, func(ctx context.Context, d *libvirtdriver.Driver) (any, error) {
 				hs, err := d.Hosts(ctx, location)
-				out := []map[string]any{}
-				for _, h := range hs {
-					out = append(out, hostJSON(h))
-				}
-				return map[string]any{"hosts": out}, err
+				return struct {
+					Hosts []hostOut `json:"hosts"`
+				}{each(hs, hostOf)}, err
 			})
 		},
 	}
 	list.Flags().Int64Var(&location, "location", 0, "only this location's hosts")
 	drain := func(use string, on bool) *cobra.Command {
-		return &cobra.Command{
-			Use:   use + " ID",
-			Short: use + " a host (a draining host gets no new machines; those on it stay)",
-			Args:  cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return g.withLibvirt(cmd, func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error) {
-					id, err := idArg(args)
-					if err != nil {
-						return nil, err
-					}
-					h, err := d.SetDraining(ctx, id, on)
-					return hostJSON(h), err
-				})
-			},
-		}
+		return idCommand[*libvirtdriver.Driver, hostOut]{use: use,
+			short: use + " a host (a draining host gets no new machines; those on it stay)",
+			run: func(ctx context.Context, d *libvirtdriver.Driver, id int64) (hostOut, error) {
+				h, err := d.SetDraining(ctx, id, on)
+				return hostOf(h), err
+			}}.command(g.withDriver)
 	}
 	accel := &cobra.Command{
 		Use:   "accel ID auto|kvm|tcg",
 		Short: "Change how a host runs new guests (probing it again); guests defined before keep theirs",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withLibvirt(cmd, func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error) {
-				id, err := idArg(args[:1])
+			return g.withDriver(cmd, func(ctx context.Context, d *libvirtdriver.Driver) (any, error) {
+				id, err := idArg(args[0])
 				if err != nil {
 					return nil, err
 				}
@@ -122,7 +110,7 @@ func hostCmd(g *globals) *cobra.Command {
 					return nil, fail("%q: auto, kvm or tcg", args[1])
 				}
 				h, err := d.SetAccel(ctx, id, args[1])
-				return hostJSON(h), err
+				return hostOf(h), err
 			})
 		},
 	}
@@ -146,29 +134,21 @@ func imageCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				hosts := []map[string]any{}
-				for _, i := range done {
-					hosts = append(hosts, map[string]any{"host_id": i.HostID, "volume": i.Volume, "path": i.Path})
-				}
-				sum := ""
+				out := imageImported{File: args[0], ImageID: image, LocationID: location,
+					Hosts: each(done, func(i libvirtdriver.ImportedImage) imageOnHost {
+						return imageOnHost{HostID: i.HostID, Path: i.Path, Volume: i.Volume}
+					})}
 				if len(done) > 0 {
-					sum = done[0].SHA256
+					out.SHA256 = done[0].SHA256
 				}
-				return map[string]any{"image_id": image, "location_id": location, "file": args[0], "sha256": sum, "hosts": hosts}, nil
+				return out, nil
 			})
 		},
 	}
-	imp.Flags().Int64Var(&location, "location", 0, "location id (required)")
-	imp.Flags().Int64Var(&image, "image", 0, "catalog image id (required)")
-	_ = imp.MarkFlagRequired("location")
-	_ = imp.MarkFlagRequired("image")
+	idFlag(imp, &location, "location", "location id (required)")
+	idFlag(imp, &image, "image", "catalog image id (required)")
 	cmd.AddCommand(imp)
 	return cmd
-}
-
-func poolJSON(p libvirtdriver.Pool) map[string]any {
-	return map[string]any{"id": p.ID, "location_id": p.LocationID, "cidr": p.CIDR, "gateway": p.Gateway, "first": p.First,
-		"last": p.Last, "ipv6_prefix": p.IPv6Prefix, "dns": p.DNS, "size": p.Size, "used": p.Used}
 }
 
 func poolCmd(g *globals) *cobra.Command {
@@ -181,25 +161,24 @@ func poolCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withLibvirt(cmd, func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error) {
-				if _, err := a.DB.Location(ctx, s.LocationID); err != nil {
-					return nil, fail("--location %d: no such location", s.LocationID)
+				if err := hasLocation(ctx, a, s.LocationID); err != nil {
+					return nil, err
 				}
 				if dns != "" {
 					s.DNS = strings.Split(dns, ",")
 				}
 				p, err := d.AddPool(ctx, s)
-				return poolJSON(p), err
+				return poolOf(p), err
 			})
 		},
 	}
-	add.Flags().Int64Var(&s.LocationID, "location", 0, "location id (required)")
+	idFlag(add, &s.LocationID, "location", "location id (required)")
 	add.Flags().StringVar(&s.CIDR, "cidr", "", "IPv4 network, e.g. 10.77.0.0/24 (required)")
 	add.Flags().StringVar(&s.Gateway, "gateway", "", "gateway address (required)")
 	add.Flags().StringVar(&s.First, "first", "", "first address handed out (default: the network's first host)")
 	add.Flags().StringVar(&s.Last, "last", "", "last address handed out (default: the network's last host)")
 	add.Flags().StringVar(&s.IPv6Prefix, "ipv6-prefix", "", "IPv6 prefix; a machine gets it plus its IPv4 address")
 	add.Flags().StringVar(&dns, "dns", "", "comma-separated nameservers for the guests")
-	_ = add.MarkFlagRequired("location")
 	_ = add.MarkFlagRequired("cidr")
 	_ = add.MarkFlagRequired("gateway")
 	var location int64
@@ -208,13 +187,11 @@ func poolCmd(g *globals) *cobra.Command {
 		Short: "List address pools with how many addresses are held",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withLibvirt(cmd, func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error) {
+			return g.withDriver(cmd, func(ctx context.Context, d *libvirtdriver.Driver) (any, error) {
 				ps, err := d.Pools(ctx, location)
-				out := []map[string]any{}
-				for _, p := range ps {
-					out = append(out, poolJSON(p))
-				}
-				return map[string]any{"pools": out}, err
+				return struct {
+					Pools []poolOut `json:"pools"`
+				}{each(ps, poolOf)}, err
 			})
 		},
 	}
