@@ -129,8 +129,8 @@ type App struct {
 	// base is the compute driver of Config.Driver; driver is what operations call:
 	// base, or what Config.WrapDriver made of it.
 	base, driver compute.Driver
-	lock   *os.File
-	log    *slog.Logger
+	lock         *os.File
+	log          *slog.Logger
 
 	// stopSampler stops the metrics sampler (after StartWorkers).
 	stopSampler func()

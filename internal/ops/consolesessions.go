@@ -112,8 +112,6 @@ func newConsoleSessions() *consoleSessions {
 		open: map[int64]*consoleSession{}, drained: make(chan struct{}), stop: make(chan struct{})}
 }
 
-
-
 // consoleRoom answers whether a server may have one more console session now (see
 // ConsoleCaps.room), without taking the place.
 func (s *Service) consoleRoom(ctx context.Context, srv hosting.Server) error {

@@ -164,7 +164,6 @@ func (s *Service) Now() time.Time { return s.now() }
 // requests in flight without holding them for their full ?wait.
 func (s *Service) StopWaiting() { s.drainOnce.Do(func() { close(s.draining) }) }
 
-
 // internal wraps an unexpected error with context; the edge shows it as "internal".
 func internal(what string, err error) error {
 	if err == nil {

@@ -81,7 +81,9 @@ type unreachable struct {
 	unreachable func(ctx context.Context, name string) bool
 }
 
-func (u unreachable) Unreachable(ctx context.Context, name string) bool { return u.unreachable(ctx, name) }
+func (u unreachable) Unreachable(ctx context.Context, name string) bool {
+	return u.unreachable(ctx, name)
+}
 
 // Env is a running Berth.
 type Env struct {
