@@ -457,7 +457,7 @@ func (a *App) Handler() (*httpapi.Server, error) {
 	if a.cfg.Telemetry != nil {
 		cfg.Telemetry = a.cfg.Telemetry
 	}
-	return httpapi.New(a.Service, cat, a.log, cfg)
+	return httpapi.New(httpapi.ServicesOf(a.Service), cat, a.log, cfg)
 }
 
 // Driver is the compute driver operations call.

@@ -10,7 +10,7 @@ import (
 )
 
 func (s *Server) getBilling(r *request) (int, any, error) {
-	b, err := s.svc.Billing(r.ctx, r.p)
+	b, err := s.svc.Accounts.Billing(r.ctx, r.p)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -29,7 +29,7 @@ func (s *Server) listTransactions(r *request) (int, any, error) {
 	if err := v.Err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.svc.Transactions(r.ctx, r.p, page)
+	list, total, err := s.svc.Accounts.Transactions(r.ctx, r.p, page)
 	if err != nil {
 		return 0, nil, err
 	}

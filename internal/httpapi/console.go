@@ -60,7 +60,7 @@ func (s *Server) consoleTicket(r *request) (int, any, error) {
 	if err := decode(r.Request, &struct{}{}); err != nil {
 		return 0, nil, err
 	}
-	t, err := s.svc.ConsoleTicket(r.ctx, r.p, hosting.ServerRef{ID: srv.ID})
+	t, err := s.svc.Consoles.ConsoleTicket(r.ctx, r.p, hosting.ServerRef{ID: srv.ID})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -130,7 +130,7 @@ func (s *Server) consoleSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ref, _ := hosting.ParseServerRef(r.PathValue("id"))
-	con, acct, err := s.svc.OpenConsole(ctx, r.URL.Query().Get("ticket"), ref)
+	con, acct, err := s.svc.Consoles.OpenConsole(ctx, r.URL.Query().Get("ticket"), ref)
 	if acct.ID != 0 && i18n.Supported(acct.Language) {
 		lang = acct.Language
 	}
@@ -141,7 +141,7 @@ func (s *Server) consoleSocket(w http.ResponseWriter, r *http.Request) {
 			e.Status, _ = StatusOf(hosting.ErrorCode(err))
 			e.Code = string(hosting.ErrorCode(err))
 		}
-		s.svc.Audit(ctx, e)
+		s.svc.Gate.Audit(ctx, e)
 	}
 	if err != nil {
 		if hosting.IsCode(err, hosting.CodeUnauthenticated) {
@@ -167,7 +167,7 @@ func (s *Server) consoleSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept answered the client
 	}
-	s.relay(ws, con, func(ctx context.Context) error { return s.svc.ConsoleAllowed(ctx, acct.ID, ref) })
+	s.relay(ws, con, func(ctx context.Context) error { return s.svc.Consoles.ConsoleAllowed(ctx, acct.ID, ref) })
 }
 
 // relay carries the console both ways until either side ends, or until allowed

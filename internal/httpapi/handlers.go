@@ -26,12 +26,12 @@ func (s *Server) me(r *request) (int, any, error) {
 }
 
 func (s *Server) locations(r *request) (int, any, error) {
-	ls, err := s.svc.Locations(r.ctx)
+	ls, err := s.svc.Catalog.Locations(r.ctx)
 	return http.StatusOK, list(ls, toLocation), err
 }
 
 func (s *Server) apps(r *request) (int, any, error) {
-	as, err := s.svc.Apps(r.ctx)
+	as, err := s.svc.Catalog.Apps(r.ctx)
 	return http.StatusOK, list(as, func(a hosting.App) api.App {
 		return api.App{ID: a.ID, Name: a.Name, Description: a.Description, Version: a.Version}
 	}), err
@@ -66,7 +66,7 @@ func (s *Server) listServers(r *request) (int, any, error) {
 	if err := v.Err("project_id", "status"); err != nil {
 		return 0, nil, err
 	}
-	list_, err := s.svc.Servers(r.ctx, r.p, f)
+	list_, err := s.svc.Servers.Servers(r.ctx, r.p, f)
 	return http.StatusOK, list(list_, toServer), err
 }
 
@@ -83,7 +83,7 @@ func (s *Server) getServer(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	srv, err := s.svc.Server(r.ctx, r.p, ref)
+	srv, err := s.svc.Servers.Server(r.ctx, r.p, ref)
 	return http.StatusOK, one(toServer(srv)), err
 }
 
@@ -97,7 +97,7 @@ func (s *Server) orderServer(r *request) (int, any, error) {
 	if b.ProjectID.Set && !b.ProjectID.Null {
 		o.ProjectID = &b.ProjectID.Value
 	}
-	srv, err := s.svc.OrderServer(r.ctx, r.p, o)
+	srv, err := s.svc.Servers.OrderServer(r.ctx, r.p, o)
 	return http.StatusCreated, one(toServer(srv)), err
 }
 
@@ -108,7 +108,7 @@ func (s *Server) writable(r *request) (hosting.Server, error) {
 	if err != nil {
 		return hosting.Server{}, err
 	}
-	return s.svc.WritableServer(r.ctx, r.p, ref)
+	return s.svc.Servers.WritableServer(r.ctx, r.p, ref)
 }
 
 func (s *Server) patchServer(r *request) (int, any, error) {
@@ -124,7 +124,7 @@ func (s *Server) patchServer(r *request) (int, any, error) {
 	if b.ProjectID.Set && !b.ProjectID.Null {
 		u.ProjectID = &b.ProjectID.Value
 	}
-	srv, err = s.svc.UpdateServer(r.ctx, r.p, srv.ID, u)
+	srv, err = s.svc.Servers.UpdateServer(r.ctx, r.p, srv.ID, u)
 	return http.StatusOK, one(toServer(srv)), err
 }
 
@@ -133,7 +133,7 @@ func (s *Server) deleteServer(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, s.svc.DeleteServer(r.ctx, r.p, srv.ID)
+	return http.StatusNoContent, nil, s.svc.Servers.DeleteServer(r.ctx, r.p, srv.ID)
 }
 
 func (s *Server) power(r *request) (int, any, error) {
@@ -149,14 +149,14 @@ func (s *Server) power(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	srv, err = s.svc.Power(r.ctx, r.p, srv.ID, action)
+	srv, err = s.svc.Servers.Power(r.ctx, r.p, srv.ID, action)
 	return http.StatusOK, one(toServer(srv)), err
 }
 
 // ---- ssh keys ----
 
 func (s *Server) listSSHKeys(r *request) (int, any, error) {
-	ks, err := s.svc.SSHKeys(r.ctx, r.p)
+	ks, err := s.svc.SSHKeys.SSHKeys(r.ctx, r.p)
 	return http.StatusOK, list(ks, toSSHKey), err
 }
 
@@ -165,7 +165,7 @@ func (s *Server) createSSHKey(r *request) (int, any, error) {
 	if err := decode(r.Request, &b); err != nil {
 		return 0, nil, err
 	}
-	k, err := s.svc.CreateSSHKey(r.ctx, r.p, b.Name, b.PublicKey)
+	k, err := s.svc.SSHKeys.CreateSSHKey(r.ctx, r.p, b.Name, b.PublicKey)
 	return http.StatusCreated, one(toSSHKey(k)), err
 }
 
@@ -174,13 +174,13 @@ func (s *Server) deleteSSHKey(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, s.svc.DeleteSSHKey(r.ctx, r.p, id)
+	return http.StatusNoContent, nil, s.svc.SSHKeys.DeleteSSHKey(r.ctx, r.p, id)
 }
 
 // ---- projects ----
 
 func (s *Server) listProjects(r *request) (int, any, error) {
-	ps, err := s.svc.Projects(r.ctx, r.p)
+	ps, err := s.svc.Projects.Projects(r.ctx, r.p)
 	return http.StatusOK, list(ps, toProject), err
 }
 
@@ -189,7 +189,7 @@ func (s *Server) createProject(r *request) (int, any, error) {
 	if err := decode(r.Request, &b); err != nil {
 		return 0, nil, err
 	}
-	p, err := s.svc.CreateProject(r.ctx, r.p, b.Name)
+	p, err := s.svc.Projects.CreateProject(r.ctx, r.p, b.Name)
 	return http.StatusCreated, one(toProject(p)), err
 }
 
@@ -198,14 +198,14 @@ func (s *Server) renameProject(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := s.svc.Project(r.ctx, r.p, id); err != nil {
+	if _, err := s.svc.Projects.Project(r.ctx, r.p, id); err != nil {
 		return 0, nil, err // 404 before 422
 	}
 	var b api.ProjectWrite
 	if err := decode(r.Request, &b); err != nil {
 		return 0, nil, err
 	}
-	p, err := s.svc.RenameProject(r.ctx, r.p, id, b.Name)
+	p, err := s.svc.Projects.RenameProject(r.ctx, r.p, id, b.Name)
 	return http.StatusOK, one(toProject(p)), err
 }
 
@@ -214,7 +214,7 @@ func (s *Server) deleteProject(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, s.svc.DeleteProject(r.ctx, r.p, id)
+	return http.StatusNoContent, nil, s.svc.Projects.DeleteProject(r.ctx, r.p, id)
 }
 
 // ---- recipes ----
@@ -226,12 +226,12 @@ const recipePage = 16
 // a time, never holding it whole. The first page is read before the answer starts, so
 // that a failure there is a clean error.
 func (s *Server) listRecipes(r *request) (int, any, error) {
-	first, err := s.svc.RecipesAfter(r.ctx, r.p, 0, recipePage)
+	first, err := s.svc.Recipes.RecipesAfter(r.ctx, r.p, 0, recipePage)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, streamList(first, recipePage, toRecipe, func(last hosting.Recipe) ([]hosting.Recipe, error) {
-		return s.svc.RecipesAfter(r.ctx, r.p, last.ID, recipePage)
+		return s.svc.Recipes.RecipesAfter(r.ctx, r.p, last.ID, recipePage)
 	}), nil
 }
 
@@ -240,7 +240,7 @@ func (s *Server) getRecipe(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	rc, err := s.svc.Recipe(r.ctx, r.p, id)
+	rc, err := s.svc.Recipes.Recipe(r.ctx, r.p, id)
 	return http.StatusOK, one(toRecipe(rc)), err
 }
 
@@ -249,7 +249,7 @@ func (s *Server) createRecipe(r *request) (int, any, error) {
 	if err := decodeMax(r.Request, &b, MaxRecipeBody); err != nil {
 		return 0, nil, err
 	}
-	rc, err := s.svc.CreateRecipe(r.ctx, r.p, b.Name, b.Script)
+	rc, err := s.svc.Recipes.CreateRecipe(r.ctx, r.p, b.Name, b.Script)
 	return http.StatusCreated, one(toRecipe(rc)), err
 }
 
@@ -258,14 +258,14 @@ func (s *Server) updateRecipe(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := s.svc.Recipe(r.ctx, r.p, id); err != nil {
+	if _, err := s.svc.Recipes.Recipe(r.ctx, r.p, id); err != nil {
 		return 0, nil, err // 404 before 422
 	}
 	var b api.RecipeWrite
 	if err := decodeMax(r.Request, &b, MaxRecipeBody); err != nil {
 		return 0, nil, err
 	}
-	rc, err := s.svc.UpdateRecipe(r.ctx, r.p, id, b.Name, b.Script)
+	rc, err := s.svc.Recipes.UpdateRecipe(r.ctx, r.p, id, b.Name, b.Script)
 	return http.StatusOK, one(toRecipe(rc)), err
 }
 
@@ -274,7 +274,7 @@ func (s *Server) deleteRecipe(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, s.svc.DeleteRecipe(r.ctx, r.p, id)
+	return http.StatusNoContent, nil, s.svc.Recipes.DeleteRecipe(r.ctx, r.p, id)
 }
 
 // ---- operations ----
@@ -294,11 +294,11 @@ func (s *Server) getOperation(r *request) (int, any, error) {
 		}
 	}
 	if err := v.Err(); err != nil {
-		if _, err := s.svc.Operation(r.ctx, r.p, id, 0); err != nil {
+		if _, err := s.svc.Operations.Operation(r.ctx, r.p, id, 0); err != nil {
 			return 0, nil, err // 404 before 422
 		}
 		return 0, nil, err
 	}
-	op, err := s.svc.Operation(r.ctx, r.p, id, wait)
+	op, err := s.svc.Operations.Operation(r.ctx, r.p, id, wait)
 	return http.StatusOK, one(toOperation(op)), err
 }

@@ -12,7 +12,7 @@ func (s *Server) patchMe(r *request) (int, any, error) {
 		return 0, nil, err
 	}
 	if b.Language != nil {
-		a, err := s.svc.SetLanguage(r.ctx, r.p, *b.Language)
+		a, err := s.svc.Accounts.SetLanguage(r.ctx, r.p, *b.Language)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -22,7 +22,7 @@ func (s *Server) serverMetrics(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	srv, err := s.svc.Server(r.ctx, r.p, ref)
+	srv, err := s.svc.Servers.Server(r.ctx, r.p, ref)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -41,7 +41,7 @@ func (s *Server) serverMetrics(r *request) (int, any, error) {
 	if s.metrics == nil {
 		return 0, nil, hosting.Errorf(hosting.CodeUnavailable, "error.unavailable")
 	}
-	series, err := s.metrics.Series(r.ctx, srv.ID, rng, s.svc.NowFor(r.p.Account.ID))
+	series, err := s.metrics.Series(r.ctx, srv.ID, rng, s.svc.Gate.NowFor(r.p.Account.ID))
 	if err != nil {
 		return 0, nil, err
 	}

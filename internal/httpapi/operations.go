@@ -45,7 +45,7 @@ func (s *Server) listServerOperations(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	srv, err := s.svc.Server(r.ctx, r.p, ref)
+	srv, err := s.svc.Servers.Server(r.ctx, r.p, ref)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -83,7 +83,7 @@ func opStatusFromQuery(r *http.Request, v *hosting.Validation, query url.Values)
 }
 
 func (s *Server) operationPage(r *request, f store.OperationFilter, query url.Values, page int) (int, any, error) {
-	list_, total, err := s.svc.Operations(r.ctx, r.p, f, page)
+	list_, total, err := s.svc.Operations.Operations(r.ctx, r.p, f, page)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -144,7 +144,7 @@ func (s *Server) injectFault(w http.ResponseWriter, req *request, rt route, lang
 	default:
 		ref, isServer := hosting.ParseServerRef(req.PathValue("id"))
 		isServer = isServer && strings.HasPrefix(rt.path, "/servers/{id}")
-		s.fail(w, req.Request, lang, s.svc.FaultError(req.ctx, req.p, f.Status, ref, isServer))
+		s.fail(w, req.Request, lang, s.svc.Sandbox.FaultError(req.ctx, req.p, f.Status, ref, isServer))
 	}
 	return false
 }
@@ -170,7 +170,7 @@ func (s *Server) sandboxDispatch(rt route) http.Handler {
 		}
 		w.WriteHeader(status)
 		_, _ = w.Write(rec.body.Bytes())
-		s.svc.Audit(r.Context(), auditEntry(req, SandboxBase, rt, status, rec.body.Bytes(), "", false))
+		s.svc.Gate.Audit(r.Context(), auditEntry(req, SandboxBase, rt, status, rec.body.Bytes(), "", false))
 	})
 }
 
@@ -292,7 +292,7 @@ func toJournalEntry(e sandbox.Entry) api.SandboxRequest {
 // and given to the handler whole.
 func (s *Server) journal(w http.ResponseWriter, req *request) (http.ResponseWriter, func()) {
 	r := req.Request
-	start, at := time.Now(), s.svc.Now()
+	start, at := time.Now(), s.svc.Sandbox.Now()
 	var reqBody sandbox.Capture
 	if r.Body != nil && r.Body != http.NoBody {
 		_, _ = io.Copy(&reqBody, io.LimitReader(r.Body, sandbox.MaxJournalBody+1))

@@ -14,7 +14,7 @@ import (
 
 // getClock answers GET /sandbox/v1/clock.
 func (s *Server) getClock(r *request) (int, any, error) {
-	return http.StatusOK, one(api.Clock{Now: s.svc.NowFor(r.p.Account.ID)}), nil
+	return http.StatusOK, one(api.Clock{Now: s.svc.Gate.NowFor(r.p.Account.ID)}), nil
 }
 
 // advanceClock answers POST /sandbox/v1/clock {"advance": "72h"}: the account's clock
@@ -31,7 +31,7 @@ func (s *Server) advanceClock(r *request) (int, any, error) {
 	if err != nil || len(*b.Advance) > 32 {
 		return 0, nil, hosting.Invalid(ops.ClockAdvanceField, "validation.clock_advance", "max", "8760h")
 	}
-	now, err := s.svc.AdvanceClock(r.ctx, r.p, d)
+	now, err := s.svc.Sandbox.AdvanceClock(r.ctx, r.p, d)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -23,7 +23,7 @@ func (s *Server) resetAccount(r *request) (int, any, error) {
 	if err := decode(r.Request, &b); err != nil {
 		return 0, nil, err
 	}
-	a, err := s.svc.ResetAccount(r.ctx, r.p, b.Credit)
+	a, err := s.svc.Sandbox.ResetAccount(r.ctx, r.p, b.Credit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Server) seed(r *request) (int, any, error) {
 	if err := v.Err(); err != nil {
 		return 0, nil, err
 	}
-	made, err := s.svc.Seed(r.ctx, r.p, in)
+	made, err := s.svc.Sandbox.Seed(r.ctx, r.p, in)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -71,7 +71,7 @@ type Telemetry interface {
 
 // Server is the /v1 API handler.
 type Server struct {
-	svc     *ops.Service
+	svc     Services
 	i18n    *i18n.Catalog
 	log     *slog.Logger
 	tokens  ratelimit.Counter
@@ -109,8 +109,8 @@ type route struct {
 	h            handler
 }
 
-// New returns the API server.
-func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Server, error) {
+// New returns the API server, its handlers calling svc (ServicesOf gives the core's).
+func New(svc Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Server, error) {
 	if cfg.RateLimit <= 0 {
 		cfg.RateLimit = 120
 	}
@@ -386,7 +386,7 @@ func (s *Server) dispatch(rt route) http.Handler {
 		}
 		w.WriteHeader(status)
 		_, _ = w.Write(rec.body.Bytes())
-		s.svc.Audit(r.Context(), auditEntry(req, "/v1", rt, status, rec.body.Bytes(), idemKey, replayed))
+		s.svc.Gate.Audit(r.Context(), auditEntry(req, "/v1", rt, status, rec.body.Bytes(), idemKey, replayed))
 	})
 }
 
@@ -490,7 +490,7 @@ func (s *Server) serveChange(w http.ResponseWriter, req *request, rt route) (key
 	}
 	hash := ops.RequestHash(r.Method, r.URL.RequestURI(), raw)
 	var first http.Header
-	resp, replayed, err := s.svc.Idempotent(req.ctx, req.p, key, hash, func(ctx context.Context) ops.Response {
+	resp, replayed, err := s.svc.Gate.Idempotent(req.ctx, req.p, key, hash, func(ctx context.Context) ops.Response {
 		rec := &recorder{header: http.Header{}}
 		req.ctx = ctx
 		s.run(rec, req, rt, lang)
@@ -596,7 +596,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, lang strin
 	secret, ok := bearer(r)
 	var p hosting.Principal
 	if ok {
-		p, err = s.svc.Authenticate(r.Context(), secret)
+		p, err = s.svc.Gate.Authenticate(r.Context(), secret)
 	}
 	if !ok || hosting.IsCode(err, hosting.CodeUnauthenticated) {
 		res, err := s.anon.Allow(ctx, ip, now)

@@ -19,7 +19,7 @@ func (s *Server) reinstall(r *request) (int, any, error) {
 	if err := decode(r.Request, &b); err != nil {
 		return 0, nil, err
 	}
-	srv, err = s.svc.Reinstall(r.ctx, r.p, srv.ID, b.ImageID)
+	srv, err = s.svc.Servers.Reinstall(r.ctx, r.p, srv.ID, b.ImageID)
 	return http.StatusOK, one(toServer(srv)), err
 }
 
@@ -28,7 +28,7 @@ func (s *Server) rescaleOptions(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	opts, err := s.svc.RescaleOptions(r.ctx, r.p, ref)
+	opts, err := s.svc.Servers.RescaleOptions(r.ctx, r.p, ref)
 	return http.StatusOK, list(opts, toRescaleOption), err
 }
 
@@ -41,7 +41,7 @@ func (s *Server) rescale(r *request) (int, any, error) {
 	if err := decode(r.Request, &b); err != nil {
 		return 0, nil, err
 	}
-	srv, err = s.svc.Rescale(r.ctx, r.p, srv.ID, b.PlanID, b.UpgradeDisk != nil && *b.UpgradeDisk)
+	srv, err = s.svc.Servers.Rescale(r.ctx, r.p, srv.ID, b.PlanID, b.UpgradeDisk != nil && *b.UpgradeDisk)
 	return http.StatusOK, one(toServer(srv)), err
 }
 
@@ -50,7 +50,7 @@ func (s *Server) listSnapshots(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	snaps, err := s.svc.Snapshots(r.ctx, r.p, ref)
+	snaps, err := s.svc.Snapshots.Snapshots(r.ctx, r.p, ref)
 	return http.StatusOK, list(snaps, toSnapshot), err
 }
 
@@ -63,7 +63,7 @@ func (s *Server) createSnapshot(r *request) (int, any, error) {
 	if err := decode(r.Request, &b); err != nil {
 		return 0, nil, err
 	}
-	snap, err := s.svc.CreateSnapshot(r.ctx, r.p, srv.ID, b.Name, b.IncludeMemory != nil && *b.IncludeMemory)
+	snap, err := s.svc.Snapshots.CreateSnapshot(r.ctx, r.p, srv.ID, b.Name, b.IncludeMemory != nil && *b.IncludeMemory)
 	return http.StatusCreated, one(toSnapshot(snap)), err
 }
 
@@ -79,7 +79,7 @@ func (s *Server) snapshotTarget(r *request) (hosting.Server, int64, error) {
 	if err != nil {
 		return hosting.Server{}, 0, hosting.ErrNotFound()
 	}
-	srv, _, err := s.svc.WritableSnapshot(r.ctx, r.p, ref, id)
+	srv, _, err := s.svc.Snapshots.WritableSnapshot(r.ctx, r.p, ref, id)
 	return srv, id, err
 }
 
@@ -91,7 +91,7 @@ func (s *Server) restoreSnapshot(r *request) (int, any, error) {
 	if err := decode(r.Request, &struct{}{}); err != nil {
 		return 0, nil, err
 	}
-	srv, err = s.svc.RestoreSnapshot(r.ctx, r.p, srv.ID, snapID)
+	srv, err = s.svc.Snapshots.RestoreSnapshot(r.ctx, r.p, srv.ID, snapID)
 	return http.StatusOK, one(toServer(srv)), err
 }
 
@@ -100,7 +100,7 @@ func (s *Server) deleteSnapshot(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	deleted, err := s.svc.DeleteSnapshot(r.ctx, r.p, srv.ID, snapID)
+	deleted, err := s.svc.Snapshots.DeleteSnapshot(r.ctx, r.p, srv.ID, snapID)
 	res := api.SnapshotDeletion{Result: "scheduled"}
 	if deleted {
 		res.Result = "deleted"

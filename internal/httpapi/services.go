@@ -1,0 +1,140 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/berthhq/berth/internal/billing"
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// The API's handlers call the core through one small interface per resource (the
+// shape of wtf's DialService): Berth's core, ops.Service, implements every one of
+// them (ServicesOf), and a handler's test may give a fake of the one it exercises.
+
+// Services are what the API's handlers call.
+type Services struct {
+	Gate       GateService
+	Accounts   AccountService
+	Catalog    CatalogService
+	Servers    ServerService
+	Snapshots  SnapshotService
+	SSHKeys    SSHKeyService
+	Projects   ProjectService
+	Recipes    RecipeService
+	Operations OperationService
+	Consoles   ConsoleService
+	Sandbox    SandboxService
+}
+
+// ServicesOf is Services all answered by the core.
+func ServicesOf(core *ops.Service) Services {
+	return Services{Gate: core, Accounts: core, Catalog: core, Servers: core, Snapshots: core, SSHKeys: core,
+		Projects: core, Recipes: core, Operations: core, Consoles: core, Sandbox: core}
+}
+
+// GateService is what every request passes through: its token, its idempotency key,
+// the audit log, and the time on its account's clock.
+type GateService interface {
+	// Authenticate resolves a bearer token: CodeUnauthenticated when it is not one.
+	Authenticate(ctx context.Context, secret string) (hosting.Principal, error)
+	// Idempotent runs run once per key and body (API-DECISIONS §9) and answers the
+	// first response again for a repeat; replayed tells which.
+	Idempotent(ctx context.Context, p hosting.Principal, key string, hash []byte, run func(ctx context.Context) ops.Response) (ops.Response, bool, error)
+	// Audit records a request that changed something.
+	Audit(ctx context.Context, e hosting.AuditEntry)
+	// NowFor is the time on an account's clock.
+	NowFor(accountID int64) time.Time
+}
+
+// AccountService is the principal's account: its language, billing and ledger.
+type AccountService interface {
+	SetLanguage(ctx context.Context, p hosting.Principal, lang string) (hosting.Account, error)
+	Billing(ctx context.Context, p hosting.Principal) (billing.Summary, error)
+	Transactions(ctx context.Context, p hosting.Principal, page int) ([]hosting.Transaction, int, error)
+}
+
+// CatalogService is what can be ordered.
+type CatalogService interface {
+	Locations(ctx context.Context) ([]ops.LocationOffer, error)
+	Apps(ctx context.Context) ([]hosting.App, error)
+}
+
+// ServerService is the principal's servers.
+type ServerService interface {
+	Servers(ctx context.Context, p hosting.Principal, f store.ServerFilter) ([]hosting.Server, error)
+	Server(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (hosting.Server, error)
+	// WritableServer is Server, then CodeServerSuspended for a suspended one.
+	WritableServer(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (hosting.Server, error)
+	OrderServer(ctx context.Context, p hosting.Principal, o ops.Order) (hosting.Server, error)
+	UpdateServer(ctx context.Context, p hosting.Principal, id int64, u ops.ServerUpdate) (hosting.Server, error)
+	DeleteServer(ctx context.Context, p hosting.Principal, id int64) error
+	Power(ctx context.Context, p hosting.Principal, id int64, action hosting.PowerAction) (hosting.Server, error)
+	Reinstall(ctx context.Context, p hosting.Principal, id int64, imageID *int64) (hosting.Server, error)
+	RescaleOptions(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) ([]ops.RescaleOption, error)
+	Rescale(ctx context.Context, p hosting.Principal, id int64, planID *int64, upgradeDisk bool) (hosting.Server, error)
+}
+
+// SnapshotService is the snapshots of the principal's servers.
+type SnapshotService interface {
+	Snapshots(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) ([]hosting.Snapshot, error)
+	// WritableSnapshot finds a server and its snapshot: CodeNotFound for either,
+	// then CodeServerSuspended.
+	WritableSnapshot(ctx context.Context, p hosting.Principal, ref hosting.ServerRef, snapshotID int64) (hosting.Server, hosting.Snapshot, error)
+	CreateSnapshot(ctx context.Context, p hosting.Principal, id int64, name *string, includeMemory bool) (hosting.Snapshot, error)
+	RestoreSnapshot(ctx context.Context, p hosting.Principal, id, snapshotID int64) (hosting.Server, error)
+	DeleteSnapshot(ctx context.Context, p hosting.Principal, id, snapshotID int64) (deleted bool, err error)
+}
+
+// SSHKeyService is the principal's SSH keys.
+type SSHKeyService interface {
+	SSHKeys(ctx context.Context, p hosting.Principal) ([]hosting.SSHKey, error)
+	CreateSSHKey(ctx context.Context, p hosting.Principal, name, publicKey *string) (hosting.SSHKey, error)
+	DeleteSSHKey(ctx context.Context, p hosting.Principal, id int64) error
+}
+
+// ProjectService is the principal's projects.
+type ProjectService interface {
+	Projects(ctx context.Context, p hosting.Principal) ([]hosting.Project, error)
+	Project(ctx context.Context, p hosting.Principal, id int64) (hosting.Project, error)
+	CreateProject(ctx context.Context, p hosting.Principal, name *string) (hosting.Project, error)
+	RenameProject(ctx context.Context, p hosting.Principal, id int64, name *string) (hosting.Project, error)
+	DeleteProject(ctx context.Context, p hosting.Principal, id int64) error
+}
+
+// RecipeService is the principal's recipes.
+type RecipeService interface {
+	RecipesAfter(ctx context.Context, p hosting.Principal, after int64, limit int) ([]hosting.Recipe, error)
+	Recipe(ctx context.Context, p hosting.Principal, id int64) (hosting.Recipe, error)
+	CreateRecipe(ctx context.Context, p hosting.Principal, name, script *string) (hosting.Recipe, error)
+	UpdateRecipe(ctx context.Context, p hosting.Principal, id int64, name, script *string) (hosting.Recipe, error)
+	DeleteRecipe(ctx context.Context, p hosting.Principal, id int64) error
+}
+
+// OperationService is the operations of the principal's servers.
+type OperationService interface {
+	Operations(ctx context.Context, p hosting.Principal, f store.OperationFilter, page int) ([]hosting.Operation, int, error)
+	// Operation finds one, waiting up to wait for it to end.
+	Operation(ctx context.Context, p hosting.Principal, id int64, wait time.Duration) (hosting.Operation, error)
+}
+
+// ConsoleService is the servers' serial consoles.
+type ConsoleService interface {
+	ConsoleTicket(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (ops.IssuedTicket, error)
+	ConsoleAllowed(ctx context.Context, accountID int64, ref hosting.ServerRef) error
+	OpenConsole(ctx context.Context, secret string, ref hosting.ServerRef) (io.ReadWriteCloser, hosting.Account, error)
+}
+
+// SandboxService is the sandbox's calls (serve --sandbox).
+type SandboxService interface {
+	AdvanceClock(ctx context.Context, p hosting.Principal, by time.Duration) (time.Time, error)
+	ResetAccount(ctx context.Context, p hosting.Principal, credit *string) (hosting.Account, error)
+	Seed(ctx context.Context, p hosting.Principal, r ops.SeedRequest) (ops.Seeded, error)
+	// FaultError is the error an HTTP fault answers with, as the real one would be.
+	FaultError(ctx context.Context, p hosting.Principal, status int, ref hosting.ServerRef, ok bool) error
+	// Now is the system clock's time.
+	Now() time.Time
+}
