@@ -13,23 +13,19 @@ import (
 
 const sshKeyCols = `SELECT id, account_id, name, public_key, fingerprint, created_at FROM ssh_keys WHERE account_id = ?`
 
+func scanSSHKey(sc func(...any) error) (hosting.SSHKey, error) {
+	var k hosting.SSHKey
+	var created int64
+	if err := sc(&k.ID, &k.AccountID, &k.Name, &k.PublicKey, &k.Fingerprint, &created); err != nil {
+		return k, err
+	}
+	k.CreatedAt = fromMS(created)
+	return k, nil
+}
+
 func (q queries) sshKeys(ctx context.Context, query string, args ...any) ([]hosting.SSHKey, error) {
 	rows, err := q.q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.SSHKey{}
-	for rows.Next() {
-		var k hosting.SSHKey
-		var created int64
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.Name, &k.PublicKey, &k.Fingerprint, &created); err != nil {
-			return nil, err
-		}
-		k.CreatedAt = fromMS(created)
-		out = append(out, k)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, scanSSHKey))
 }
 
 func (q queries) SSHKeys(ctx context.Context, accountID int64) ([]hosting.SSHKey, error) {
@@ -59,23 +55,19 @@ const projectCols = `SELECT p.id, p.account_id, p.name, p.created_at,
 		(SELECT COUNT(*) FROM servers s WHERE s.project_id = p.id AND s.deleted_at IS NULL)
 		FROM projects p WHERE p.account_id = ?`
 
+func scanProject(sc func(...any) error) (hosting.Project, error) {
+	var p hosting.Project
+	var created int64
+	if err := sc(&p.ID, &p.AccountID, &p.Name, &created, &p.ServerCount); err != nil {
+		return p, err
+	}
+	p.CreatedAt = fromMS(created)
+	return p, nil
+}
+
 func (q queries) projects(ctx context.Context, query string, args ...any) ([]hosting.Project, error) {
 	rows, err := q.q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Project{}
-	for rows.Next() {
-		var p hosting.Project
-		var created int64
-		if err := rows.Scan(&p.ID, &p.AccountID, &p.Name, &created, &p.ServerCount); err != nil {
-			return nil, err
-		}
-		p.CreatedAt = fromMS(created)
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, scanProject))
 }
 
 func (q queries) Projects(ctx context.Context, accountID int64) ([]hosting.Project, error) {
@@ -109,23 +101,31 @@ func (q queries) DeleteProject(ctx context.Context, accountID, id int64) error {
 
 const recipeCols = `SELECT id, account_id, name, script, created_at FROM recipes WHERE account_id = ?`
 
+// scanRecipe reads a recipe; scanRecipeName one whose script column is its size
+// (RecipeNames).
+func scanRecipe(sc func(...any) error) (hosting.Recipe, error) {
+	var r hosting.Recipe
+	var created int64
+	if err := sc(&r.ID, &r.AccountID, &r.Name, &r.Script, &created); err != nil {
+		return r, err
+	}
+	r.CreatedAt = fromMS(created)
+	return r, nil
+}
+
+func scanRecipeName(sc func(...any) error) (hosting.Recipe, error) {
+	var r hosting.Recipe
+	var created int64
+	if err := sc(&r.ID, &r.AccountID, &r.Name, &r.ScriptSize, &created); err != nil {
+		return r, err
+	}
+	r.CreatedAt = fromMS(created)
+	return r, nil
+}
+
 func (q queries) recipes(ctx context.Context, query string, args ...any) ([]hosting.Recipe, error) {
 	rows, err := q.q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Recipe{}
-	for rows.Next() {
-		var r hosting.Recipe
-		var created int64
-		if err := rows.Scan(&r.ID, &r.AccountID, &r.Name, &r.Script, &created); err != nil {
-			return nil, err
-		}
-		r.CreatedAt = fromMS(created)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, scanRecipe))
 }
 
 func (q queries) Recipes(ctx context.Context, accountID int64) ([]hosting.Recipe, error) {
@@ -135,41 +135,13 @@ func (q queries) Recipes(ctx context.Context, accountID int64) ([]hosting.Recipe
 func (q queries) RecipesAfter(ctx context.Context, accountID, after int64, limit int) ([]hosting.Recipe, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, script, created_at FROM recipes
 		WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, accountID, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Recipe{}
-	for rows.Next() {
-		var r hosting.Recipe
-		var created int64
-		if err := rows.Scan(&r.ID, &r.AccountID, &r.Name, &r.Script, &created); err != nil {
-			return nil, err
-		}
-		r.CreatedAt = fromMS(created)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, scanRecipe))
 }
 
 func (q queries) RecipeNames(ctx context.Context, accountID int64) ([]hosting.Recipe, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, `+q.textBytes("script")+`, created_at FROM recipes
 		WHERE account_id = ? ORDER BY id`, accountID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Recipe{}
-	for rows.Next() {
-		var r hosting.Recipe
-		var created int64
-		if err := rows.Scan(&r.ID, &r.AccountID, &r.Name, &r.ScriptSize, &created); err != nil {
-			return nil, err
-		}
-		r.CreatedAt = fromMS(created)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, scanRecipeName))
 }
 
 func (q queries) Recipe(ctx context.Context, accountID, id int64) (hosting.Recipe, error) {

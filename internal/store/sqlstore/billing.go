@@ -14,6 +14,19 @@ import (
 
 const txCols = `id, account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at`
 
+func scanTransaction(sc func(...any) error) (hosting.Transaction, error) {
+	var t hosting.Transaction
+	var amount, balance, created int64
+	var rid, period sql.NullInt64
+	if err := sc(&t.ID, &t.AccountID, &t.Type, &amount, &balance, &t.Description, &t.ResourceType, &rid,
+		&t.ResourceName, &period, &created); err != nil {
+		return t, err
+	}
+	t.Amount, t.BalanceAfter, t.ResourceID, t.CreatedAt = hosting.Money(amount), hosting.Money(balance), nullInt(rid), fromMS(created)
+	t.PeriodStart = fromNullMS(period)
+	return t, nil
+}
+
 func (q queries) AddTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error) {
 	var balance int64
 	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ? WHERE id = ? RETURNING credit`, int64(t.Amount), t.AccountID).Scan(&balance)
@@ -58,24 +71,11 @@ func (q queries) Transactions(ctx context.Context, accountID int64, limit, offse
 	}
 	rows, err := q.q.QueryContext(ctx, `SELECT `+txCols+` FROM transactions WHERE account_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
 		accountID, limit, offset)
+	out, err := orEmpty(collect(rows, err, scanTransaction))
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []hosting.Transaction{}
-	for rows.Next() {
-		var t hosting.Transaction
-		var amount, balance, created int64
-		var rid, period sql.NullInt64
-		if err := rows.Scan(&t.ID, &t.AccountID, &t.Type, &amount, &balance, &t.Description, &t.ResourceType, &rid,
-			&t.ResourceName, &period, &created); err != nil {
-			return nil, 0, err
-		}
-		t.Amount, t.BalanceAfter, t.ResourceID, t.CreatedAt = hosting.Money(amount), hosting.Money(balance), nullInt(rid), fromMS(created)
-		t.PeriodStart = fromNullMS(period)
-		out = append(out, t)
-	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 func (q queries) Spent(ctx context.Context, accountID int64, from time.Time) (hosting.Money, error) {
@@ -121,19 +121,7 @@ func (q queries) Meter(ctx context.Context, resourceType string, resourceID int6
 
 func (q queries) Meters(ctx context.Context, accountID int64) ([]hosting.Meter, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+meterCols+` FROM meters WHERE account_id = ? AND next_at IS NOT NULL ORDER BY id`, accountID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hosting.Meter
-	for rows.Next() {
-		m, err := scanMeter(rows.Scan)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanMeter)
 }
 
 // dueWhere selects the meters with an hour due at the upto parameter.
@@ -254,21 +242,8 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 // ---- suspension for credit ----
 
 func (q queries) SuspendForCredit(ctx context.Context, accountID int64) ([]int64, error) {
-	rows, err := q.q.QueryContext(ctx, `UPDATE servers SET suspended = suspended | 2
+	return column[int64](ctx, q.q, `UPDATE servers SET suspended = suspended | 2
 		WHERE account_id = ? AND deleted_at IS NULL AND (suspended & 2) = 0 RETURNING id`, accountID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 func (q queries) LiftCreditSuspension(ctx context.Context, accountID int64) (int, error) {

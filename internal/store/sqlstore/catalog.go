@@ -47,19 +47,10 @@ func (q queries) App(ctx context.Context, id int64) (hosting.App, error) {
 
 func (q queries) Apps(ctx context.Context) ([]hosting.App, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT id, name, description, version, script FROM apps WHERE active = 1 ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hosting.App
-	for rows.Next() {
-		var a hosting.App
-		if err := rows.Scan(&a.ID, &a.Name, &a.Description, &a.Version, &a.Script); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(sc func(...any) error) (a hosting.App, err error) {
+		err = sc(&a.ID, &a.Name, &a.Description, &a.Version, &a.Script)
+		return a, err
+	})
 }
 
 func (q queries) Locations(ctx context.Context) ([]hosting.Location, error) {
@@ -90,70 +81,68 @@ func (q queries) locations(ctx context.Context, id *int64) ([]hosting.Location, 
 	where, args := only("id")
 	rows, err := q.q.QueryContext(ctx, `SELECT id, name, city, country, snapshot_price_gb_hour FROM locations
 		WHERE active = 1`+where+` ORDER BY id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	var out []hosting.Location
-	idx := map[int64]int{}
-	for rows.Next() {
-		var l hosting.Location
+	out, err := collect(rows, err, func(sc func(...any) error) (l hosting.Location, err error) {
 		var price int64
-		if err := rows.Scan(&l.ID, &l.Name, &l.City, &l.Country, &price); err != nil {
-			rows.Close()
-			return nil, err
+		if err = sc(&l.ID, &l.Name, &l.City, &l.Country, &price); err != nil {
+			return l, err
 		}
 		l.SnapshotPriceGBHour = hosting.Money(price)
-		idx[l.ID] = len(out)
-		out = append(out, l)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	where, args = only("lp.location_id")
-	prows, err := q.q.QueryContext(ctx, `SELECT `+planCols+`, lp.location_id, lp.capacity FROM location_plans lp
-		JOIN plans p ON p.id = lp.plan_id WHERE p.active = 1`+where+` ORDER BY lp.location_id, p.price_hourly, p.id`, args...)
+		return l, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	for prows.Next() {
-		var loc int64
+	idx := map[int64]int{}
+	for i, l := range out {
+		idx[l.ID] = i
+	}
+	// Each plan and image is read with the location that offers it.
+	type locatedPlan struct {
+		loc  int64
+		plan hosting.Plan
+	}
+	where, args = only("lp.location_id")
+	rows, err = q.q.QueryContext(ctx, `SELECT `+planCols+`, lp.location_id, lp.capacity FROM location_plans lp
+		JOIN plans p ON p.id = lp.plan_id WHERE p.active = 1`+where+` ORDER BY lp.location_id, p.price_hourly, p.id`, args...)
+	plans, err := collect(rows, err, func(sc func(...any) error) (lp locatedPlan, err error) {
 		var capacity sql.NullInt64
-		p, err := scanPlan(prows.Scan, &loc, &capacity)
-		if err != nil {
-			prows.Close()
-			return nil, err
+		if lp.plan, err = scanPlan(sc, &lp.loc, &capacity); err != nil {
+			return lp, err
 		}
 		if capacity.Valid {
 			c := int(capacity.Int64)
-			p.Capacity = &c
+			lp.plan.Capacity = &c
 		}
-		if i, ok := idx[loc]; ok {
-			out[i].Plans = append(out[i].Plans, p)
-		}
-	}
-	prows.Close()
-	if err := prows.Err(); err != nil {
-		return nil, err
-	}
-	where, args = only("li.location_id")
-	irows, err := q.q.QueryContext(ctx, `SELECT li.location_id, i.id, i.name, i.os, i.version FROM location_images li
-		JOIN images i ON i.id = li.image_id WHERE i.active = 1`+where+` ORDER BY li.location_id, i.id`, args...)
+		return lp, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer irows.Close()
-	for irows.Next() {
-		var loc int64
-		var i hosting.Image
-		if err := irows.Scan(&loc, &i.ID, &i.Name, &i.OS, &i.Version); err != nil {
-			return nil, err
-		}
-		if x, ok := idx[loc]; ok {
-			out[x].Images = append(out[x].Images, i)
+	for _, lp := range plans {
+		if i, ok := idx[lp.loc]; ok {
+			out[i].Plans = append(out[i].Plans, lp.plan)
 		}
 	}
-	return out, irows.Err()
+	type locatedImage struct {
+		loc   int64
+		image hosting.Image
+	}
+	where, args = only("li.location_id")
+	rows, err = q.q.QueryContext(ctx, `SELECT li.location_id, i.id, i.name, i.os, i.version FROM location_images li
+		JOIN images i ON i.id = li.image_id WHERE i.active = 1`+where+` ORDER BY li.location_id, i.id`, args...)
+	images, err := collect(rows, err, func(sc func(...any) error) (li locatedImage, err error) {
+		err = sc(&li.loc, &li.image.ID, &li.image.Name, &li.image.OS, &li.image.Version)
+		return li, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, li := range images {
+		if i, ok := idx[li.loc]; ok {
+			out[i].Images = append(out[i].Images, li.image)
+		}
+	}
+	return out, nil
 }
 
 func (q queries) ServersOfPlan(ctx context.Context, locationID, planID int64) (int, error) {

@@ -16,20 +16,20 @@ import (
 // stores one past that limit, so no sum or conversion of an offset can overflow.
 
 func (q queries) ClockOffsets(ctx context.Context) (map[int64]time.Duration, error) {
+	type clock struct{ account, offset int64 }
 	rows, err := q.q.QueryContext(ctx, `SELECT account_id, offset_ms FROM account_clocks`)
+	clocks, err := collect(rows, err, func(sc func(...any) error) (c clock, err error) {
+		err = sc(&c.account, &c.offset)
+		return c, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[int64]time.Duration{}
-	for rows.Next() {
-		var id, off int64
-		if err := rows.Scan(&id, &off); err != nil {
-			return nil, err
-		}
-		out[id] = hosting.ClockOffset(off)
+	out := make(map[int64]time.Duration, len(clocks))
+	for _, c := range clocks {
+		out[c.account] = hosting.ClockOffset(c.offset)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (q queries) AdvanceClock(ctx context.Context, accountID int64, by time.Duration) (time.Duration, bool, error) {

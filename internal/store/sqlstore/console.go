@@ -52,17 +52,11 @@ func (q queries) DailySpend(ctx context.Context, accountID int64, from time.Time
 	rows, err := q.q.QueryContext(ctx, `SELECT period_start / ? AS day, SUM(amount) FROM transactions
 		WHERE account_id = ? AND period_start >= ? AND type IN ('charge', 'refund')
 		GROUP BY day ORDER BY day`, int64(msPerDay), accountID, ms(from))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.DaySpend{}
-	for rows.Next() {
+	return orEmpty(collect(rows, err, func(sc func(...any) error) (hosting.DaySpend, error) {
 		var day, sum int64
-		if err := rows.Scan(&day, &sum); err != nil {
-			return nil, err
+		if err := sc(&day, &sum); err != nil {
+			return hosting.DaySpend{}, err
 		}
-		out = append(out, hosting.DaySpend{Day: fromMS(day * msPerDay), Spent: hosting.Money(-sum)})
-	}
-	return out, rows.Err()
+		return hosting.DaySpend{Day: fromMS(day * msPerDay), Spent: hosting.Money(-sum)}, nil
+	}))
 }

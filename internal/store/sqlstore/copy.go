@@ -31,22 +31,17 @@ func (db *DB) Tables(ctx context.Context) ([]string, error) {
 	if db.d == dialectPostgres {
 		query = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name`
 	}
-	rows, err := db.read.QueryContext(ctx, query)
+	tables, err := column[string](ctx, db.read, query)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, err
-		}
+	for _, t := range tables {
 		if !strings.HasPrefix(t, "river_") {
 			out = append(out, t)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CheckCopyCovers reports a table of db that a copy would neither write nor knowingly
@@ -139,6 +134,9 @@ func (db *DB) CopyTo(ctx context.Context, to *DB, then func(tx *sql.Tx) error) (
 			batch = batch[:0]
 			return err
 		}
+		// Not collect: a table is streamed into batches of copyBatch rows as it is
+		// read, never held whole (metric_samples alone gains a row per server every
+		// metrics.Interval).
 		for rows.Next() {
 			vals := make([]any, len(names))
 			ptrs := make([]any, len(names))
@@ -171,19 +169,13 @@ func (db *DB) CopyTo(ctx context.Context, to *DB, then func(tx *sql.Tx) error) (
 	// Identity columns continue after the highest id copied.
 	ids, err := tx.QueryContext(ctx, `SELECT table_name, column_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND is_identity = 'YES'`)
+	idCols, err := collect(ids, err, func(sc func(...any) error) (tc [2]string, err error) {
+		err = sc(&tc[0], &tc[1])
+		return tc, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	var idCols [][2]string
-	for ids.Next() {
-		var t, c string
-		if err := ids.Scan(&t, &c); err != nil {
-			ids.Close()
-			return nil, err
-		}
-		idCols = append(idCols, [2]string{t, c})
-	}
-	ids.Close()
 	for _, tc := range idCols {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', '%s'),
 			COALESCE((SELECT MAX(%s) FROM %s), 0) + 1, false)`, tc[0], tc[1], tc[1], tc[0])); err != nil {

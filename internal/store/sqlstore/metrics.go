@@ -26,19 +26,10 @@ func (db *DB) AccountMetricTargets(ctx context.Context, accountID int64) ([]metr
 
 func (db *DB) metricTargets(ctx context.Context, query string, args ...any) ([]metrics.Target, error) {
 	rows, err := db.read.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []metrics.Target
-	for rows.Next() {
-		var t metrics.Target
-		if err := rows.Scan(&t.ServerID, &t.AccountID, &t.Name); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(sc func(...any) error) (t metrics.Target, err error) {
+		err = sc(&t.ServerID, &t.AccountID, &t.Name)
+		return t, err
+	})
 }
 
 // AddMetricSamples implements metrics.Store.
@@ -84,21 +75,15 @@ func (db *DB) MetricSamples(ctx context.Context, serverID int64, from, to time.T
 		return nil, err
 	}
 	rows, err := st.QueryContext(ctx, serverID, from.Unix(), to.Unix())
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []metrics.Sample
-	for rows.Next() {
+	return collect(rows, err, func(sc func(...any) error) (metrics.Sample, error) {
 		s := metrics.Sample{ServerID: serverID}
 		var at, cpu int64
-		if err := rows.Scan(&at, &cpu, &s.NetIn, &s.NetOut, &s.DiskRead, &s.DiskWrite); err != nil {
-			return nil, err
+		if err := sc(&at, &cpu, &s.NetIn, &s.NetOut, &s.DiskRead, &s.DiskWrite); err != nil {
+			return s, err
 		}
 		s.At, s.CPU = time.Unix(at, 0).UTC(), float64(cpu)/100
-		out = append(out, s)
-	}
-	return out, rows.Err()
+		return s, nil
+	})
 }
 
 // metricBucketsQuery averages in the database: a 7d range reads 10,080 rows per
@@ -116,18 +101,11 @@ func (db *DB) MetricBuckets(ctx context.Context, serverID int64, from, to time.T
 		return nil, err
 	}
 	rows, err := st.QueryContext(ctx, step, serverID, from.Unix(), to.Unix())
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []metrics.Bucket{}
-	for rows.Next() {
-		var b metrics.Bucket
-		if err := rows.Scan(&b.At, &b.CPU, &b.NetIn, &b.NetOut, &b.DiskRead, &b.DiskWrite); err != nil {
-			return nil, err
+	return orEmpty(collect(rows, err, func(sc func(...any) error) (b metrics.Bucket, err error) {
+		if err = sc(&b.At, &b.CPU, &b.NetIn, &b.NetOut, &b.DiskRead, &b.DiskWrite); err != nil {
+			return b, err
 		}
 		b.CPU /= 100
-		out = append(out, b)
-	}
-	return out, rows.Err()
+		return b, nil
+	}))
 }

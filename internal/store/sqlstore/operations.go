@@ -28,17 +28,9 @@ func (q queries) Operations(ctx context.Context, accountID int64, f store.Operat
 	}
 	rows, err := q.q.QueryContext(ctx, `SELECT `+opCols+` FROM operations WHERE `+where+` ORDER BY id DESC LIMIT ? OFFSET ?`,
 		append(args, limit, offset)...)
+	out, err := orEmpty(collect(rows, err, scanOp))
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []hosting.Operation{}
-	for rows.Next() {
-		o, err := scanOp(rows.Scan)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, o)
-	}
-	return out, total, rows.Err()
+	return out, total, nil
 }

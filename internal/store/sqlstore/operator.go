@@ -18,27 +18,19 @@ func (db *DB) JobQueue(ctx context.Context) (store.JobQueue, error) {
 	var q store.JobQueue
 	rows, err := db.read.QueryContext(ctx, `SELECT state, COUNT(*) FROM river_job
 		WHERE state IN ('available', 'running', 'retryable') GROUP BY state`)
+	counts, err := collect(rows, err, scanCount)
 	if err != nil {
 		return q, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var state string
-		var n int
-		if err := rows.Scan(&state, &n); err != nil {
-			return q, err
-		}
-		switch state {
+	for _, c := range counts {
+		switch c.key {
 		case "available":
-			q.Available = n
+			q.Available = c.n
 		case "running":
-			q.Running = n
+			q.Running = c.n
 		case "retryable":
-			q.Retryable = n
+			q.Retryable = c.n
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return q, err
 	}
 	if q.Available == 0 {
 		return q, nil
@@ -63,18 +55,24 @@ func (db *DB) JobQueue(ctx context.Context) (store.JobQueue, error) {
 func (db *DB) ServersByStatus(ctx context.Context) (map[hosting.Status]int, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT CASE WHEN suspended <> 0 THEN 'suspended' ELSE status END AS shown, COUNT(*)
 		FROM servers WHERE deleted_at IS NULL GROUP BY shown`)
+	counts, err := collect(rows, err, scanCount)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := map[hosting.Status]int{}
-	for rows.Next() {
-		var status string
-		var n int
-		if err := rows.Scan(&status, &n); err != nil {
-			return nil, err
-		}
-		out[hosting.Status(status)] += n
+	for _, c := range counts {
+		out[hosting.Status(c.key)] += c.n
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// count is a row of a GROUP BY: the group's key and its COUNT(*).
+type count struct {
+	key string
+	n   int
+}
+
+func scanCount(sc func(...any) error) (c count, err error) {
+	err = sc(&c.key, &c.n)
+	return c, err
 }

@@ -154,19 +154,7 @@ func (q queries) AccountByEmail(ctx context.Context, email string) (hosting.Acco
 
 func (q queries) Accounts(ctx context.Context) ([]hosting.Account, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+accountCols+` FROM accounts a ORDER BY a.id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Account{}
-	for rows.Next() {
-		a, err := scanAccount(rows.Scan)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, func(sc func(...any) error) (hosting.Account, error) { return scanAccount(sc) }))
 }
 
 func (q queries) CreateAccount(ctx context.Context, a hosting.Account) (int64, error) {
@@ -247,19 +235,7 @@ func (q queries) Tokens(ctx context.Context, accountID int64) ([]hosting.Token, 
 // tokens lists the tokens that match where (a condition on tokens t), newest first.
 func (q queries) tokens(ctx context.Context, where string, args ...any) ([]hosting.Token, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+tokenCols+` FROM tokens t WHERE `+where+` ORDER BY t.id DESC`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows.Scan)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, func(sc func(...any) error) (hosting.Token, error) { return scanToken(sc) }))
 }
 
 func (q queries) CreateToken(ctx context.Context, t hosting.Token) (int64, error) {

@@ -55,6 +55,18 @@ func (q queries) AddAuditEntry(ctx context.Context, e hosting.AuditEntry) error 
 	return err
 }
 
+func scanAuditEntry(sc func(...any) error) (hosting.AuditEntry, error) {
+	var e hosting.AuditEntry
+	var at int64
+	var acct, tok sql.NullInt64
+	if err := sc(&e.ID, &at, &e.Actor, &acct, &tok, &e.Action, &e.Target, &e.Status, &e.Code, &e.Client,
+		&e.IdempotencyKey, &e.Replayed); err != nil {
+		return e, err
+	}
+	e.At, e.AccountID, e.TokenID = fromMS(at), nullInt(acct), nullInt(tok)
+	return e, nil
+}
+
 func (q queries) AuditLog(ctx context.Context, accountID, before int64, limit int) ([]hosting.AuditEntry, error) {
 	if limit <= 0 {
 		limit = 100
@@ -70,21 +82,5 @@ func (q queries) AuditLog(ctx context.Context, accountID, before int64, limit in
 	}
 	rows, err := q.q.QueryContext(ctx, `SELECT id, at, actor, account_id, token_id, action, target, status, code, client,
 		idempotency_key, replayed FROM audit_log WHERE `+where+`id < ? ORDER BY id DESC LIMIT ?`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.AuditEntry{}
-	for rows.Next() {
-		var e hosting.AuditEntry
-		var at int64
-		var acct, tok sql.NullInt64
-		if err := rows.Scan(&e.ID, &at, &e.Actor, &acct, &tok, &e.Action, &e.Target, &e.Status, &e.Code, &e.Client,
-			&e.IdempotencyKey, &e.Replayed); err != nil {
-			return nil, err
-		}
-		e.At, e.AccountID, e.TokenID = fromMS(at), nullInt(acct), nullInt(tok)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, scanAuditEntry))
 }

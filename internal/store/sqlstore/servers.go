@@ -77,19 +77,7 @@ func (q queries) Servers(ctx context.Context, accountID int64, f store.ServerFil
 		}
 	}
 	rows, err := q.q.QueryContext(ctx, query+` ORDER BY s.id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Server{}
-	for rows.Next() {
-		s, err := scanServer(rows.Scan)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, scanServer))
 }
 
 var (
@@ -122,19 +110,10 @@ func (q queries) CountServers(ctx context.Context, accountID int64) (int, error)
 
 func (q queries) ServerKeys(ctx context.Context, serverID int64) ([]hosting.SSHKey, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT ssh_key_id, name, public_key, fingerprint FROM server_keys WHERE server_id = ? ORDER BY position`, serverID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hosting.SSHKey
-	for rows.Next() {
-		var k hosting.SSHKey
-		if err := rows.Scan(&k.ID, &k.Name, &k.PublicKey, &k.Fingerprint); err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(sc func(...any) error) (k hosting.SSHKey, err error) {
+		err = sc(&k.ID, &k.Name, &k.PublicKey, &k.Fingerprint)
+		return k, err
+	})
 }
 
 func (q queries) CreateServer(ctx context.Context, s hosting.Server) (int64, error) {
@@ -253,38 +232,13 @@ func (q queries) OperationAny(ctx context.Context, id int64) (hosting.Operation,
 // OrphanedOperations implements store.Reader. It reads River's job table: an
 // operation's job carries {"operation_id": N} (ops.OperationArgs).
 func (q queries) OrphanedOperations(ctx context.Context) ([]int64, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT o.id FROM operations o WHERE o.status = 'running' AND NOT EXISTS (
+	return column[int64](ctx, q.q, `SELECT o.id FROM operations o WHERE o.status = 'running' AND NOT EXISTS (
 		SELECT 1 FROM river_job j WHERE j.kind = 'berth.operation'
 			AND j.state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
 			AND `+q.jsonInt("j.args", "operation_id")+` = o.id) ORDER BY o.id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
 
 func (q queries) RunningOperations(ctx context.Context) ([]hosting.Operation, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+opCols+` FROM operations WHERE status = 'running' ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hosting.Operation
-	for rows.Next() {
-		o, err := scanOp(rows.Scan)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanOp)
 }

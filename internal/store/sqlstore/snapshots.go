@@ -24,19 +24,7 @@ func scanSnapshot(sc func(...any) error) (hosting.Snapshot, error) {
 
 func (q queries) snapshots(ctx context.Context, query string, args ...any) ([]hosting.Snapshot, error) {
 	rows, err := q.q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []hosting.Snapshot{}
-	for rows.Next() {
-		s, err := scanSnapshot(rows.Scan)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return orEmpty(collect(rows, err, scanSnapshot))
 }
 
 func (q queries) Snapshots(ctx context.Context, serverID int64) ([]hosting.Snapshot, error) {
@@ -71,21 +59,8 @@ func (q queries) ScheduledSnapshotDeletions(ctx context.Context, serverID int64)
 
 // StrandedSnapshotDeletions implements store.Reader.
 func (q queries) StrandedSnapshotDeletions(ctx context.Context, limit int) ([]int64, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT DISTINCT sn.server_id FROM snapshots sn JOIN servers s ON s.id = sn.server_id
+	return column[int64](ctx, q.q, `SELECT DISTINCT sn.server_id FROM snapshots sn JOIN servers s ON s.id = sn.server_id
 		WHERE sn.delete_scheduled = 1 AND sn.deleted_at IS NULL AND s.operation_id IS NULL ORDER BY sn.server_id LIMIT ?`, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 func (q queries) DeleteSnapshot(ctx context.Context, id int64, at time.Time) error {
