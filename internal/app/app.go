@@ -457,7 +457,7 @@ func (a *App) Handler() (*httpapi.Server, error) {
 	if a.cfg.Telemetry != nil {
 		cfg.Telemetry = a.cfg.Telemetry
 	}
-	return httpapi.New(httpapi.ServicesOf(a.Service), cat, a.log, cfg)
+	return httpapi.New(a.Service.Services(), cat, a.log, cfg)
 }
 
 // Driver is the compute driver operations call.
@@ -529,7 +529,7 @@ func (a *App) WebHandler() (http.Handler, error) {
 	if a.cfg.Telemetry != nil {
 		ccfg.Telemetry = a.cfg.Telemetry
 	}
-	con, err := console.New(a.Service, cat, a.log, ccfg)
+	con, err := console.New(a.Service.Services(), cat, a.log, ccfg)
 	if err != nil {
 		return nil, err
 	}

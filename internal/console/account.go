@@ -14,7 +14,7 @@ import (
 // ---- SSH keys ----
 
 func (c *Console) keysPage(r *req) error {
-	ks, err := c.svc.SSHKeys(r.ctx(), r.p)
+	ks, err := c.svc.SSHKeys.SSHKeys(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}
@@ -24,7 +24,7 @@ func (c *Console) keysPage(r *req) error {
 
 func (c *Console) createKey(r *req) error {
 	name, key := r.FormValue("name"), r.FormValue("public_key")
-	_, err := c.svc.CreateSSHKey(r.ctx(), r.p, &name, &key)
+	_, err := c.svc.SSHKeys.CreateSSHKey(r.ctx(), r.p, &name, &key)
 	return r.done(err, "/ssh-keys", "console.key_added")
 }
 
@@ -33,13 +33,13 @@ func (c *Console) deleteKey(r *req) error {
 	if err != nil {
 		return err
 	}
-	return r.done(c.svc.DeleteSSHKey(r.ctx(), r.p, id), "/ssh-keys", "console.deleted")
+	return r.done(c.svc.SSHKeys.DeleteSSHKey(r.ctx(), r.p, id), "/ssh-keys", "console.deleted")
 }
 
 // ---- projects ----
 
 func (c *Console) projectsPage(r *req) error {
-	ps, err := c.svc.Projects(r.ctx(), r.p)
+	ps, err := c.svc.Projects.Projects(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (c *Console) projectsPage(r *req) error {
 
 func (c *Console) createProject(r *req) error {
 	name := r.FormValue("name")
-	_, err := c.svc.CreateProject(r.ctx(), r.p, &name)
+	_, err := c.svc.Projects.CreateProject(r.ctx(), r.p, &name)
 	return r.done(err, "/projects", "console.saved")
 }
 
@@ -59,7 +59,7 @@ func (c *Console) renameProject(r *req) error {
 		return err
 	}
 	name := r.FormValue("name")
-	_, err = c.svc.RenameProject(r.ctx(), r.p, id, &name)
+	_, err = c.svc.Projects.RenameProject(r.ctx(), r.p, id, &name)
 	return r.done(err, "/projects", "console.saved")
 }
 
@@ -68,13 +68,13 @@ func (c *Console) deleteProject(r *req) error {
 	if err != nil {
 		return err
 	}
-	return r.done(c.svc.DeleteProject(r.ctx(), r.p, id), "/projects", "console.deleted")
+	return r.done(c.svc.Projects.DeleteProject(r.ctx(), r.p, id), "/projects", "console.deleted")
 }
 
 // ---- recipes ----
 
 func (c *Console) recipesPage(r *req) error {
-	rs, err := c.svc.RecipeNames(r.ctx(), r.p)
+	rs, err := c.svc.Recipes.RecipeNames(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (c *Console) recipesPage(r *req) error {
 
 func (c *Console) createRecipe(r *req) error {
 	name, script := r.FormValue("name"), normalizeNewlines(r.FormValue("script"))
-	_, err := c.svc.CreateRecipe(r.ctx(), r.p, &name, &script)
+	_, err := c.svc.Recipes.CreateRecipe(r.ctx(), r.p, &name, &script)
 	return r.done(err, "/recipes", "console.saved")
 }
 
@@ -93,7 +93,7 @@ func (c *Console) recipePage(r *req) error {
 	if err != nil {
 		return err
 	}
-	rc, err := c.svc.Recipe(r.ctx(), r.p, id)
+	rc, err := c.svc.Recipes.Recipe(r.ctx(), r.p, id)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (c *Console) updateRecipe(r *req) error {
 		return err
 	}
 	name, script := r.FormValue("name"), normalizeNewlines(r.FormValue("script"))
-	_, err = c.svc.UpdateRecipe(r.ctx(), r.p, id, &name, &script)
+	_, err = c.svc.Recipes.UpdateRecipe(r.ctx(), r.p, id, &name, &script)
 	return r.done(err, "/recipes/"+itoa(id), "console.saved")
 }
 
@@ -116,7 +116,7 @@ func (c *Console) deleteRecipe(r *req) error {
 	if err != nil {
 		return err
 	}
-	return r.done(c.svc.DeleteRecipe(r.ctx(), r.p, id), "/recipes", "console.deleted")
+	return r.done(c.svc.Recipes.DeleteRecipe(r.ctx(), r.p, id), "/recipes", "console.deleted")
 }
 
 // normalizeNewlines undoes the CRLF a browser sends for a textarea: a shell script
@@ -143,15 +143,15 @@ func (c *Console) billingPage(r *req) error {
 		}
 		page = n
 	}
-	sum, err := c.svc.Billing(r.ctx(), r.p)
+	sum, err := c.svc.Accounts.Billing(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}
-	days, err := c.svc.DailySpend(r.ctx(), r.p, spendDays)
+	days, err := c.svc.Accounts.DailySpend(r.ctx(), r.p, spendDays)
 	if err != nil {
 		return err
 	}
-	list, total, err := c.svc.Transactions(r.ctx(), r.p, page)
+	list, total, err := c.svc.Accounts.Transactions(r.ctx(), r.p, page)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func mapArgs(m map[string]any) []any {
 // ---- settings ----
 
 func (c *Console) settingsPage(r *req) error {
-	acct, err := c.svc.Account(r.ctx(), r.p)
+	acct, err := c.svc.Accounts.Account(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (c *Console) settingsPage(r *req) error {
 }
 
 func (c *Console) setLanguage(r *req) error {
-	a, err := c.svc.SetLanguage(r.ctx(), r.p, r.FormValue("language"))
+	a, err := c.svc.Accounts.SetLanguage(r.ctx(), r.p, r.FormValue("language"))
 	if err == nil {
 		r.lang = a.Language // say it in the new language
 	}
@@ -217,7 +217,7 @@ func (c *Console) setBudget(r *req) error {
 		}
 		budget = &m
 	}
-	_, err := c.svc.UpdateBudget(r.ctx(), r.p, budget)
+	_, err := c.svc.Accounts.UpdateBudget(r.ctx(), r.p, budget)
 	return r.done(err, "/settings", "console.saved")
 }
 
@@ -247,11 +247,11 @@ type tokenForm struct {
 }
 
 func (c *Console) tokenForm(r *req) (*tokenForm, error) {
-	ts, err := c.svc.AccountTokens(r.ctx(), r.p)
+	ts, err := c.svc.Accounts.AccountTokens(r.ctx(), r.p)
 	if err != nil {
 		return nil, err
 	}
-	return &tokenForm{Tokens: ts, Scopes: hosting.AllScopes, Expiries: expiries, Now: c.svc.Now(),
+	return &tokenForm{Tokens: ts, Scopes: hosting.AllScopes, Expiries: expiries, Now: c.svc.Gate.Now(),
 		Checked: map[hosting.Scope]bool{hosting.ScopeRead: true}}, nil
 }
 
@@ -284,7 +284,7 @@ func (c *Console) createToken(r *req) error {
 	var t hosting.Token
 	var secret string
 	if err == nil {
-		t, secret, err = c.svc.CreateAccountToken(r.ctx(), r.p, name, scopes, d)
+		t, secret, err = c.svc.Accounts.CreateAccountToken(r.ctx(), r.p, name, scopes, d)
 	}
 	if err != nil {
 		if code := hosting.ErrorCode(err); code != hosting.CodeValidationFailed {
@@ -315,5 +315,5 @@ func (c *Console) revokeToken(r *req) error {
 	if err != nil {
 		return err
 	}
-	return r.done(c.svc.RevokeAccountToken(r.ctx(), r.p, id), "/settings/api", "console.token_revoked")
+	return r.done(c.svc.Accounts.RevokeAccountToken(r.ctx(), r.p, id), "/settings/api", "console.token_revoked")
 }

@@ -85,7 +85,7 @@ type Telemetry interface {
 
 // Console is the web interface's http.Handler.
 type Console struct {
-	svc     *ops.Service
+	svc     ops.Services
 	cat     *i18n.Catalog
 	log     *slog.Logger
 	cfg     Config
@@ -106,7 +106,7 @@ const (
 const maxForm = 256 << 10
 
 // New returns the console.
-func New(svc *ops.Service, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Console, error) {
+func New(svc ops.Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Console, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = ops.DefaultSessionTTL
 	}
@@ -290,7 +290,7 @@ func (c *Console) audit(r *req, w *statusWriter, err error) {
 	} else if err != nil {
 		e.Code = string(hosting.CodeInternal)
 	}
-	c.svc.Audit(r.ctx(), e)
+	c.svc.Gate.Audit(r.ctx(), e)
 }
 
 // private serves pages of a signed-in account holder: without a valid session a GET
@@ -314,7 +314,7 @@ func (c *Console) servePrivate(r *req, hr *http.Request, h handler) error {
 		secret = ck.Value
 	}
 	var err error
-	r.p, _, err = c.svc.SessionPrincipal(hr.Context(), secret)
+	r.p, _, err = c.svc.Sessions.SessionPrincipal(hr.Context(), secret)
 	if err != nil {
 		if hosting.IsCode(err, hosting.CodeUnauthenticated) && (hr.Method == http.MethodGet || hr.Method == http.MethodHead) {
 			next := "/signin"
@@ -528,7 +528,7 @@ func (c *Console) render(r *req, status int, page, titleID, nav string, data any
 
 func (c *Console) signInPage(r *req) error {
 	if ck, err := r.Cookie(sessionCookie); err == nil {
-		if _, _, err := c.svc.SessionPrincipal(r.ctx(), ck.Value); err == nil {
+		if _, _, err := c.svc.Sessions.SessionPrincipal(r.ctx(), ck.Value); err == nil {
 			return r.redirect(safeNext(r.URL.Query().Get("next")))
 		}
 	}
@@ -581,7 +581,7 @@ func (c *Console) signIn(r *req) error {
 			return c.showSignIn(r, http.StatusTooManyRequests, email, []string{r.T("console.signin_throttled", "minutes", mins)})
 		}
 	}
-	_, acct, secret, err := c.svc.SignIn(r.ctx(), email, r.PostFormValue("password"), c.cfg.SessionTTL)
+	_, acct, secret, err := c.svc.Sessions.SignIn(r.ctx(), email, r.PostFormValue("password"), c.cfg.SessionTTL)
 	if hosting.IsCode(err, hosting.CodeUnauthenticated) {
 		for _, l := range []struct {
 			lim ratelimit.Counter
@@ -606,7 +606,7 @@ func (c *Console) signIn(r *req) error {
 }
 
 func (c *Console) signOut(r *req) error {
-	if err := c.svc.SignOut(r.ctx(), r.secret); err != nil {
+	if err := c.svc.Sessions.SignOut(r.ctx(), r.secret); err != nil {
 		return err
 	}
 	setCookie(r.w, r.Request, sessionCookie, "", -1)

@@ -20,7 +20,7 @@ func (c *Console) serverConsolePage(r *req) error {
 	if err != nil {
 		return err
 	}
-	srv, err := c.svc.Server(r.ctx(), r.p, hosting.ServerRef{ID: id})
+	srv, err := c.svc.Servers.Server(r.ctx(), r.p, hosting.ServerRef{ID: id})
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (c *Console) consoleTicket(r *req) error {
 	if err != nil {
 		return c.ticketError(r, err)
 	}
-	t, err := c.svc.ConsoleTicket(r.ctx(), r.p, hosting.ServerRef{ID: id})
+	t, err := c.svc.Consoles.ConsoleTicket(r.ctx(), r.p, hosting.ServerRef{ID: id})
 	if err != nil {
 		return c.ticketError(r, err)
 	}

@@ -24,11 +24,11 @@ type catalog struct {
 }
 
 func (c *Console) catalog(ctx context.Context) (*catalog, error) {
-	ls, err := c.svc.Locations(ctx)
+	ls, err := c.svc.Catalog.Locations(ctx)
 	if err != nil {
 		return nil, err
 	}
-	apps, err := c.svc.Apps(ctx)
+	apps, err := c.svc.Catalog.Apps(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func pathID(r *req, name string) (int64, error) {
 func (c *Console) serversPage(r *req) error {
 	var f store.ServerFilter
 	var inProject *hosting.Project
-	projects, err := c.svc.Projects(r.ctx(), r.p)
+	projects, err := c.svc.Projects.Projects(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (c *Console) serversPage(r *req) error {
 		}
 		f.ProjectID = &id
 	}
-	list, err := c.svc.Servers(r.ctx(), r.p, f)
+	list, err := c.svc.Servers.Servers(r.ctx(), r.p, f)
 	if err != nil {
 		return err
 	}
@@ -188,16 +188,16 @@ func (c *Console) orderFormFor(r *req) (*orderForm, error) {
 		return nil, err
 	}
 	f := &orderForm{Cat: cat, Credit: r.p.Account.Credit}
-	if acct, err := c.svc.Account(r.ctx(), r.p); err == nil {
+	if acct, err := c.svc.Accounts.Account(r.ctx(), r.p); err == nil {
 		f.Credit = acct.Credit
 	}
-	if f.Keys, err = c.svc.SSHKeys(r.ctx(), r.p); err != nil {
+	if f.Keys, err = c.svc.SSHKeys.SSHKeys(r.ctx(), r.p); err != nil {
 		return nil, err
 	}
-	if f.Projects, err = c.svc.Projects(r.ctx(), r.p); err != nil {
+	if f.Projects, err = c.svc.Projects.Projects(r.ctx(), r.p); err != nil {
 		return nil, err
 	}
-	if f.Recipes, err = c.svc.RecipeNames(r.ctx(), r.p); err != nil {
+	if f.Recipes, err = c.svc.Recipes.RecipeNames(r.ctx(), r.p); err != nil {
 		return nil, err
 	}
 	if len(cat.Locations) > 0 {
@@ -296,7 +296,7 @@ func (c *Console) order(r *req) error {
 	if pw := r.FormValue("root_password"); pw != "" {
 		o.RootPassword = &pw
 	}
-	srv, err := c.svc.OrderServer(r.ctx(), r.p, o)
+	srv, err := c.svc.Servers.OrderServer(r.ctx(), r.p, o)
 	if err == nil {
 		setFlash(r.w, r.Request, flash{OK: true, Msgs: []string{r.T("console.ordered", "name", srv.DisplayName)}})
 		return r.redirect("/servers/" + itoa(srv.ID))
@@ -328,7 +328,7 @@ func (c *Console) serverPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	srv, err := c.svc.Server(r.ctx(), r.p, hosting.ServerRef{ID: id})
+	srv, err := c.svc.Servers.Server(r.ctx(), r.p, hosting.ServerRef{ID: id})
 	if err != nil {
 		return err
 	}
@@ -336,15 +336,15 @@ func (c *Console) serverPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	projects, err := c.svc.Projects(r.ctx(), r.p)
+	projects, err := c.svc.Projects.Projects(r.ctx(), r.p)
 	if err != nil {
 		return err
 	}
-	snaps, err := c.svc.Snapshots(r.ctx(), r.p, hosting.ServerRef{ID: id})
+	snaps, err := c.svc.Snapshots.Snapshots(r.ctx(), r.p, hosting.ServerRef{ID: id})
 	if err != nil {
 		return err
 	}
-	opts, err := c.svc.RescaleOptions(r.ctx(), r.p, hosting.ServerRef{ID: id})
+	opts, err := c.svc.Servers.RescaleOptions(r.ctx(), r.p, hosting.ServerRef{ID: id})
 	if err != nil {
 		return err
 	}
@@ -386,7 +386,7 @@ func (c *Console) power(r *req) error {
 		if err != nil {
 			return err
 		}
-		_, err = c.svc.Power(r.ctx(), r.p, id, action)
+		_, err = c.svc.Servers.Power(r.ctx(), r.p, id, action)
 		return err
 	}, "console.power_started")
 }
@@ -400,21 +400,21 @@ func (c *Console) updateServer(r *req) error {
 		} else {
 			u.ClearProject = true
 		}
-		_, err := c.svc.UpdateServer(r.ctx(), r.p, id, u)
+		_, err := c.svc.Servers.UpdateServer(r.ctx(), r.p, id, u)
 		return err
 	}, "console.saved")
 }
 
 func (c *Console) reinstall(r *req) error {
 	return c.serverAction(r, func(id int64) error {
-		_, err := c.svc.Reinstall(r.ctx(), r.p, id, formID(r, "image_id"))
+		_, err := c.svc.Servers.Reinstall(r.ctx(), r.p, id, formID(r, "image_id"))
 		return err
 	}, "console.reinstall_started")
 }
 
 func (c *Console) rescale(r *req) error {
 	return c.serverAction(r, func(id int64) error {
-		_, err := c.svc.Rescale(r.ctx(), r.p, id, formID(r, "plan_id"), r.FormValue("upgrade_disk") == "1")
+		_, err := c.svc.Servers.Rescale(r.ctx(), r.p, id, formID(r, "plan_id"), r.FormValue("upgrade_disk") == "1")
 		return err
 	}, "console.rescale_started")
 }
@@ -422,7 +422,7 @@ func (c *Console) rescale(r *req) error {
 func (c *Console) createSnapshot(r *req) error {
 	return c.serverAction(r, func(id int64) error {
 		name := strings.TrimSpace(r.FormValue("name"))
-		_, err := c.svc.CreateSnapshot(r.ctx(), r.p, id, &name, r.FormValue("include_memory") == "1")
+		_, err := c.svc.Snapshots.CreateSnapshot(r.ctx(), r.p, id, &name, r.FormValue("include_memory") == "1")
 		return err
 	}, "console.snapshot_started")
 }
@@ -433,7 +433,7 @@ func (c *Console) restoreSnapshot(r *req) error {
 		return err
 	}
 	return c.serverAction(r, func(id int64) error {
-		_, err := c.svc.RestoreSnapshot(r.ctx(), r.p, id, sid)
+		_, err := c.svc.Snapshots.RestoreSnapshot(r.ctx(), r.p, id, sid)
 		return err
 	}, "console.restore_started")
 }
@@ -447,7 +447,7 @@ func (c *Console) deleteSnapshot(r *req) error {
 	if err != nil {
 		return err
 	}
-	deleted, err := c.svc.DeleteSnapshot(r.ctx(), r.p, id, sid)
+	deleted, err := c.svc.Snapshots.DeleteSnapshot(r.ctx(), r.p, id, sid)
 	msg := "console.snapshot_deleted"
 	if !deleted {
 		msg = "console.snapshot_delete_scheduled"
@@ -460,7 +460,7 @@ func (c *Console) deleteServerPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	srv, err := c.svc.Server(r.ctx(), r.p, hosting.ServerRef{ID: id})
+	srv, err := c.svc.Servers.Server(r.ctx(), r.p, hosting.ServerRef{ID: id})
 	if err != nil {
 		return err
 	}
@@ -473,11 +473,11 @@ func (c *Console) deleteServer(r *req) error {
 	if err != nil {
 		return err
 	}
-	srv, err := c.svc.Server(r.ctx(), r.p, hosting.ServerRef{ID: id})
+	srv, err := c.svc.Servers.Server(r.ctx(), r.p, hosting.ServerRef{ID: id})
 	if err != nil {
 		return err
 	}
-	if err := c.svc.DeleteServer(r.ctx(), r.p, id); err != nil {
+	if err := c.svc.Servers.DeleteServer(r.ctx(), r.p, id); err != nil {
 		return r.done(err, "/servers/"+itoa(id), "")
 	}
 	return r.done(nil, "/servers", "console.server_deleted", "name", srv.DisplayName)
@@ -495,7 +495,7 @@ func (c *Console) charts(r *req, serverID int64, rng metrics.Range) []chart {
 	var s metrics.Series
 	if c.cfg.Metrics != nil {
 		var err error
-		if s, err = c.cfg.Metrics.Series(r.ctx(), serverID, rng, c.svc.NowFor(r.p.Account.ID)); err != nil {
+		if s, err = c.cfg.Metrics.Series(r.ctx(), serverID, rng, c.svc.Gate.NowFor(r.p.Account.ID)); err != nil {
 			c.log.Warn("console metrics", "server", serverID, "err", err)
 		}
 	}

@@ -47,6 +47,8 @@ func (fakeGate) Audit(context.Context, hosting.AuditEntry) {}
 
 func (fakeGate) NowFor(int64) time.Time { return fakeNow }
 
+func (fakeGate) Now() time.Time { return fakeNow }
+
 var fakeNow = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 
 // fakeKeys is an account's SSH keys in memory. It records each call the handlers make.
@@ -118,7 +120,7 @@ func deref(s *string) string {
 func TestHandlersOnFakeSSHKeys(t *testing.T) {
 	t.Parallel()
 	keys := &fakeKeys{}
-	srv, err := httpapi.New(httpapi.Services{Gate: fakeGate{}, SSHKeys: keys}, i18n.MustLoad(), slog.New(slog.DiscardHandler), httpapi.Config{})
+	srv, err := httpapi.New(ops.Services{Gate: fakeGate{}, SSHKeys: keys}, i18n.MustLoad(), slog.New(slog.DiscardHandler), httpapi.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -292,7 +292,7 @@ func toJournalEntry(e sandbox.Entry) api.SandboxRequest {
 // and given to the handler whole.
 func (s *Server) journal(w http.ResponseWriter, req *request) (http.ResponseWriter, func()) {
 	r := req.Request
-	start, at := time.Now(), s.svc.Sandbox.Now()
+	start, at := time.Now(), s.svc.Gate.Now()
 	var reqBody sandbox.Capture
 	if r.Body != nil && r.Body != http.NoBody {
 		_, _ = io.Copy(&reqBody, io.LimitReader(r.Body, sandbox.MaxJournalBody+1))

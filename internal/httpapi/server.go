@@ -71,7 +71,7 @@ type Telemetry interface {
 
 // Server is the /v1 API handler.
 type Server struct {
-	svc     Services
+	svc     ops.Services
 	i18n    *i18n.Catalog
 	log     *slog.Logger
 	tokens  ratelimit.Counter
@@ -109,8 +109,8 @@ type route struct {
 	h            handler
 }
 
-// New returns the API server, its handlers calling svc (ServicesOf gives the core's).
-func New(svc Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Server, error) {
+// New returns the API server, its handlers calling svc (ops.Service.Services gives the core's).
+func New(svc ops.Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Server, error) {
 	if cfg.RateLimit <= 0 {
 		cfg.RateLimit = 120
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package ops
 
 import (
 	"context"
@@ -7,17 +7,18 @@ import (
 
 	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/hosting"
-	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
 )
 
-// The API's handlers call the core through one small interface per resource (the
-// shape of wtf's DialService): Berth's core, ops.Service, implements every one of
-// them (ServicesOf), and a handler's test may give a fake of the one it exercises.
+// The edges — the API's handlers (internal/httpapi) and the web console — call the
+// core through one small interface per resource (the shape of wtf's DialService):
+// the Service implements every one of them (Services), and an edge's test may give a
+// fake of the one it exercises.
 
-// Services are what the API's handlers call.
+// Services are the core's interfaces an edge calls.
 type Services struct {
 	Gate       GateService
+	Sessions   SessionService
 	Accounts   AccountService
 	Catalog    CatalogService
 	Servers    ServerService
@@ -30,10 +31,10 @@ type Services struct {
 	Sandbox    SandboxService
 }
 
-// ServicesOf is Services all answered by the core.
-func ServicesOf(core *ops.Service) Services {
-	return Services{Gate: core, Accounts: core, Catalog: core, Servers: core, Snapshots: core, SSHKeys: core,
-		Projects: core, Recipes: core, Operations: core, Consoles: core, Sandbox: core}
+// Services is every one of the core's interfaces answered by s.
+func (s *Service) Services() Services {
+	return Services{Gate: s, Sessions: s, Accounts: s, Catalog: s, Servers: s, Snapshots: s, SSHKeys: s,
+		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s}
 }
 
 // GateService is what every request passes through: its token, its idempotency key,
@@ -43,23 +44,44 @@ type GateService interface {
 	Authenticate(ctx context.Context, secret string) (hosting.Principal, error)
 	// Idempotent runs run once per key and body (API-DECISIONS §9) and answers the
 	// first response again for a repeat; replayed tells which.
-	Idempotent(ctx context.Context, p hosting.Principal, key string, hash []byte, run func(ctx context.Context) ops.Response) (ops.Response, bool, error)
+	Idempotent(ctx context.Context, p hosting.Principal, key string, hash []byte, run func(ctx context.Context) Response) (Response, bool, error)
 	// Audit records a request that changed something.
 	Audit(ctx context.Context, e hosting.AuditEntry)
 	// NowFor is the time on an account's clock.
 	NowFor(accountID int64) time.Time
+	// Now is the system clock's time.
+	Now() time.Time
 }
 
-// AccountService is the principal's account: its language, billing and ledger.
+// SessionService is the web console's sign-in sessions.
+type SessionService interface {
+	// SignIn checks an email and password and starts a session of ttl: the session,
+	// its account and its secret (the cookie). CodeUnauthenticated when they do not
+	// match.
+	SignIn(ctx context.Context, email, password string, ttl time.Duration) (hosting.Session, hosting.Account, string, error)
+	// SessionPrincipal resolves a session's secret: CodeUnauthenticated when it is not
+	// one, or expired.
+	SessionPrincipal(ctx context.Context, secret string) (hosting.Principal, hosting.Session, error)
+	SignOut(ctx context.Context, secret string) error
+}
+
+// AccountService is the principal's account: its language, budget, billing, ledger
+// and API tokens.
 type AccountService interface {
+	Account(ctx context.Context, p hosting.Principal) (hosting.Account, error)
 	SetLanguage(ctx context.Context, p hosting.Principal, lang string) (hosting.Account, error)
+	UpdateBudget(ctx context.Context, p hosting.Principal, budget *hosting.Money) (hosting.Account, error)
 	Billing(ctx context.Context, p hosting.Principal) (billing.Summary, error)
 	Transactions(ctx context.Context, p hosting.Principal, page int) ([]hosting.Transaction, int, error)
+	DailySpend(ctx context.Context, p hosting.Principal, days int) ([]hosting.DaySpend, error)
+	AccountTokens(ctx context.Context, p hosting.Principal) ([]hosting.Token, error)
+	CreateAccountToken(ctx context.Context, p hosting.Principal, name string, scopes []string, expiresIn time.Duration) (hosting.Token, string, error)
+	RevokeAccountToken(ctx context.Context, p hosting.Principal, id int64) error
 }
 
 // CatalogService is what can be ordered.
 type CatalogService interface {
-	Locations(ctx context.Context) ([]ops.LocationOffer, error)
+	Locations(ctx context.Context) ([]LocationOffer, error)
 	Apps(ctx context.Context) ([]hosting.App, error)
 }
 
@@ -69,12 +91,12 @@ type ServerService interface {
 	Server(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (hosting.Server, error)
 	// WritableServer is Server, then CodeServerSuspended for a suspended one.
 	WritableServer(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (hosting.Server, error)
-	OrderServer(ctx context.Context, p hosting.Principal, o ops.Order) (hosting.Server, error)
-	UpdateServer(ctx context.Context, p hosting.Principal, id int64, u ops.ServerUpdate) (hosting.Server, error)
+	OrderServer(ctx context.Context, p hosting.Principal, o Order) (hosting.Server, error)
+	UpdateServer(ctx context.Context, p hosting.Principal, id int64, u ServerUpdate) (hosting.Server, error)
 	DeleteServer(ctx context.Context, p hosting.Principal, id int64) error
 	Power(ctx context.Context, p hosting.Principal, id int64, action hosting.PowerAction) (hosting.Server, error)
 	Reinstall(ctx context.Context, p hosting.Principal, id int64, imageID *int64) (hosting.Server, error)
-	RescaleOptions(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) ([]ops.RescaleOption, error)
+	RescaleOptions(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) ([]RescaleOption, error)
 	Rescale(ctx context.Context, p hosting.Principal, id int64, planID *int64, upgradeDisk bool) (hosting.Server, error)
 }
 
@@ -108,6 +130,8 @@ type ProjectService interface {
 // RecipeService is the principal's recipes.
 type RecipeService interface {
 	RecipesAfter(ctx context.Context, p hosting.Principal, after int64, limit int) ([]hosting.Recipe, error)
+	// RecipeNames lists the principal's recipes without their scripts.
+	RecipeNames(ctx context.Context, p hosting.Principal) ([]hosting.Recipe, error)
 	Recipe(ctx context.Context, p hosting.Principal, id int64) (hosting.Recipe, error)
 	CreateRecipe(ctx context.Context, p hosting.Principal, name, script *string) (hosting.Recipe, error)
 	UpdateRecipe(ctx context.Context, p hosting.Principal, id int64, name, script *string) (hosting.Recipe, error)
@@ -123,7 +147,7 @@ type OperationService interface {
 
 // ConsoleService is the servers' serial consoles.
 type ConsoleService interface {
-	ConsoleTicket(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (ops.IssuedTicket, error)
+	ConsoleTicket(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (IssuedTicket, error)
 	ConsoleAllowed(ctx context.Context, accountID int64, ref hosting.ServerRef) error
 	OpenConsole(ctx context.Context, secret string, ref hosting.ServerRef) (io.ReadWriteCloser, hosting.Account, error)
 }
@@ -132,9 +156,22 @@ type ConsoleService interface {
 type SandboxService interface {
 	AdvanceClock(ctx context.Context, p hosting.Principal, by time.Duration) (time.Time, error)
 	ResetAccount(ctx context.Context, p hosting.Principal, credit *string) (hosting.Account, error)
-	Seed(ctx context.Context, p hosting.Principal, r ops.SeedRequest) (ops.Seeded, error)
+	Seed(ctx context.Context, p hosting.Principal, r SeedRequest) (Seeded, error)
 	// FaultError is the error an HTTP fault answers with, as the real one would be.
 	FaultError(ctx context.Context, p hosting.Principal, status int, ref hosting.ServerRef, ok bool) error
-	// Now is the system clock's time.
-	Now() time.Time
 }
+
+var (
+	_ GateService      = (*Service)(nil)
+	_ SessionService   = (*Service)(nil)
+	_ AccountService   = (*Service)(nil)
+	_ CatalogService   = (*Service)(nil)
+	_ ServerService    = (*Service)(nil)
+	_ SnapshotService  = (*Service)(nil)
+	_ SSHKeyService    = (*Service)(nil)
+	_ ProjectService   = (*Service)(nil)
+	_ RecipeService    = (*Service)(nil)
+	_ OperationService = (*Service)(nil)
+	_ ConsoleService   = (*Service)(nil)
+	_ SandboxService   = (*Service)(nil)
+)
