@@ -91,6 +91,9 @@ func TestHostileAnswers(t *testing.T) {
 		{args: []string{"project", "list", "-o", "json"}, want: jsonE},
 		{args: []string{"project", "list", "-o", "yaml"}, want: yamlE, bidi: true},
 		{args: []string{"ssh-key", "list", "-o", "wide"}, want: text},
+		{args: []string{"ssh-key", "describe", hostile}, want: "name:         " + text},
+		{args: []string{"project", "describe", "1", "-o", "yaml"}, want: yamlE, bidi: true},
+		{args: []string{"project", "describe", "nope" + hostile}, want: `no project "nope`}, // %q escapes it
 		{args: []string{"location", "list", "-o", "wide"}, want: text},
 		{args: []string{"plan", "list"}, want: text},
 		{args: []string{"image", "list"}, want: text},

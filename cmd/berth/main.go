@@ -129,8 +129,8 @@ func rootCmd(g *globals) *cobra.Command {
 		_, err := parseOutput(g.output)
 		return err
 	}
-	cmd.AddCommand(contextCmd(g))
-	addResourceCommands(cmd, g)
+	cmd.AddCommand(contextCmd(g), meCmd(g), locations.command(g), plans.command(g), images.command(g), apps.command(g),
+		serverCmd(g), snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g))
 	completeServerNames(cmd, g)
 	cmd.InitDefaultCompletionCmd()
 	strictGroups(cmd)

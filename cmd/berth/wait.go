@@ -67,6 +67,22 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 	}
 }
 
+// afterServerAction waits for the server's operation (unless --no-wait) and prints
+// the server as it then is.
+func afterServerAction(ctx context.Context, g *globals, c *client.Client, srv *api.Server) error {
+	if srv.Operation != nil && !g.noWait {
+		if _, err := waitOperation(ctx, g, c, srv.Operation, "server "+srv.Name); err != nil {
+			return err
+		}
+		now, err := c.GetServer(ctx, i64(srv.ID))
+		if err != nil {
+			return err
+		}
+		srv = now
+	}
+	return servers.printOne(ctx, g, c, *srv)
+}
+
 // spin draws a spinner line until stop is closed, then clears it and closes done.
 func spin(w io.Writer, stop <-chan struct{}, done chan<- struct{}, start time.Time, label func() string) {
 	defer close(done)
