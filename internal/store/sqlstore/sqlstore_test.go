@@ -8,27 +8,14 @@ import (
 
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 	"github.com/berthhq/berth/internal/store/storetest"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
-// openMigrated opens the store in dir, migrated, closed when the test ends.
-func openMigrated(t *testing.T, dir string) *sqlstore.DB {
-	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func TestSQLite(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) store.Store { return openMigrated(t, t.TempDir()) })
+	storetest.Exercise(t, func(t *testing.T) store.Store { return sqlstoretest.SQLite(t, t.TempDir()) })
 }
 
 // Migrating twice (every start does) changes nothing.
@@ -47,24 +34,10 @@ func TestMigrateTwice(t *testing.T) {
 	}
 }
 
-// openPostgres opens a new PostgreSQL database, migrated, closed when the test ends.
-func openPostgres(t *testing.T) *sqlstore.DB {
-	t.Helper()
-	db, err := sqlstore.OpenPostgres(context.Background(), testpg.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func TestPostgres(t *testing.T) {
 	t.Parallel()
 	testpg.Require(t)
-	storetest.Exercise(t, func(t *testing.T) store.Store { return openPostgres(t) })
+	storetest.Exercise(t, func(t *testing.T) store.Store { return sqlstoretest.Postgres(t) })
 }
 
 // Migrating twice (every start does) changes nothing, on PostgreSQL too.
@@ -87,7 +60,7 @@ func TestPostgresMigrateTwice(t *testing.T) {
 // leave its rows behind.
 func TestCopyKnowsEveryTable(t *testing.T) {
 	t.Parallel()
-	db := openMigrated(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir())
 	if err := db.CheckCopyCovers(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +72,7 @@ func TestDataDirNameWithURICharacters(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "a#b?c%41d")
-	openMigrated(t, dir)
+	sqlstoretest.SQLite(t, dir)
 	if _, err := os.Stat(filepath.Join(dir, sqlstore.DBFile)); err != nil {
 		t.Errorf("the database is not in the data directory: %v", err)
 	}
