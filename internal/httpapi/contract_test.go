@@ -1369,8 +1369,10 @@ func TestContractBlockedAccount(t *testing.T) {
 			t.Errorf("message %q", e.Message)
 		}
 	}
-	// Blocked comes before 404.
+	// Blocked comes before 404, also for a path no route has, and before 405.
 	wantError(t, a.Do("GET", "/servers/999999", nil), 403, "account_blocked")
+	wantError(t, a.Do("GET", "/no-such-path", nil), 403, "account_blocked")
+	wantError(t, a.Do("DELETE", "/me", nil), 403, "account_blocked")
 
 	if _, err := env.App.Service.SetAccountBlocked(ctx, a.ID, false); err != nil {
 		t.Fatal(err)
