@@ -15,7 +15,7 @@ var CopyTables = []string{
 	"accounts", "account_clocks", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
 	"ssh_keys", "projects", "recipes", "servers", "server_keys", "operations", "transactions",
 	"sim_machines", "sim_events", "snapshots", "sim_snapshots", "metric_samples", "sim_counters",
-	"meters", "idempotency_keys", "audit_log", "sessions", "console_tickets",
+	"meters", "idempotency_keys", "audit_log", "sessions", "console_tickets", "events",
 	"libvirt_hosts", "libvirt_images", "libvirt_address_pools", "libvirt_addresses", "libvirt_machines", "libvirt_keys",
 }
 
