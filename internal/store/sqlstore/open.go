@@ -324,8 +324,8 @@ func (db *DB) commit(ctx context.Context, t *tx) error {
 
 type tx struct {
 	queries
-	sqlTx *sql.Tx
-	db    *DB
+	sqlTx  *sql.Tx
+	db     *DB
 	after  []func()
 	before []func(context.Context) error
 	// writes is what it changed that the cache may hold.
