@@ -141,6 +141,56 @@ func ParseEventResource(s string) (EventResource, bool) {
 	return EventResource{Type: kind, ID: n}, true
 }
 
+// The data of each family of events: what the change was, compact. A field that only
+// some of a family's types carry is left out of the others.
+type (
+	// ServerEventData: PreviousStatus for server.status_changed, Changes (the
+	// fields changed) for server.updated.
+	ServerEventData struct {
+		ID             int64    `json:"id"`
+		Name           string   `json:"name"`
+		Status         Status   `json:"status"`
+		PreviousStatus Status   `json:"previous_status,omitempty"`
+		Changes        []string `json:"changes,omitempty"`
+	}
+	// OperationEventData: Error for operation.failed.
+	OperationEventData struct {
+		ID       int64    `json:"id"`
+		ServerID int64    `json:"server_id"`
+		Type     OpType   `json:"type"`
+		Status   OpStatus `json:"status"`
+		Error    string   `json:"error,omitempty"`
+	}
+	SnapshotEventData struct {
+		ID       int64  `json:"id"`
+		ServerID int64  `json:"server_id"`
+		Name     string `json:"name"`
+		Status   string `json:"status"`
+	}
+	SSHKeyEventData struct {
+		ID          int64  `json:"id"`
+		Name        string `json:"name"`
+		Fingerprint string `json:"fingerprint"`
+	}
+	// NamedEventData is a project's or a recipe's.
+	NamedEventData struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	// BillingEventData: Amount for billing.topped_up. Money as the API writes it
+	// (Money.String).
+	BillingEventData struct {
+		Credit string `json:"credit"`
+		Amount string `json:"amount,omitempty"`
+	}
+	// AccountEventData: Changes for account.updated, Reason for a suspension and
+	// its end ("credit").
+	AccountEventData struct {
+		Changes []string `json:"changes,omitempty"`
+		Reason  string   `json:"reason,omitempty"`
+	}
+)
+
 type requestIDKey struct{}
 
 // WithRequestID returns ctx carrying the id of the API request it serves: the events

@@ -210,6 +210,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/recipes/{id}", C, s.deleteRecipe},
 		{"GET", "/operations", R, s.listOperations},
 		{"GET", "/operations/{id}", R, s.getOperation},
+		{"GET", "/events", R, s.listEvents},
 	}
 }
 
@@ -364,7 +365,8 @@ func setLimitHeaders(h http.Header, res ratelimit.Result) {
 // the audit log with its outcome.
 func (s *Server) dispatch(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := &request{Request: r, ctx: r.Context()}
+		// The events its changes write name it (docs/api.md, Events).
+		req := &request{Request: r, ctx: hosting.WithRequestID(r.Context(), r.Header.Get(requestIDHeader))}
 		defer req.noteAccount(w)
 		if s.sandbox != nil {
 			var done func()
