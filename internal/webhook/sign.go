@@ -16,7 +16,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
-// The headers of a delivery (docs/webhooks.md, "The headers").
+// The headers of a delivery (docs/webhooks.md, "A delivery").
 const (
 	HeaderID        = standardwebhooks.HeaderWebhookID
 	HeaderTimestamp = standardwebhooks.HeaderWebhookTimestamp

@@ -17,7 +17,7 @@ const (
 )
 
 // URLError is a webhook url CheckURL refuses; the API answers it with 422 naming the
-// field url (docs/api.md, "Events and webhooks").
+// field url (docs/webhooks.md, "Where Berth delivers").
 type URLError struct {
 	Rule   string     // one of the Rule constants
 	Addr   netip.Addr // for RuleAddress, the address
