@@ -56,7 +56,7 @@ func runDoc(t *testing.T, script string, env map[string]string) string {
 // its signature is Berth's on inputs of this test's own.
 func TestDocRecipes(t *testing.T) {
 	t.Parallel()
-	needOpenSSL(t)
+	needOpenSSL(t, "the openssl recipe of docs/webhooks.md")
 	b := docBlocks(t)
 	if got, want := runDoc(t, b["inputs"]+b["signature"], nil), strings.TrimSpace(b["output"]); got != want || got != specSignature {
 		t.Errorf("the doc's recipe prints %q, the doc says %q, want %q", got, want, specSignature)
@@ -79,7 +79,7 @@ func TestDocRecipes(t *testing.T) {
 // client/webhook.Verify.
 func TestDocCurl(t *testing.T) {
 	t.Parallel()
-	needOpenSSL(t)
+	needOpenSSL(t, "the curl example of docs/webhooks.md")
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("SKIPPED: curl is not installed; the doc's curl example is not run")
 	}
