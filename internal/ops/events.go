@@ -62,6 +62,28 @@ func (s *Service) Events(ctx context.Context, p hosting.Principal, f hosting.Eve
 	}
 }
 
+// PruneEvents removes the events older than hosting.EventRetention, in batches of
+// eventPruneBatch, each its own transaction (a month of a busy installation's
+// events never holds the database in one), and says how many it removed.
+func (s *Service) PruneEvents(ctx context.Context) (int, error) {
+	before := s.Now().Add(-hosting.EventRetention)
+	total := 0
+	for {
+		var n int
+		err := s.store.InTx(ctx, func(tx store.Tx) error {
+			var err error
+			n, err = tx.PruneEvents(ctx, before, eventPruneBatch)
+			return err
+		})
+		total += n
+		if err != nil || n < eventPruneBatch {
+			return total, err
+		}
+	}
+}
+
+const eventPruneBatch = 1000
+
 // eventPoll is how often a held GET /events looks for events no notification told
 // of.
 const eventPoll = time.Second
