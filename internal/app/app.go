@@ -227,6 +227,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
+// driverStorage is the tables of every driver this build knows, which every database
+// holds whichever driver serves it: the admin commands of a driver work on it, and a
+// copy carries every driver's rows.
+func driverStorage() []compute.Storage {
+	return []compute.Storage{simdriver.Storage(), libvirtdriver.Storage()}
+}
+
 // openDriver makes the compute driver of Config.Driver. Making one starts nothing: the
 // libvirt driver connects to its hosts when StartWorkers asks it to, or when an
 // operator's command needs one.

@@ -14,7 +14,7 @@ import (
 
 func open(t *testing.T) *sqlstore.DB {
 	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
+	db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir(), libvirtdriver.Storage())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 func open(t *testing.T) *sqlstore.DB {
 	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
+	db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir(), simdriver.Storage())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func TestIntegrate(t *testing.T) {
 func TestStatsPersist(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, t.TempDir())
+	db, err := sqlstore.OpenSQLite(ctx, t.TempDir(), Storage())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,14 +138,14 @@ func TestStatsOf(t *testing.T) {
 	t.Parallel()
 	stores := map[string]func(t *testing.T) *sqlstore.DB{
 		"sqlite": func(t *testing.T) *sqlstore.DB {
-			db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
+			db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir(), Storage())
 			if err != nil {
 				t.Fatal(err)
 			}
 			return db
 		},
 		"postgres": func(t *testing.T) *sqlstore.DB {
-			db, err := sqlstore.OpenPostgres(context.Background(), testpg.NewDatabase(t))
+			db, err := sqlstore.OpenPostgres(context.Background(), testpg.NewDatabase(t), Storage())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +239,7 @@ func seedMachines(t testing.TB, db *sqlstore.DB, n int, ready time.Time) {
 // transaction a machine (Stats) against StatsOf.
 func BenchmarkStats(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, b.TempDir())
+	db, err := sqlstore.OpenSQLite(ctx, b.TempDir(), Storage())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,18 +4,22 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/compute/simdriver"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/store/storetest"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
-// openMigrated opens the store in dir, migrated, closed when the test ends.
-func openMigrated(t *testing.T, dir string) *sqlstore.DB {
+// openMigrated opens the store in dir with the tables of drivers, migrated, closed
+// when the test ends.
+func openMigrated(t *testing.T, dir string, drivers ...compute.Storage) *sqlstore.DB {
 	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), dir)
+	db, err := sqlstore.OpenSQLite(context.Background(), dir, drivers...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +88,19 @@ func TestPostgresMigrateTwice(t *testing.T) {
 }
 
 // A table a migration adds must be known to admin store copy, or the copy would
-// leave its rows behind.
+// leave its rows behind: the store's tables to the store, a driver's to the driver.
 func TestCopyKnowsEveryTable(t *testing.T) {
 	t.Parallel()
-	db := openMigrated(t, t.TempDir())
+	dir := t.TempDir()
+	db := openMigrated(t, dir, drivers()...)
 	if err := db.CheckCopyCovers(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	db.Close()
+	// Opened without the libvirt driver, the database still holds its tables.
+	db = openMigrated(t, dir, simdriver.Storage())
+	if err := db.CheckCopyCovers(context.Background()); err == nil || !strings.Contains(err.Error(), "libvirt_") {
+		t.Errorf("CheckCopyCovers without the libvirt driver = %v, want its tables unknown", err)
 	}
 }
 
