@@ -7,16 +7,16 @@ import (
 )
 
 // drivers are the compute drivers this build runs (serve --driver), each opened with
-// what cfg sets for it. A new driver is a row here (docs/drivers.md).
-func drivers(cfg Config) compute.Registry {
-	return compute.Registry{
-		{Name: "sim", Storage: simdriver.Storage(), Open: func(env compute.Env) (compute.Driver, error) {
+// what cfg sets for it. A new driver is one more registration here (docs/drivers.md).
+func drivers(cfg Config) *compute.Registry {
+	return compute.NewRegistry(
+		compute.Registration{Name: "sim", Storage: simdriver.Storage(), Open: func(env compute.Env) (compute.Driver, error) {
 			return simdriver.Open(env, cfg.SimTimeScale), nil
 		}},
-		{Name: "libvirt", Storage: libvirtdriver.Storage(), Open: func(env compute.Env) (compute.Driver, error) {
+		compute.Registration{Name: "libvirt", Storage: libvirtdriver.Storage(), Open: func(env compute.Env) (compute.Driver, error) {
 			return libvirtdriver.Open(env, cfg.Libvirt), nil
 		}},
-	}
+	)
 }
 
 // DriverNames are the names of the compute drivers this build runs (Config.Driver).

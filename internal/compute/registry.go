@@ -26,21 +26,53 @@ type Env struct {
 type Registration struct {
 	// Name is what berthd serve --driver calls it.
 	Name string
-	// Storage is its tables in Berth's database (docs/drivers.md).
+	// Storage is its tables in Berth's database (docs/drivers.md); the zero Storage
+	// for a driver that keeps none.
 	Storage Storage
 	// Open makes the driver. It starts nothing: what a driver does in the background
 	// starts when a process works operations (an ability such as Hosted).
 	Open func(Env) (Driver, error)
 }
 
-// Registry is the drivers a build knows, in the order their names are listed
-// (internal/app lists them).
-type Registry []Registration
+// Registry is the drivers a build knows, in the order they were registered
+// (internal/app lists them; docs/drivers.md). The zero Registry knows none.
+type Registry struct {
+	regs []Registration
+}
+
+// NewRegistry registers regs in order (Register).
+func NewRegistry(regs ...Registration) *Registry {
+	r := &Registry{}
+	for _, reg := range regs {
+		r.Register(reg)
+	}
+	return r
+}
+
+// Register adds a driver. A registration without a name or Open, or one whose name
+// or migration line another driver has already (two drivers on one line would share
+// goose's version table and each other's tables), is a mistake of the build's and
+// panics, naming both.
+func (r *Registry) Register(reg Registration) {
+	if reg.Name == "" || reg.Open == nil {
+		panic(fmt.Sprintf("compute: registering driver %q: a driver needs a name and Open", reg.Name))
+	}
+	for _, had := range r.regs {
+		if had.Name == reg.Name {
+			panic(fmt.Sprintf("compute: driver %q registered twice", reg.Name))
+		}
+		if reg.Storage.Line != "" && had.Storage.Line == reg.Storage.Line {
+			panic(fmt.Sprintf("compute: drivers %q and %q both claim the migration line %q",
+				had.Name, reg.Name, reg.Storage.Line))
+		}
+	}
+	r.regs = append(r.regs, reg)
+}
 
 // Open opens the driver called name; an unknown name is an error that lists the
 // names the registry knows.
-func (r Registry) Open(name string, env Env) (Driver, error) {
-	for _, reg := range r {
+func (r *Registry) Open(name string, env Env) (Driver, error) {
+	for _, reg := range r.regs {
 		if reg.Name == name {
 			return reg.Open(env)
 		}
@@ -49,20 +81,22 @@ func (r Registry) Open(name string, env Env) (Driver, error) {
 }
 
 // Names are the drivers' names, in order.
-func (r Registry) Names() []string {
-	out := make([]string, len(r))
-	for i, reg := range r {
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.regs))
+	for i, reg := range r.regs {
 		out[i] = reg.Name
 	}
 	return out
 }
 
-// Storage is every driver's tables, in order: a database holds those of every driver
-// the build knows, whichever one serves it.
-func (r Registry) Storage() []Storage {
-	out := make([]Storage, len(r))
-	for i, reg := range r {
-		out[i] = reg.Storage
+// Storage is the tables of every driver that keeps some, in order: a database holds
+// those of every driver the build knows, whichever one serves it.
+func (r *Registry) Storage() []Storage {
+	var out []Storage
+	for _, reg := range r.regs {
+		if reg.Storage.Line != "" {
+			out = append(out, reg.Storage)
+		}
 	}
 	return out
 }
