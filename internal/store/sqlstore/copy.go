@@ -115,9 +115,10 @@ func copiedColumns(ctx context.Context, to *sql.Tx, table string) (string, error
 
 // CopyTo writes every row of Berth's tables in db (the store's and its drivers') into
 // the PostgreSQL database to, in one transaction of to's, and returns how many rows
-// each table had. to must be migrated, with the same drivers, and empty; db must not change meanwhile (no serve holds it). Identity
-// sequences continue after the copied ids, so that ids keep growing. then, when set,
-// runs in the same transaction before it commits (the job queue's copy).
+// each table had. to must be migrated, with the same drivers, and empty; db must not
+// change meanwhile (no serve holds it). Identity sequences continue after the copied
+// ids, so that ids keep growing. then, when set, runs in the same transaction before
+// it commits (the job queue's copy).
 func (db *DB) CopyTo(ctx context.Context, to *DB, then func(tx *sql.Tx) error) (map[string]int, error) {
 	if to.d != dialectPostgres {
 		return nil, fmt.Errorf("copy: the target is not PostgreSQL")

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,7 +73,10 @@ func (k kind) migrated(t *testing.T, where string, drivers ...compute.Storage) *
 // tables had migration lines of their own (the store's line alone made them, with
 // the sim and libvirt drivers' rows in them) to the lines: every row is still there
 // and read by the drivers, each driver's line is at its latest version without having
-// changed anything, and the schema is the one a new database gets.
+// changed anything, and the schema is the one a new database gets. Migrating it again,
+// as the next start does, changes nothing. The database before is made as Berth made
+// it then: a store opened without drivers runs the store's line alone, whose
+// migrations are those Berth ran then, byte for byte (TestStoreMigrationsStayAsTheyRan).
 func TestUpgradeToDriverLines(t *testing.T) {
 	t.Parallel()
 	for _, k := range kinds() {
@@ -147,11 +151,40 @@ func TestUpgradeToDriverLines(t *testing.T) {
 			}
 
 			fresh := k.migrated(t, k.fresh(t), drivers()...)
-			if diff := schemaDiff(t, schemaOf(t, fresh), schemaOf(t, up)); diff != "" {
+			upgraded := schemaOf(t, up)
+			if diff := schemaDiff(t, schemaOf(t, fresh), upgraded); diff != "" {
 				t.Errorf("an upgraded database's schema is not a new one's:\n%s", diff)
+			}
+
+			// The next start migrates again: nothing changes, nothing is recorded.
+			recorded := versionRows(t, up)
+			up.Close()
+			again := k.migrated(t, where, drivers()...)
+			if diff := schemaDiff(t, upgraded, schemaOf(t, again)); diff != "" {
+				t.Errorf("migrating an upgraded database again changed its schema:\n%s", diff)
+			}
+			if got := versionRows(t, again); !maps.Equal(got, recorded) {
+				t.Errorf("migrating again recorded versions: %v, was %v", got, recorded)
+			}
+			if got, err := simdriver.New(again.WriteDB(), 0, again.Rebind).Machine(ctx, "server-up3"); err != nil || got != machines[2] {
+				t.Errorf("machine server-up3 after migrating again = %+v, %v", got, err)
 			}
 		})
 	}
+}
+
+// versionRows counts the rows of goose's version table of each line of db.
+func versionRows(t *testing.T, db *sqlstore.DB) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, table := range []string{"goose_db_version", "goose_sim_version", "goose_libvirt_version"} {
+		var n int
+		if err := db.ReadDB().QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out[table] = n
+	}
+	return out
 }
 
 // TestDriverLinesMakeTheirTables: a driver's line alone makes the tables the store's
