@@ -131,8 +131,9 @@ func (db *DB) ping(ctx context.Context) error {
 // tables up to date. It is safe to run on every start and from several processes.
 func (db *DB) Migrate(ctx context.Context) error {
 	if db.d == dialectPostgres {
-		// Several processes may start at once: one migrates, the others wait for it
-		// and then find nothing to do.
+		// Several processes may start at once: one migrates, every line (the store's
+		// and the drivers') and River's, the others wait for it and then find
+		// nothing to do (docs/drivers.md).
 		unlock, err := db.advisoryLock(ctx, "berth.migrate")
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
