@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -51,7 +53,7 @@ func TestMigrateRunsDriverLines(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	want := map[string]string{"sim": "0×1 1×1", "libvirt": "0×1 1×1"}
 
 	data := t.TempDir()
@@ -65,7 +67,7 @@ func TestMigrateRunsDriverLines(t *testing.T) {
 		t.Errorf("lines after migrating again: %v, want %v", got, want)
 	}
 
-	msg := runError(t, bin, append([]string{"serve", "--driver", "vmware", "--addr", freeAddr(t)}, storeFlags(t, data)...)...)
+	msg := runError(t, bin, append([]string{"serve", "--driver", "vmware", "--addr", testnet.FreeAddr(t)}, storeFlags(t, data)...)...)
 	if !strings.Contains(msg, `unknown driver "vmware" (this build knows: sim, libvirt)`) {
 		t.Errorf("serve --driver vmware: %q, want the drivers this build knows", msg)
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
-	"github.com/berthhq/berth/internal/console"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
@@ -32,6 +31,7 @@ import (
 	"github.com/berthhq/berth/internal/sandbox"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/webui"
 )
 
 // Config is how berthd is run.
@@ -505,11 +505,11 @@ func (a *App) WebHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits(), Grouping: a.cfg.Grouping, ConsoleURL: apiServer.ConsoleURL}
+	ccfg := webui.Config{Metrics: a.metricsReader(), Limits: a.limits(), Grouping: a.cfg.Grouping, ConsoleURL: apiServer.ConsoleURL}
 	if a.cfg.Telemetry != nil {
 		ccfg.Telemetry = a.cfg.Telemetry
 	}
-	con, err := console.New(a.Service.Services(), cat, a.log, ccfg)
+	con, err := webui.New(a.Service.Services(), cat, a.log, ccfg)
 	if err != nil {
 		return nil, err
 	}

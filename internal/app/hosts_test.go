@@ -10,6 +10,7 @@ import (
 
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/telemetry/telemetrytest"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -55,7 +56,7 @@ func TestHostedDriver(t *testing.T) {
 			t.Fatal("the hosts were not connected to at start")
 		}
 	}
-	if v, ok := gathered(t, tel, "berth_libvirt_host_capacity", map[string]string{"host": "3", "address": "host-a", "resource": "vcpus"}); !ok || v != 16 {
+	if v, ok := telemetrytest.Sample(telemetrytest.Gather(t, tel.Registry()), "berth_libvirt_host_capacity", map[string]string{"host": "3", "address": "host-a", "resource": "vcpus"}); !ok || v != 16 {
 		t.Errorf("host capacity in the metrics: %v (present %v), want 16 vCPUs", v, ok)
 	}
 	a := env.NewAccount("en", "", "")

@@ -678,7 +678,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, lang string, err e
 // unknown answers paths outside the route table: 405 with Allow when the path exists
 // for other methods, else 404, both in the API's error format. A request that presents
 // a token is authenticated and counted first, like every other (API-DECISIONS §4), and
-// answered in the account's language.
+// answered in the account's language; a blocked account's is 403.
 func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 	lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
 	if r.Header.Get("Authorization") != "" {
@@ -688,6 +688,12 @@ func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		lang = l
+		if p.Account.Blocked {
+			// A blocked account's every request is 403 but GET /me, which is a route:
+			// 403 comes before 404 and 405 (docs/api.md, Errors).
+			s.fail(w, r, lang, hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked"))
+			return
+		}
 	}
 	var allow []string
 	if isCleanPath(r.URL.EscapedPath()) { // else no route has it, whatever the method

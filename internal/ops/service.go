@@ -37,9 +37,15 @@ type Waker interface {
 	Wake()
 }
 
+// errNoJobs is why a Service built without a job queue (Deps.Jobs) starts nothing.
+var errNoJobs = errors.New("this Service has no job queue: it changes no machine")
+
 // enqueue inserts a job in tx and, when the queue is a Waker, wakes it once tx has
 // committed.
 func (s *Service) enqueue(ctx context.Context, tx store.Tx, args river.JobArgs) error {
+	if s.jobs == nil {
+		return errNoJobs
+	}
 	if _, err := s.jobs.InsertTx(ctx, tx.SQL(), args, nil); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/computetest"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
 func TestStorage(t *testing.T) {
@@ -20,7 +21,7 @@ func TestStorage(t *testing.T) {
 // reachable.
 func TestHostUsage(t *testing.T) {
 	t.Parallel()
-	db := open(t)
+	db := sqlstoretest.SQLite(t, t.TempDir(), libvirtdriver.Storage())
 	ctx := context.Background()
 	for _, q := range []string{
 		`INSERT INTO libvirt_hosts (id, location_id, uri, vcpus, memory_mb, disk_gb, pool, bridge, console_dir, draining, created_at)

@@ -15,7 +15,7 @@ import (
 var storeTables = []string{
 	"accounts", "account_clocks", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
 	"ssh_keys", "projects", "recipes", "servers", "server_keys", "operations", "transactions",
-	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "console_tickets",
+	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "console_tickets", "events",
 }
 
 // notCopied are the tables of the SQLite schema a copy leaves behind: staging that is

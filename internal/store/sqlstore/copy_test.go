@@ -10,6 +10,7 @@ import (
 
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/simdriver"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -25,7 +26,7 @@ func TestCopyDriverTables(t *testing.T) {
 	ctx := context.Background()
 	pg := kinds()[1]
 	dir := t.TempDir()
-	src := openMigrated(t, dir, drivers()...)
+	src := sqlstoretest.SQLite(t, dir, drivers()...)
 	sim := simdriver.New(src.WriteDB(), 0, src.Rebind)
 	for _, name := range []string{"server-c1", "server-c2", "server-c3"} {
 		if _, err := sim.Create(ctx, "create", compute.Spec{Name: name, VCPUs: 1, MemoryMB: 512, DiskGB: 10, Image: "image-1"}); err != nil {
@@ -75,7 +76,7 @@ func TestCopyDriverTables(t *testing.T) {
 	}
 
 	src.Close()
-	simOnly := openMigrated(t, dir, simdriver.Storage())
+	simOnly := sqlstoretest.SQLite(t, dir, simdriver.Storage())
 	if _, err := simOnly.CopyTo(ctx, pg.migrated(t, pg.fresh(t), drivers()...), nil); err == nil || !strings.Contains(err.Error(), "libvirt_") {
 		t.Errorf("copy of a source opened without the libvirt driver = %v, want its tables unknown", err)
 	}
@@ -107,7 +108,7 @@ func TestCopyLearnsTablesFromDrivers(t *testing.T) {
 	pg := kinds()[1]
 	withFake := append(drivers(), fake)
 	dir := t.TempDir()
-	src := openMigrated(t, dir, withFake...)
+	src := sqlstoretest.SQLite(t, dir, withFake...)
 	for _, q := range []string{
 		`INSERT INTO fake_things (name, size) VALUES ('a', 1), ('b', 2), ('c', 3)`,
 		`DELETE FROM fake_things WHERE name = 'b'`, // a gap in the rowids
@@ -162,7 +163,7 @@ func TestCopyLearnsTablesFromDrivers(t *testing.T) {
 	}
 
 	src.Close()
-	without := openMigrated(t, dir, drivers()...)
+	without := sqlstoretest.SQLite(t, dir, drivers()...)
 	if _, err := without.CopyTo(ctx, pg.migrated(t, pg.fresh(t), drivers()...), nil); err == nil || !strings.Contains(err.Error(), "fake_") {
 		t.Errorf("copy of a source opened without the fake driver = %v, want its tables unknown", err)
 	}

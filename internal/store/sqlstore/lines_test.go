@@ -19,6 +19,7 @@ import (
 	"github.com/berthhq/berth/internal/compute/simdriver"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -222,7 +223,7 @@ func TestDriverLinesMakeTheirTables(t *testing.T) {
 func TestReadyNeedsEveryLine(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openMigrated(t, t.TempDir(), drivers()...)
+	db := sqlstoretest.SQLite(t, t.TempDir(), drivers()...)
 	if err := db.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}

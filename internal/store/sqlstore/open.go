@@ -278,15 +278,22 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 			if !commit {
 				return sqlTx.Rollback()
 			}
-			return transient(db.commit(t))
+			return transient(db.commit(context.WithoutCancel(ctx), t))
 		})
 		return nil
 	}
-	return db.commit(t)
+	return db.commit(ctx, t)
 }
 
-// commit commits t and, once it has committed, runs what waited for that.
-func (db *DB) commit(t *tx) error {
+// commit runs what asked to come last, commits t and, once it has committed, runs
+// what waited for that.
+func (db *DB) commit(ctx context.Context, t *tx) error {
+	for i := 0; i < len(t.before); i++ { // a step may ask for another
+		if err := t.before[i](ctx); err != nil {
+			_ = t.sqlTx.Rollback()
+			return err
+		}
+	}
 	if db.cache != nil && db.cache.pg != nil {
 		if err := db.cache.pg.add(context.Background(), t.sqlTx, t.writes.kinds); err != nil {
 			_ = t.sqlTx.Rollback()
@@ -307,9 +314,10 @@ func (db *DB) commit(t *tx) error {
 
 type tx struct {
 	queries
-	sqlTx *sql.Tx
-	db    *DB
-	after []func()
+	sqlTx  *sql.Tx
+	db     *DB
+	after  []func()
+	before []func(context.Context) error
 	// writes is what it changed that the cache may hold.
 	writes writes
 }
@@ -320,9 +328,9 @@ func (t *tx) savepoint(ctx context.Context, fn func(tx store.Tx) error) error {
 	if _, err := t.sqlTx.ExecContext(ctx, "SAVEPOINT berth_join"); err != nil {
 		return err
 	}
-	after := len(t.after)
+	after, before := len(t.after), len(t.before)
 	if err := fn(t); err != nil {
-		t.after = t.after[:after]
+		t.after, t.before = t.after[:after], t.before[:before]
 		if _, rerr := t.sqlTx.ExecContext(ctx, "ROLLBACK TO berth_join"); rerr != nil {
 			return errors.Join(err, rerr)
 		}
@@ -336,5 +344,7 @@ func (t *tx) savepoint(ctx context.Context, fn func(tx store.Tx) error) error {
 func (t *tx) SQL() *sql.Tx { return t.sqlTx }
 
 func (t *tx) AfterCommit(fn func()) { t.after = append(t.after, fn) }
+
+func (t *tx) BeforeCommit(fn func(context.Context) error) { t.before = append(t.before, fn) }
 
 var _ store.Tx = (*tx)(nil)

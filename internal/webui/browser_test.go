@@ -1,9 +1,7 @@
-package console_test
+package webui_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/testenv"
@@ -220,18 +217,6 @@ func checkNarrow(t *testing.T, ctx context.Context, dir, path, name string) {
 	run(t, ctx, "wide again", chromedp.EmulateViewport(1280, 900))
 }
 
-func publicKey(t *testing.T) string {
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))) + " ada@laptop"
-}
-
 // TestBrowser is the Done-when list in a real browser.
 func TestBrowser(t *testing.T) {
 	ctx := browserTab(t)
@@ -282,7 +267,7 @@ func TestBrowser(t *testing.T) {
 	// Things to show on the other pages.
 	env.Do(secret, "POST", "/projects", map[string]any{"name": "shop"}, nil).Want(t, 201)
 	p := hosting.Principal{Account: a}
-	name, key := "laptop", publicKey(t)
+	name, key := "laptop", testenv.PublicKey(t)+" ada@laptop"
 	if _, err := env.App.Service.CreateSSHKey(context.Background(), p, &name, &key); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package console_test
+package webui_test
 
 import (
 	"crypto/sha256"

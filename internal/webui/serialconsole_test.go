@@ -1,4 +1,4 @@
-package console_test
+package webui_test
 
 import (
 	"context"
@@ -24,17 +24,8 @@ func runningServer(t *testing.T, env *testenv.Env, accountID int64) (string, str
 	srv := env.Do(token, "POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1}, nil).
 		Want(t, http.StatusCreated).Map(t)["data"].(map[string]any)
 	id, name := fmt.Sprint(srv["id"]), srv["name"].(string)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		d := env.Do(token, "GET", "/servers/"+id, nil, nil).Want(t, http.StatusOK).Map(t)["data"].(map[string]any)
-		if d["status"] == "running" && d["operation"] == nil {
-			return id, name
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server %s: %v, not running", name, d["status"])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	env.As(&testenv.Account{ID: accountID, Token: token}).WaitStatusEvery(t, name, "running", 30*time.Second, 20*time.Millisecond)
+	return id, name
 }
 
 // The console page and its ticket, without a browser: the session (and its CSRF

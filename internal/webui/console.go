@@ -1,13 +1,15 @@
-// Package console serves the account holder's web interface at "/": server-rendered
-// pages (html/template) that show all their data without JavaScript, enhanced by htmx
-// (live status while a server is busy). Every action calls the same internal/ops
-// methods as the API, so no rule is written twice.
+// Package webui serves the web console, the account holder's web interface at "/":
+// server-rendered pages (html/template) that show all their data without JavaScript,
+// enhanced by htmx (live status while a server is busy). Every action calls the same
+// internal/ops methods as the API, so no rule is written twice. (A server's serial
+// console is another thing: the core's serialconsole.go, relayed by the API's
+// serialconsole.go, and shown here by serialconsole.go's page.)
 //
 // Security: a sign-in opens a session stored hashed (ops.SignIn); its cookie is
 // HttpOnly, SameSite=Lax and Secure under TLS. Every POST carries a CSRF token derived
 // from the session secret; the sign-in form one from a pre-session cookie (double
 // submit). Failed sign-ins are throttled per email and per client address.
-package console
+package webui
 
 import (
 	"context"
