@@ -57,7 +57,7 @@ func openStore(ctx context.Context, cfg Config) (*sqlstore.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlstore.OpenSQLite(ctx, cfg.DataDir)
+	db, err := sqlstore.OpenSQLite(ctx, cfg.DataDir, drivers(cfg).Storage()...)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func openPostgres(ctx context.Context, cfg Config) (*sqlstore.DB, error) {
 		return nil, fmt.Errorf("--database %s: not a PostgreSQL URL (postgres://user:password@host:port/dbname)",
 			sqlstore.Redact(cfg.DatabaseURL))
 	}
-	db, err := sqlstore.OpenPostgres(ctx, cfg.DatabaseURL)
+	db, err := sqlstore.OpenPostgres(ctx, cfg.DatabaseURL, drivers(cfg).Storage()...)
 	if err != nil {
 		return nil, err
 	}

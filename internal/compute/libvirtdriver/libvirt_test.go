@@ -20,13 +20,13 @@ func TestConformance(t *testing.T) {
 	e := libvirttest.Require(t)
 	pace := libvirttest.RunPace()
 	{
-		db := sqlstoretest.SQLite(t, t.TempDir())
+		db := sqlstoretest.SQLite(t, t.TempDir(), libvirtdriver.Storage())
 		d := libvirtdriver.New(db.WriteDB(), nil, db.Rebind, libvirtdriver.Options{Prefix: e.Prefix + "pace-", MaxMemoryMB: 256, Poll: 100 * time.Millisecond})
 		libvirttest.Setup(t, e, d, "10.77.0.220", "10.77.0.221")
 		libvirttest.MeasureBoot(t, d, e.Prefix+"pace-", pace)
 	}
 	computetest.ExerciseWith(t, computetest.Options{Settle: pace.Boots(1), ShutdownTimeout: pace.Boots(1)}, func(t *testing.T) compute.Driver {
-		db := sqlstoretest.SQLite(t, t.TempDir())
+		db := sqlstoretest.SQLite(t, t.TempDir(), libvirtdriver.Storage())
 		d := libvirtdriver.New(db.WriteDB(), nil, db.Rebind, libvirtdriver.Options{Prefix: e.Prefix, MaxMemoryMB: 256, Poll: 100 * time.Millisecond})
 		libvirttest.Setup(t, e, d, "10.77.0.100", "10.77.0.149")
 		return d

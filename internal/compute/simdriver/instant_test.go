@@ -18,7 +18,7 @@ import (
 func TestPlaceAndRemoveAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := sqlstoretest.SQLite(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 	// A scale at which every transition takes a minute: nothing here waits for one.
 	d := simdriver.New(db.WriteDB(), 2, db.Rebind)
 	in := func(fn func(tx *sql.Tx) error) error {

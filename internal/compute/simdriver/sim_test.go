@@ -14,7 +14,7 @@ import (
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	computetest.Exercise(t, func(t *testing.T) compute.Driver {
-		db := sqlstoretest.SQLite(t, t.TempDir())
+		db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 		return simdriver.New(db.WriteDB(), 0.0001, db.Rebind)
 	})
 }
@@ -23,7 +23,7 @@ func TestConformance(t *testing.T) {
 // boot that was under way when the old one stopped still takes its time.
 func TestMachinesPersist(t *testing.T) {
 	t.Parallel()
-	db := sqlstoretest.SQLite(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 	ctx := context.Background()
 	// Create takes 3 s at this scale. A resumed Create must wait only for what is left
 	// of the boot: with 2 s of it gone, well under the 3 s of a whole one, however

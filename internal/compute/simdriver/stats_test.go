@@ -94,7 +94,7 @@ func TestIntegrate(t *testing.T) {
 func TestStatsPersist(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := sqlstoretest.SQLite(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir(), Storage())
 	clock := time.Now() // Create waits on the real clock
 	d := New(db.WriteDB(), 0.0001, db.Rebind)
 	d.now = func() time.Time { return clock }
@@ -130,8 +130,8 @@ func TestStatsPersist(t *testing.T) {
 func TestStatsOf(t *testing.T) {
 	t.Parallel()
 	stores := map[string]func(t *testing.T) *sqlstore.DB{
-		"sqlite":   func(t *testing.T) *sqlstore.DB { return sqlstoretest.SQLite(t, t.TempDir()) },
-		"postgres": func(t *testing.T) *sqlstore.DB { return sqlstoretest.Postgres(t) },
+		"sqlite":   func(t *testing.T) *sqlstore.DB { return sqlstoretest.SQLite(t, t.TempDir(), Storage()) },
+		"postgres": func(t *testing.T) *sqlstore.DB { return sqlstoretest.Postgres(t, Storage()) },
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -216,7 +216,7 @@ func seedMachines(t testing.TB, db *sqlstore.DB, n int, ready time.Time) {
 // transaction a machine (Stats) against StatsOf.
 func BenchmarkStats(b *testing.B) {
 	ctx := context.Background()
-	db := sqlstoretest.SQLite(b, b.TempDir())
+	db := sqlstoretest.SQLite(b, b.TempDir(), Storage())
 	const n = 10000
 	seedMachines(b, db, n, time.Now().Add(-time.Minute))
 	d := New(db.WriteDB(), 1, db.Rebind)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/internal/compute/simdriver"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
@@ -57,12 +59,19 @@ func TestPostgresMigrateTwice(t *testing.T) {
 }
 
 // A table a migration adds must be known to admin store copy, or the copy would
-// leave its rows behind.
+// leave its rows behind: the store's tables to the store, a driver's to the driver.
 func TestCopyKnowsEveryTable(t *testing.T) {
 	t.Parallel()
-	db := sqlstoretest.SQLite(t, t.TempDir())
+	dir := t.TempDir()
+	db := sqlstoretest.SQLite(t, dir, drivers()...)
 	if err := db.CheckCopyCovers(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	db.Close()
+	// Opened without the libvirt driver, the database still holds its tables.
+	db = sqlstoretest.SQLite(t, dir, simdriver.Storage())
+	if err := db.CheckCopyCovers(context.Background()); err == nil || !strings.Contains(err.Error(), "libvirt_") {
+		t.Errorf("CheckCopyCovers without the libvirt driver = %v, want its tables unknown", err)
 	}
 }
 
