@@ -79,8 +79,15 @@ const EventRetention = 30 * 24 * time.Hour
 
 // EventFilter narrows an account's events: those after a cursor, of some types,
 // about one resource. Limit is 1 to MaxEventLimit.
+//
+// Listed oldest first (GET /events reads on from its cursor), or with Newest the
+// newest first, which a page of the latest events needs (the console's activity):
+// Before, when not 0, then admits only the events older than that id, the cursor of
+// its next page.
 type EventFilter struct {
 	After    int64
+	Before   int64
+	Newest   bool
 	Types    []EventPattern
 	Resource *EventResource
 	Limit    int

@@ -137,8 +137,8 @@ type Reader interface {
 	// DailySpend is what an account's charges net of refunds came to per UTC day, for
 	// hours starting at or after from, oldest first; days without any are left out.
 	DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error)
-	// Events lists an account's events that f admits, oldest first (docs/api.md,
-	// Events). f.Limit is the caller's to bound.
+	// Events lists an account's events that f admits, oldest first, or newest first
+	// with f.Newest (docs/api.md, Events). f.Limit is the caller's to bound.
 	Events(ctx context.Context, accountID int64, f hosting.EventFilter) ([]hosting.Event, error)
 	// ClockOffsets is how far each account's test clock runs ahead of the system
 	// clock (the sandbox's, API-DECISIONS §11), as hosting.ClockOffset reads what is
