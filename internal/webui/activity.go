@@ -142,14 +142,9 @@ func (c *Console) activityPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	about := ""
-	if a.res != nil {
-		about = a.Resource
-		if link, text, err := ex.link(hosting.Event{Resource: *a.res}, nil); err != nil {
-			return err
-		} else if link != "" {
-			about = text
-		}
+	about, err := ex.name(a)
+	if err != nil {
+		return err
 	}
 	newest := ""
 	if a.before > 0 {
@@ -305,6 +300,19 @@ func (ex *existing) link(e hosting.Event, d *eventData) (string, string, error) 
 		return "/settings", ex.r.T("console.nav.settings"), nil
 	}
 	return "", "", nil
+}
+
+// name is what the page says its events are about: the name of the resource a
+// filters by while it exists, else the resource as the query gave it; "" for all.
+func (ex *existing) name(a activityQuery) (string, error) {
+	if a.res == nil {
+		return "", nil
+	}
+	link, text, err := ex.link(hosting.Event{Resource: *a.res}, nil)
+	if err != nil || link == "" {
+		return a.Resource, err
+	}
+	return text, nil
 }
 
 // serverName is a server's display name while it exists, else its id.
