@@ -28,9 +28,8 @@ func (s *Service) openServerMeter(ctx context.Context, tx store.Tx, acct hosting
 			ResourceType: hosting.ResourceServer, ResourceID: &srv.ID, ResourceName: srv.Name, PeriodStart: &now, CreatedAt: now})
 		if errors.Is(err, store.ErrInsufficientCredit) {
 			var v hosting.Validation
-			v.Add("plan_id", "validation.credit_too_low", "amount", plan.PriceHourly.String(), "currency", acct.Currency)
-			v.SetCode(hosting.CodeInsufficientCredit)
-			return v.Err("plan_id")
+			hosting.CreditTooLow(&v, acct, plan)
+			return v.Err()
 		}
 		if err != nil {
 			return internal("first hour", err)
