@@ -195,54 +195,12 @@ func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
 func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (MeterResult, error) {
 	var out MeterResult
 	for {
-		// A transaction takes up to stepsPerTx steps (one hour of each due meter each)
-		// and about hoursPerTx meter hours, so that catching up many hours does not pay
-		// a commit per hour, nor holds the database's one writer for long (100,000
-		// hours take about 1.5 s on SQLite).
-		const stepsPerTx, hoursPerTx = 48, 100_000
 		var got MeterResult
 		done := false
 		err := s.store.InTx(ctx, func(tx store.Tx) error {
-			got = MeterResult{}
-			// Another pass (another process's, or the periodic one beside an
-			// operator's) charges nothing twice anyway, but would find the hours it
-			// saw due already charged.
-			if err := tx.Serialize(ctx, "meter"); err != nil {
-				return err
-			}
-			for range stepsPerTx {
-				due, err := tx.EarliestDue(ctx, now, account)
-				if err != nil {
-					return err
-				}
-				if due == nil {
-					done = true
-					return nil
-				}
-				step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account}
-				if end := billing.MonthEnd(*due); !end.After(now) {
-					step.Upto = end.Add(-time.Millisecond)
-				}
-				res, err := tx.ChargeDue(ctx, step)
-				if err != nil {
-					return err
-				}
-				if res.Hours == 0 {
-					return fmt.Errorf("an hour at %s is due but none was charged", due.Format(time.RFC3339))
-				}
-				for _, id := range res.Overdrawn {
-					if err := s.suspendForCredit(ctx, tx, id); err != nil {
-						return err
-					}
-				}
-				got.Hours += res.Hours
-				got.Total += res.Total
-				got.Overdrawn += len(res.Overdrawn)
-				if got.Hours >= hoursPerTx {
-					return nil
-				}
-			}
-			return nil
+			var err error
+			got, done, err = s.meterTx(ctx, tx, account, now)
+			return err
 		})
 		if err != nil {
 			return out, fmt.Errorf("metering: %w", err)
@@ -254,6 +212,49 @@ func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (
 			return out, nil
 		}
 	}
+}
+
+// meterTx is one transaction of a metering pass: up to stepsPerTx steps (one hour of
+// each due meter each) and about hoursPerTx meter hours, so that catching up many
+// hours does not pay a commit per hour, nor holds the database's one writer for long
+// (100,000 hours take about 1.5 s on SQLite). done: nothing is due any more.
+func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now time.Time) (got MeterResult, done bool, err error) {
+	const stepsPerTx, hoursPerTx = 48, 100_000
+	// Another pass (another process's, or the periodic one beside an operator's)
+	// charges nothing twice anyway, but would find the hours it saw due already
+	// charged.
+	if err := tx.Serialize(ctx, "meter"); err != nil {
+		return got, false, err
+	}
+	for range stepsPerTx {
+		due, err := tx.EarliestDue(ctx, now, account)
+		if err != nil || due == nil {
+			return got, due == nil, err
+		}
+		step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account}
+		if end := billing.MonthEnd(*due); !end.After(now) {
+			step.Upto = end.Add(-time.Millisecond)
+		}
+		res, err := tx.ChargeDue(ctx, step)
+		if err != nil {
+			return got, false, err
+		}
+		if res.Hours == 0 {
+			return got, false, fmt.Errorf("an hour at %s is due but none was charged", due.Format(time.RFC3339))
+		}
+		for _, id := range res.Overdrawn {
+			if err := s.suspendForCredit(ctx, tx, id); err != nil {
+				return got, false, err
+			}
+		}
+		got.Hours += res.Hours
+		got.Total += res.Total
+		got.Overdrawn += len(res.Overdrawn)
+		if got.Hours >= hoursPerTx {
+			return got, false, nil
+		}
+	}
+	return got, false, nil
 }
 
 // MeterArgs is the periodic metering job.
