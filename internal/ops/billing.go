@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
@@ -174,8 +172,19 @@ type MeterResult struct {
 // say which hour is next, and the ledger's unique index refuses a second charge.
 // Passes may run at any time, any number of times, in several processes at once.
 // Under test clocks, the accounts whose clocks run ahead are charged up to their own
-// now.
+// now. Deps.Telemetry is told how long it took and whether it failed.
 func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
+	start := time.Now()
+	out, err := s.meter(ctx)
+	if s.telemetry != nil {
+		s.telemetry.MeterPassed(time.Since(start), err)
+	}
+	return out, err
+}
+
+// meter is Meter's pass: the system clock's hours, then those of the accounts whose
+// test clocks run ahead.
+func (s *Service) meter(ctx context.Context) (MeterResult, error) {
 	out, err := s.meterPass(ctx, 0, s.Now())
 	for id := range s.clocks.aheadAccounts() {
 		if err != nil {
@@ -255,42 +264,6 @@ func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now t
 		}
 	}
 	return got, false, nil
-}
-
-// MeterArgs is the periodic metering job.
-type MeterArgs struct{}
-
-// Kind implements river.JobArgs.
-func (MeterArgs) Kind() string { return "berth.meter" }
-
-// InsertOpts: a pass that fails is simply left to the next one.
-func (MeterArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
-
-// MeterWorker runs metering passes.
-type MeterWorker struct {
-	river.WorkerDefaults[MeterArgs]
-	svc *Service
-}
-
-// NewMeterWorker returns the metering worker.
-func NewMeterWorker(svc *Service) *MeterWorker { return &MeterWorker{svc: svc} }
-
-// Work implements river.Worker.
-func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[MeterArgs]) error {
-	start := time.Now()
-	res, err := w.svc.Meter(ctx)
-	if t := w.svc.telemetry; t != nil {
-		t.MeterPassed(time.Since(start), err)
-	}
-	if err != nil {
-		w.svc.log.Error("metering pass failed", "err", err)
-		return err
-	}
-	if res.Hours > 0 {
-		w.svc.log.Info("metering pass", "hours", res.Hours, "charged", res.Total.String(), "overdrawn", res.Overdrawn,
-			"took", time.Since(start).String())
-	}
-	return nil
 }
 
 // ---- what the account holder sees ----

@@ -281,7 +281,7 @@ func (s *Service) seedServer(ctx context.Context, p hosting.Principal, o Order, 
 		state = compute.StateStopped
 	}
 	return s.createServer(ctx, p, o, status, func(tx store.Tx, srv *hosting.Server) error {
-		m, err := s.instant.PlaceTx(ctx, tx.SQL(), machineSpec(*srv), state)
+		m, err := s.instant.PlaceTx(ctx, tx.SQL(), MachineSpec(*srv), state)
 		if err != nil {
 			return internal("place machine", err)
 		}

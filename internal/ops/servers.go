@@ -6,25 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/riverqueue/river"
-
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
-
-// OperationArgs is the one job kind: carry out operation OperationID. Its kind string
-// is stable: renaming it strands queued jobs.
-type OperationArgs struct {
-	OperationID int64 `json:"operation_id"`
-}
-
-// Kind implements river.JobArgs.
-func (OperationArgs) Kind() string { return "berth.operation" }
-
-// InsertOpts: a job keeps retrying transient failures (a hypervisor away) for long.
-func (OperationArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 50}
-}
 
 // startOperation marks srv busy with a new operation and enqueues its job, in tx.
 // A server already busy answers CodeBusy naming what holds it.

@@ -17,6 +17,7 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/worker"
 )
 
 // scheduleHookStore is the store with a pause inside every transaction that schedules
@@ -120,7 +121,8 @@ func TestScheduledDeletionMeetsOperationEnd(t *testing.T) {
 	}
 
 	// The operation ends while the deletion holds its decision.
-	w := ops.NewWorker(svc, driver, func(context.Context, *sql.Tx, *river.Job[ops.OperationArgs]) error { return nil })
+	w := worker.New(worker.Deps{Service: svc, Store: hooked, Driver: driver, Log: slog.New(slog.DiscardHandler),
+		Complete: func(context.Context, *sql.Tx, *river.Job[ops.OperationArgs]) error { return nil }})
 	ended := make(chan error, 1)
 	go func() {
 		ended <- w.Work(ctx, &river.Job[ops.OperationArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25},
