@@ -8,6 +8,7 @@ import (
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // run carries out the operation's steps: one method per operation type.
@@ -228,15 +229,34 @@ func (w *Worker) spec(ctx context.Context, srv hosting.Server) (compute.Spec, er
 	for _, k := range keys {
 		spec.SSHKeys = append(spec.SSHKeys, k.PublicKey)
 	}
+	scripts, err := w.userScripts(ctx, srv)
+	spec.UserScripts = scripts
+	return spec, err
+}
+
+// userScripts are what runs at a server's first boot: its app's installer, then its
+// recipe. An app or recipe that no longer exists is left out, as it always was; a
+// store that cannot be read fails the attempt, which is tried again, rather than
+// making the machine without them.
+func (w *Worker) userScripts(ctx context.Context, srv hosting.Server) ([]string, error) {
+	var scripts []string
 	if srv.AppID != nil {
-		if app, err := w.store.App(ctx, *srv.AppID); err == nil && app.Script != "" {
-			spec.UserScripts = append(spec.UserScripts, app.Script)
+		app, err := w.store.App(ctx, *srv.AppID)
+		switch {
+		case err == nil && app.Script != "":
+			scripts = append(scripts, app.Script)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return nil, fmt.Errorf("app %d: %w", *srv.AppID, err)
 		}
 	}
 	if srv.RecipeID != nil {
-		if r, err := w.store.Recipe(ctx, srv.AccountID, *srv.RecipeID); err == nil {
-			spec.UserScripts = append(spec.UserScripts, r.Script)
+		r, err := w.store.Recipe(ctx, srv.AccountID, *srv.RecipeID)
+		switch {
+		case err == nil:
+			scripts = append(scripts, r.Script)
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, fmt.Errorf("recipe %d: %w", *srv.RecipeID, err)
 		}
 	}
-	return spec, nil
+	return scripts, nil
 }
