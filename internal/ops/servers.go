@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/berthhq/berth/internal/hosting"
@@ -474,12 +473,4 @@ func (s *Service) Power(ctx context.Context, p hosting.Principal, id int64, acti
 		return internal("set status", tx.SetServerStatus(ctx, srv.ID, to))
 	})
 	return srv, err
-}
-
-// describe is for logs.
-func describe(op hosting.Operation) string {
-	if op.Action != "" {
-		return fmt.Sprintf("%s(%s)#%d", op.Type, op.Action, op.ID)
-	}
-	return fmt.Sprintf("%s#%d", op.Type, op.ID)
 }
