@@ -23,6 +23,7 @@ import (
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/revert"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -114,12 +115,13 @@ func (w *Worker) Timeout(*river.Job[ops.OperationArgs]) time.Duration { return w
 // operation never runs twice at once.
 func (w *Worker) AttemptTimeout() time.Duration { return 2*w.shutdownTimeout + w.stepAllowance }
 
-// attempt is one attempt at an operation: its job, the operation, and its server as
-// the attempt began.
+// attempt is one attempt at an operation: its job, the operation, its server as the
+// attempt began, and what undoes the operation's steps should it fail for good.
 type attempt struct {
-	job *river.Job[ops.OperationArgs]
-	op  hosting.Operation
-	srv hosting.Server
+	job  *river.Job[ops.OperationArgs]
+	op   hosting.Operation
+	srv  hosting.Server
+	undo *revert.Reverter
 }
 
 // key is the driver key of one of the operation's steps.
@@ -132,6 +134,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ops.OperationArgs]) er
 	if done || err != nil {
 		return err
 	}
+	w.undoes(ctx, a)
 	ctx, failed, err := w.sandboxFault(ctx, a)
 	if failed {
 		return err
@@ -154,7 +157,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ops.OperationArgs]) er
 // out (the operation is gone, or it ended before a crash and its job is completed
 // now).
 func (w *Worker) begin(ctx context.Context, job *river.Job[ops.OperationArgs]) (a attempt, done bool, err error) {
-	a.job = job
+	a.job, a.undo = job, revert.New()
 	a.op, err = w.store.OperationAny(ctx, job.Args.OperationID)
 	if errors.Is(err, store.ErrNotFound) {
 		return a, true, river.JobCancel(fmt.Errorf("operation %d does not exist", job.Args.OperationID))
@@ -219,8 +222,40 @@ func (w *Worker) gone(ctx context.Context, a attempt, cause error) error {
 	return river.JobCancel(cause)
 }
 
-// fail ends an operation that cannot succeed (ops.Service.Failed says what it leaves).
+// undoes registers, before the attempt's first step, how to undo what the
+// operation's steps make (docs/states.md: a failed provisioning is undone). A
+// provisioning's steps are the driver's Create (disk, seed, definition, start, and the
+// address it takes); what any attempt made of them, one killed before a restart
+// included, the driver knows by the server's name, and its Destroy removes whatever
+// of it exists. So the removal is registered on every attempt, before the sandbox's
+// fault and the steps.
+func (w *Worker) undoes(ctx context.Context, a attempt) {
+	if a.op.Type == hosting.OpProvision {
+		a.undo.Add(func() error { return w.unmake(ctx, a) })
+	}
+}
+
+// unmake removes what a failed provisioning made of the server's machine. The step
+// has a key of its own, and removing what is gone already is no error: repeated after
+// a restart, it removes once.
+func (w *Worker) unmake(ctx context.Context, a attempt) error {
+	if err := w.driver.Destroy(ctx, a.key("undo-create"), a.srv.Name); err != nil {
+		return err
+	}
+	w.log.Info("provisioning undone", "op", a.op.Label(), "server", a.srv.Name)
+	return nil
+}
+
+// fail ends an operation that cannot succeed (ops.Service.Failed says what it leaves),
+// once what its steps made is undone. An undo that fails (the hypervisor away) fails
+// the attempt instead: the job is tried again, and the operation ends only once
+// everything is undone, so that its end (a provisioning's refund) commits once, after
+// the undo.
 func (w *Worker) fail(ctx context.Context, a attempt, cause error) error {
+	if err := a.undo.Fail(); err != nil {
+		w.log.Warn("undoing a failed operation's steps failed; will retry", "op", a.op.Label(), "server", a.srv.Name, "err", err)
+		return fmt.Errorf("%s failed (%v) and its %w", a.op.Type, cause, err)
+	}
 	after := w.machineStatus(ctx, a.srv)
 	return w.end(ctx, a, hosting.OpError, cause.Error(), w.svc.Failed(a.op, a.srv, after))
 }
@@ -240,9 +275,13 @@ func (w *Worker) machineStatus(ctx context.Context, srv hosting.Server) hosting.
 	return hosting.StatusStopped
 }
 
-// succeed ends the operation with change.
+// succeed ends the operation with change; what its steps made is kept.
 func (w *Worker) succeed(ctx context.Context, a attempt, change ops.Change) error {
-	return w.end(ctx, a, hosting.OpSuccess, "", change)
+	if err := w.end(ctx, a, hosting.OpSuccess, "", change); err != nil {
+		return err
+	}
+	a.undo.Success()
+	return nil
 }
 
 // end ends the operation with result and change, its job's completion in the same
