@@ -343,3 +343,35 @@ type ConsoleTicket struct {
 	URL       string    `json:"url"`
 	ExpiresAt time.Time `json:"expires_at"`
 }
+
+// Event says that something of the account changed (GET /events). Data is the
+// object of its type's family (api/openapi.yaml, Event); RequestID names the API
+// request that caused it, null when none did (a job, the operator).
+type Event struct {
+	ID        int64           `json:"id"`
+	Type      string          `json:"type"`
+	Resource  EventResource   `json:"resource"`
+	Data      json.RawMessage `json:"data"`
+	RequestID *string         `json:"request_id"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// EventResource names what an event is about.
+type EventResource struct {
+	Type string `json:"type"`
+	ID   int64  `json:"id"`
+}
+
+// EventList is a batch of events, oldest first: {"data": [...], "meta": {...}}.
+type EventList struct {
+	Data []Event       `json:"data"`
+	Meta EventListMeta `json:"meta"`
+}
+
+// EventListMeta tells how to go on: NextAfter is the cursor for the next call (the
+// last event's id, or the after given when there were none), HasMore that more
+// events were ready than the limit let through.
+type EventListMeta struct {
+	NextAfter int64 `json:"next_after"`
+	HasMore   bool  `json:"has_more"`
+}

@@ -3,8 +3,6 @@ package client_test
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,7 +17,6 @@ import (
 	"unicode"
 
 	"github.com/getkin/kin-openapi/routers/gorillamux"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
@@ -60,19 +57,6 @@ func must[T any](t *testing.T) func(v T, err error) T {
 		}
 		return v
 	}
-}
-
-func publicKey(t *testing.T) string {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk))) + " sdk@berth"
 }
 
 // order is an order of the first location's smallest in-stock plan and first image.
@@ -173,7 +157,7 @@ func TestEveryEndpoint(t *testing.T) {
 	must[*api.Me](t)(c.UpdateMe(ctx, api.MeUpdate{Language: client.Ptr("en")}))
 	must[[]api.App](t)(c.ListApps(ctx))
 
-	key := must[*api.SSHKey](t)(c.CreateSSHKey(ctx, api.SSHKeyCreate{Name: client.Ptr("laptop"), PublicKey: client.Ptr(publicKey(t))}))
+	key := must[*api.SSHKey](t)(c.CreateSSHKey(ctx, api.SSHKeyCreate{Name: client.Ptr("laptop"), PublicKey: client.Ptr(testenv.PublicKey(t) + " sdk@berth")}))
 	if keys := must[[]api.SSHKey](t)(c.ListSSHKeys(ctx)); len(keys) != 1 || keys[0].ID != key.ID {
 		t.Errorf("ListSSHKeys: %+v", keys)
 	}

@@ -53,7 +53,7 @@ go test -race "${timeout[@]}" "$@" ./...
 # (SIGKILL rounds, idempotent bursts, the ledger; its disk-full rounds are SQLite's
 # alone) and the admin commands. The binary's other tests are about SQLite's data
 # directory, or run on PostgreSQL in the first pass already.
-pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/console/... ./client/... ./cmd/berth/ ./internal/tfprovider/)
+pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/webui/... ./client/... ./cmd/berth/ ./internal/tfprovider/)
 pg_binary_tests='^(TestRestartAfterSIGKILL|TestAdminHostAccel|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown|TestAdminOutputs|TestAdminHostOutputs|TestAdminBadIDs)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
 	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart, fault and admin tests of ./cmd/berthd"

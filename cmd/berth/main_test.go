@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,39 +23,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// buildBerth builds the berth binary once for the package's tests.
-func buildBerth(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "berth-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "berth")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // cli runs the berth binary with a clean environment of its own: a configuration
 // directory of the test and the variables in env.
@@ -69,7 +36,7 @@ type cli struct {
 func newCLI(t *testing.T, env ...string) *cli {
 	t.Helper()
 	home := t.TempDir()
-	return &cli{t: t, bin: buildBerth(t), env: append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+	return &cli{t: t, bin: testenv.BerthBinary(t), env: append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
 		"PATH=" + os.Getenv("PATH"), "LANG=C"}, env...)}
 }
 
@@ -156,7 +123,7 @@ func TestJSONIsTheAPIData(t *testing.T) {
 	name := srv.(map[string]any)["name"].(string)
 	c.ok("project", "create", "web")
 	c.ok("recipe", "create", "--name", "hello", "--script", "echo hi")
-	c.ok("ssh-key", "create", "--name", "laptop", "--public-key", publicKey(t))
+	c.ok("ssh-key", "create", "--name", "laptop", "--public-key", testenv.PublicKey(t)+" cli@berth")
 	c.ok("snapshot", "create", name, "--name", "s1")
 	recipe := jsonString(decode(t, c.ok("recipe", "describe", "hello", "-o", "json")).(map[string]any)["id"])
 	op := jsonString(decode(t, c.ok("operation", "list", "-o", "json")).([]any)[0].(map[string]any)["id"])

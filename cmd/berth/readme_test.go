@@ -72,11 +72,11 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(publicKey(t)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(testenv.PublicKey(t)+" cli@berth"+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// berth on PATH, and a fake ssh (server ssh runs it).
-	bin := buildBerth(t)
+	bin := testenv.BerthBinary(t)
 	tools := t.TempDir()
 	if err := os.Symlink(bin, filepath.Join(tools, "berth")); err != nil {
 		t.Fatal(err)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,23 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/berthhq/berth/internal/testenv"
 )
-
-func publicKey(t *testing.T) string {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk))) + " cli@berth"
-}
 
 func field(t *testing.T, js, name string) any {
 	t.Helper()
@@ -53,7 +36,7 @@ func TestWalkthrough(t *testing.T) {
 	c.env[2] = "PATH=" + dir + ":" + os.Getenv("PATH")
 
 	keyFile := filepath.Join(dir, "id.pub")
-	if err := os.WriteFile(keyFile, []byte(publicKey(t)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(testenv.PublicKey(t)+" cli@berth"+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c.ok("ssh-key", "create", "--name", "laptop", "--public-key-from-file", keyFile)

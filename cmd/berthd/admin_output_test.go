@@ -18,6 +18,8 @@ import (
 
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver/libvirttest"
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -170,7 +172,7 @@ func TestAdminOutputs(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	o := &adminOutputs{t: t, bin: bin, store: storeFlags(t, data)}
 	runJSON(t, bin, append([]string{"migrate"}, o.store...)...)
@@ -215,7 +217,7 @@ func TestAdminOutputs(t *testing.T) {
 	}
 
 	// A server to suspend, ordered through a serve.
-	d := startServe(t, bin, data, freeAddr(t), "0.05")
+	d := startServe(t, bin, data, testnet.FreeAddr(t), "0.05")
 	code, m := d.call(t, token, "POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1})
 	if code != 201 {
 		t.Fatalf("order: %d %v", code, m)
@@ -236,7 +238,7 @@ func TestAdminHostOutputs(t *testing.T) {
 	}
 	t.Parallel()
 	e := libvirttest.Require(t)
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	o := &adminOutputs{t: t, bin: bin, store: storeFlags(t, data)}
 	runJSON(t, bin, append([]string{"migrate"}, o.store...)...)
@@ -300,7 +302,7 @@ func TestAdminStoreCopyOutput(t *testing.T) {
 	}
 	testpg.Require(t)
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	o := &adminOutputs{t: t, bin: bin}
 	runJSON(t, bin, "migrate", "--data", data)
@@ -320,7 +322,7 @@ func TestAdminBadIDs(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	store := storeFlags(t, data)
 	runJSON(t, bin, append([]string{"migrate"}, store...)...)

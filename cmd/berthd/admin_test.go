@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/berthhq/berth/internal/testenv"
 )
 
 // TestAdminCommands runs every operator command against one data directory (on
@@ -18,7 +20,7 @@ func TestAdminCommands(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	store := storeFlags(t, data)
 	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, store...)...) }
@@ -138,7 +140,7 @@ func TestAdminMistypedCommands(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	store := storeFlags(t, data)
 	runJSON(t, bin, append([]string{"migrate"}, store...)...)
@@ -199,7 +201,7 @@ func TestAdminLists(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	store := storeFlags(t, data)
 	do := func(args ...string) map[string]any { return runJSON(t, bin, append(args, store...)...) }

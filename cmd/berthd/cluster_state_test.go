@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -23,7 +25,7 @@ func TestClusterSharedState(t *testing.T) {
 	}
 	testpg.Require(t)
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	db := testpg.NewDatabase(t)
 	runJSON(t, bin, "migrate", "--database", db)
 	acct := runJSON(t, bin, "admin", "account", "create", "--email", "two@example.com", "--password", "long-enough-pw",
@@ -32,7 +34,7 @@ func TestClusterSharedState(t *testing.T) {
 		"--scopes", "servers", "--database", db)["token"].(string)
 	var nodes [2]*daemon
 	for i := range nodes {
-		addr := freeAddr(t)
+		addr := testnet.FreeAddr(t)
 		nodes[i] = startServeArgs(t, bin, addr, "serve", "--database", db, "--addr", addr, "--sim-time-scale", "0.01")
 	}
 	a, b := nodes[0], nodes[1]

@@ -22,6 +22,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -37,7 +39,7 @@ func TestCluster(t *testing.T) {
 	}
 	testpg.Require(t)
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	db := testpg.NewDatabase(t)
 	store := []string{"--database", db}
 	runJSON(t, bin, append([]string{"migrate"}, store...)...)
@@ -54,7 +56,7 @@ func TestCluster(t *testing.T) {
 	serveArgs := append([]string{"--sim-time-scale", "0.02"}, store...)
 	nodes := make([]*clusterNode, 3)
 	for i := range nodes {
-		nodes[i] = &clusterNode{bin: bin, addr: freeAddr(t), args: serveArgs}
+		nodes[i] = &clusterNode{bin: bin, addr: testnet.FreeAddr(t), args: serveArgs}
 		nodes[i].start(t)
 	}
 	t.Cleanup(func() {

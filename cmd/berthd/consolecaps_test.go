@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // TestServeConsoleCaps: --console-sessions-per-server caps a server's open serial
@@ -25,7 +28,7 @@ func TestServeConsoleCaps(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -53,7 +56,7 @@ func TestServeConsoleCaps(t *testing.T) {
 	caps := func(lease time.Duration) []string {
 		return []string{"--console-sessions-per-server", "2", "--console-lease", lease.String()}
 	}
-	a := startServe(t, bin, data, freeAddr(t), "0.01", caps(lease)...)
+	a := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", caps(lease)...)
 	code, m := a.call(t, token, "POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1})
 	if code != 201 {
 		t.Fatalf("order: %d %v", code, m)
@@ -99,8 +102,8 @@ func TestServeConsoleCaps(t *testing.T) {
 	open(a)
 	full(a, "two open")
 	var b *daemon
-	if onPostgres() {
-		b = startServe(t, bin, data, freeAddr(t), "0.01", caps(time.Minute)...)
+	if testenv.Postgres() {
+		b = startServe(t, bin, data, testnet.FreeAddr(t), "0.01", caps(time.Minute)...)
 		full(b, "two open through the other process")
 	}
 
@@ -111,7 +114,7 @@ func TestServeConsoleCaps(t *testing.T) {
 	_ = a.cmd.Wait()
 	killed := time.Now()
 	if b == nil {
-		b = startServe(t, bin, data, freeAddr(t), "0.01", caps(time.Minute)...)
+		b = startServe(t, bin, data, testnet.FreeAddr(t), "0.01", caps(time.Minute)...)
 	}
 	full(b, "just after the holder was killed")
 	for {
@@ -148,7 +151,7 @@ func TestServeConsoleCaps(t *testing.T) {
 		}
 	}
 	_ = b.cmd.Wait()
-	c := startServe(t, bin, data, freeAddr(t), "0.01", caps(time.Minute)...)
+	c := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", caps(time.Minute)...)
 	open(c)
 	open(c)
 	full(c, "after a stop")

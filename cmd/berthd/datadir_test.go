@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // runError runs a command that must fail and returns its error message (stdout's one
@@ -36,7 +39,7 @@ func TestNoSilentNewDatabase(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 
 	// admin on a directory that does not exist, or holds no database.
 	missing := filepath.Join(t.TempDir(), "dta")
@@ -70,7 +73,7 @@ func TestNoSilentNewDatabase(t *testing.T) {
 			}
 		}
 		var out bytes.Buffer
-		cmd := exec.Command(bin, "serve", "--data", dir, "--addr", freeAddr(t))
+		cmd := exec.Command(bin, "serve", "--data", dir, "--addr", testnet.FreeAddr(t))
 		cmd.Stdout, cmd.Stderr = &out, &out
 		done := make(chan error, 1)
 		if err := cmd.Start(); err != nil {
@@ -104,12 +107,12 @@ func TestDataFilesPrivate(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "berthd.log"))
 	if err != nil {
 		t.Fatal(err)

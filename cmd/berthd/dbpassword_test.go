@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -67,7 +69,7 @@ func TestDatabasePasswordNeverPrinted(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	var paths [][]string
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
@@ -134,7 +136,7 @@ func TestServeLogsNoDatabasePassword(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	u, err := url.Parse(testpg.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +153,7 @@ func TestServeLogsNoDatabasePassword(t *testing.T) {
 		if code != 0 || strings.Contains(stdout+stderr, dbPassword) || !strings.Contains(stdout, "xxxxx") {
 			t.Errorf("migrate: exit %d, want 0 and the URL redacted:\n%s%s", code, stdout, stderr)
 		}
-		addr := freeAddr(t)
+		addr := testnet.FreeAddr(t)
 		d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
 		d.cmd = exec.Command(bin, "serve", "--addr", addr, "--sim-time-scale", "0.01")
 		d.cmd.Env = append(envWithoutStore(), env...)

@@ -25,6 +25,8 @@ import (
 	"github.com/berthhq/berth/client"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/testdisk"
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // The fault test (issue 6): a mixed workload of orders, power actions, snapshots,
@@ -555,7 +557,7 @@ func TestFaultSIGKILL(t *testing.T) {
 	t.Logf("seed %d (replay the random choices with BERTH_FAULT_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
 
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	dir, err := os.MkdirTemp("", "berth-fault-")
 	if err != nil {
 		t.Fatal(err)
@@ -567,9 +569,9 @@ func TestFaultSIGKILL(t *testing.T) {
 		}
 		os.RemoveAll(dir)
 	})
-	d := &faultDaemon{bin: bin, addr: freeAddr(t), logPath: filepath.Join(dir, "serve.log")}
+	d := &faultDaemon{bin: bin, addr: testnet.FreeAddr(t), logPath: filepath.Join(dir, "serve.log")}
 	var disk *testdisk.Disk
-	if onPostgres() {
+	if testenv.Postgres() {
 		// The disk rounds fill the data directory's own disk, to see what SQLite's
 		// writes failing with ENOSPC do; PostgreSQL keeps nothing there (its server's
 		// disk is not the test's to fill), so on PostgreSQL they are skipped. The
@@ -629,7 +631,7 @@ func TestFaultSIGKILL(t *testing.T) {
 		"--scopes", "servers,snapshots,power")["token"].(string)
 	// The test clocks' accounts (SQLite only, as --sandbox): nothing but a clock each.
 	var clockTokens []string
-	if !onPostgres() {
+	if !testenv.Postgres() {
 		for i := range 2 {
 			c := admin("admin", "account", "create", "--email", fmt.Sprintf("clock%d@example.com", i), "--password", "long-enough-pw")
 			clockTokens = append(clockTokens, admin("admin", "token", "create", "--account", fmt.Sprint(int64(c["id"].(float64))),
@@ -990,7 +992,7 @@ func settle(ctx context.Context, db *sql.DB, timeout time.Duration) error {
 // asText is a column of river_job as text: args is jsonb and errors jsonb[] on
 // PostgreSQL, text on SQLite.
 func asText(col string) string {
-	if onPostgres() {
+	if testenv.Postgres() {
 		return col + "::text"
 	}
 	return col

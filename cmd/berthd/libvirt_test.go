@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/berthhq/berth/internal/compute/libvirtdriver/libvirttest"
+	"github.com/berthhq/berth/internal/testenv"
 )
 
 // TestAdminHostAccel: admin host add takes --accel auto|kvm|tcg (auto by default) and
@@ -21,7 +22,7 @@ func TestAdminHostAccel(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	store := storeFlags(t, data)
 	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, store...)...) }

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+
+	"github.com/berthhq/berth/internal/telemetry/telemetrytest"
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // scrapeMetrics GETs /metrics and parses the text exposition format.
@@ -26,46 +28,7 @@ func scrapeMetrics(t *testing.T, metricsAddr string) map[string]*dto.MetricFamil
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, b)
 	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
-}
-
-// sample finds the value of the first sample of a family whose labels include want:
-// a counter's or gauge's value, a histogram's count.
-func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-next:
-	for _, m := range f.Metric {
-		for k, v := range want {
-			found := false
-			for _, l := range m.Label {
-				if l.GetName() == k && l.GetValue() == v {
-					found = true
-				}
-			}
-			if !found {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount()), true
-		case m.Untyped != nil:
-			return m.Untyped.GetValue(), true
-		}
-	}
-	return 0, false
+	return telemetrytest.Parse(t, resp.Body)
 }
 
 // TestOperatorsSignals runs berthd with --metrics-addr and a low --rate-limit, orders
@@ -77,12 +40,12 @@ func TestOperatorsSignals(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	runJSON(t, bin, "migrate", "--data", data)
 	runJSON(t, bin, "admin", "account", "create", "--data", data, "--email", "m@example.com", "--password", "correct-horse", "--credit", "10")
 	token := runJSON(t, bin, "admin", "token", "create", "--data", data, "--account", "1", "--name", "t", "--scopes", "servers")["token"].(string)
-	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	addr, metricsAddr := testnet.FreeAddr(t), testnet.FreeAddr(t)
 	const limit = 6
 	d := startServe(t, bin, data, addr, "0.01", "--metrics-addr", metricsAddr, "--rate-limit", fmt.Sprint(limit))
 	root := "http://" + addr
@@ -173,7 +136,7 @@ func TestOperatorsSignals(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		fams = scrapeMetrics(t, metricsAddr)
-		if n, _ := sample(fams, "berth_metering_pass_duration_seconds", map[string]string{"result": "success"}); n >= 1 {
+		if n, _ := telemetrytest.Sample(fams, "berth_metering_pass_duration_seconds", map[string]string{"result": "success"}); n >= 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -215,7 +178,7 @@ func TestOperatorsSignals(t *testing.T) {
 		{"go_goroutines", nil, func(v float64) bool { return v > 0 }, "the Go runtime's"},
 		{"process_resident_memory_bytes", nil, func(v float64) bool { return v > 0 }, "the process's"},
 	} {
-		v, ok := sample(fams, c.name, c.labels)
+		v, ok := telemetrytest.Sample(fams, c.name, c.labels)
 		if !ok || !c.ok(v) {
 			t.Errorf("%s%v = %v (present: %v), want %s", c.name, c.labels, v, ok, c.want)
 		}

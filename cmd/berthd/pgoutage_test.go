@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -19,7 +21,7 @@ func TestPostgresOutage(t *testing.T) {
 	}
 	t.Parallel()
 	pg := testpg.NewServer(t)
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	// An operator command on a database without Berth's schema (a mistyped URL) is
 	// an error, not a new, empty Berth.
 	if msg := runError(t, bin, "admin", "account", "list", "--database", pg.URL); !strings.Contains(msg, "migrate") {
@@ -28,7 +30,7 @@ func TestPostgresOutage(t *testing.T) {
 	runJSON(t, bin, "migrate", "--database", pg.URL)
 	acct := runJSON(t, bin, "admin", "account", "create", "--email", "o@example.com", "--password", "long-enough-pw", "--database", pg.URL)
 	token := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "t", "--database", pg.URL)["token"].(string)
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	d := startServeArgs(t, bin, addr, "serve", "--database", pg.URL, "--addr", addr)
 	root := "http://" + addr
 	status := func(path string) (int, http.Header) {

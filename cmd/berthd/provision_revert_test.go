@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/compute/libvirtdriver/libvirttest"
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // TestFailedProvisioningUndoneAfterSIGKILL (issue 27): berthd on a real libvirt host
@@ -26,7 +28,7 @@ func TestFailedProvisioningUndoneAfterSIGKILL(t *testing.T) {
 	}
 	t.Parallel()
 	e := libvirttest.Require(t)
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	store := storeFlags(t, data)
@@ -48,7 +50,7 @@ func TestFailedProvisioningUndoneAfterSIGKILL(t *testing.T) {
 	token := run("admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "revert", "--scopes", "servers")["token"].(string)
 
 	prefix := e.Prefix + "kill-"
-	d := &faultDaemon{bin: bin, data: data, addr: freeAddr(t), logPath: filepath.Join(dir, "serve.log"), store: store,
+	d := &faultDaemon{bin: bin, data: data, addr: testnet.FreeAddr(t), logPath: filepath.Join(dir, "serve.log"), store: store,
 		serve: append(serveStoreFlags(t, data), "--driver", "libvirt", "--libvirt-prefix", prefix, "--sweep-every", faultSweepEvery)}
 	t.Cleanup(d.kill)
 	t.Cleanup(func() {

@@ -7,6 +7,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // TestServePublicURLAndCORSFlags: --public-url and --cors-origin are checked before
@@ -18,7 +21,7 @@ func TestServePublicURLAndCORSFlags(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -65,7 +68,7 @@ func TestServePublicURLAndCORSFlags(t *testing.T) {
 	runJSON(t, bin, "migrate", "--data", data)
 	runJSON(t, bin, "admin", "account", "create", "--data", data, "--email", "p@example.com", "--password", "correct-horse", "--credit", "10")
 	token := runJSON(t, bin, "admin", "token", "create", "--data", data, "--account", "1", "--name", "t", "--scopes", "read")["token"].(string)
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	startServe(t, bin, data, addr, "0.01", "--public-url", "HTTPS://API.example.com:8443/berth/",
 		"--cors-origin", "https://app.example.com", "--cors-origin", "http://localhost:3000")
 	get := func(path, origin string) (*http.Response, []byte) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"testing"
+
+	"github.com/berthhq/berth/internal/testenv"
 )
 
 // TestAdminQuotas: `account create` and `account update` set quotas by flag, the
@@ -12,7 +14,7 @@ func TestAdminQuotas(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	store := storeFlags(t, data)
 	run := func(args ...string) map[string]any { return runJSON(t, bin, append(args, store...)...) }

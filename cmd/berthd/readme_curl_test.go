@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // The README's walk-through with curl lies between these markers (its shell blocks,
@@ -81,10 +80,10 @@ func TestREADMECurlWalkthrough(t *testing.T) {
 	if !strings.Contains(script, curlWalkURL) {
 		t.Fatalf("the walk-through no longer names %s: update this test", curlWalkURL)
 	}
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	work, home := t.TempDir(), t.TempDir()
 	data := filepath.Join(work, "data")
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	// Scale 0.2: provisioning 6 s, a shutdown 1 s (the window of the walk-through's
 	// 409), the first metrics point a few seconds after running.
 	d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
@@ -104,7 +103,7 @@ func TestREADMECurlWalkthrough(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(sshPublicKey(t)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(testenv.PublicKey(t)+" walkthrough@berth"+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	script = strings.ReplaceAll(script, curlWalkURL, d.base)
@@ -236,18 +235,4 @@ func dataField(body json.RawMessage, name string) any {
 		return nil
 	}
 	return m.Data[name]
-}
-
-// sshPublicKey is a fresh ed25519 public key in authorized_keys form.
-func sshPublicKey(t *testing.T) string {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk))) + " walkthrough@berth"
 }

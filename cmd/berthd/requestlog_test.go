@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // TestServeRequestLog: berthd serve logs one JSON line per API request, each whole,
@@ -20,13 +23,13 @@ func TestServeRequestLog(t *testing.T) {
 		t.Skip("runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	store := storeFlags(t, data)
 	runJSON(t, bin, append([]string{"migrate"}, store...)...)
 	runJSON(t, bin, append([]string{"admin", "account", "create", "--email", "log@example.com", "--password", "correct-horse", "--credit", "10"}, store...)...)
 	token := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", "1", "--name", "t", "--scopes", "servers"}, store...)...)["token"].(string)
-	d := startServe(t, bin, data, freeAddr(t), "0.01")
+	d := startServe(t, bin, data, testnet.FreeAddr(t), "0.01")
 
 	const password = "Never-In-The-Log-42"
 	var ids []string

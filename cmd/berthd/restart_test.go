@@ -6,61 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// buildBerthd compiles the daemon once per test binary.
-func buildBerthd(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "berthd-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "berthd")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // runJSON runs an admin command and decodes its one JSON object.
 func runJSON(t *testing.T, bin string, args ...string) map[string]any {
@@ -172,7 +130,7 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	runJSON(t, bin, append([]string{"migrate"}, storeFlags(t, data)...)...)
 	acct := runJSON(t, bin, append([]string{"admin", "account", "create", "--email", "ops@example.com", "--password", "long-enough-pw",
@@ -180,7 +138,7 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 	tok := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "restart",
 		"--scopes", "servers,power"}, storeFlags(t, data)...)...)
 	token := tok["token"].(string)
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	// Scale 0.4: provisioning 12 s, shutdown 2 s, reboot 4 s.
 	d := startServe(t, bin, data, addr, "0.4")
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -23,7 +25,7 @@ func TestServeSandboxRefusesLibvirt(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	for _, args := range [][]string{
 		{"--driver", "libvirt", "--sandbox"},
 		{"--sandbox", "--driver", "libvirt"},
@@ -52,7 +54,7 @@ func TestServeSandboxRefusesDatabase(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	url := "postgres://berth:S3cretPassw0rd@127.0.0.1:1/berth"
 	if testpg.Available() {
 		url = testpg.NewDatabase(t)
@@ -137,7 +139,7 @@ func TestServeSandbox(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	runJSON(t, bin, "migrate", "--data", data)
 	runJSON(t, bin, "admin", "account", "create", "--email", "s@example.com", "--password", "correct-horse", "--credit", "10", "--data", data)
@@ -156,7 +158,7 @@ func TestServeSandbox(t *testing.T) {
 		return resp.StatusCode, m
 	}
 
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	d := startServeArgs(t, bin, addr, "serve", "--addr", addr, "--sim-time-scale", "0.01", "--data", data)
 	if st, m := call(addr, "GET", "/sandbox/v1/faults", ""); st != 404 || m["code"] != "not_found" {
 		t.Errorf("without --sandbox: %d %v, want 404 not_found", st, m)
@@ -164,7 +166,7 @@ func TestServeSandbox(t *testing.T) {
 	_ = d.cmd.Process.Kill()
 	_ = d.cmd.Wait()
 
-	addr = freeAddr(t)
+	addr = testnet.FreeAddr(t)
 	startServeArgs(t, bin, addr, "serve", "--addr", addr, "--sim-time-scale", "0.01", "--data", data, "--sandbox")
 	if st, m := call(addr, "POST", "/sandbox/v1/faults", `{"method": "GET", "path": "/me", "status": 503}`); st != 201 {
 		t.Fatalf("POST /sandbox/v1/faults: %d %v", st, m)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // ciToken is the fixed token of the test's fixtures file.
@@ -67,7 +68,7 @@ func TestServeSandboxSeed(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := filepath.Join(t.TempDir(), "data") // fresh: serve creates it
 	file := fixturesFile(t, ciToken)
 	state := func(base string) (servers, ledger string) {
@@ -90,7 +91,7 @@ func TestServeSandboxSeed(t *testing.T) {
 		return strings.Join(list, "; "), string(b)
 	}
 
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	d := startServeArgs(t, bin, addr, "serve", "--addr", addr, "--sim-time-scale", "0.01", "--data", data, "--sandbox", "--seed", file)
 	servers, ledger := state(d.base)
 	if !strings.Contains(servers, "web-1 running") || !strings.Contains(servers, "db-1 stopped") {
@@ -130,7 +131,7 @@ func TestServeSeedRefused(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	for _, c := range []struct {
 		name string
 		args []string

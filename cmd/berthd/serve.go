@@ -77,7 +77,7 @@ func serveCmd(g *globals) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fl.StringVar(&f.driver, "driver", "sim", "compute driver: sim, libvirt")
+	fl.StringVar(&f.driver, "driver", "sim", "compute driver: "+strings.Join(app.DriverNames(), ", "))
 	fl.Float64Var(&f.simTimeScale, "sim-time-scale", 1, "factor on the simulated driver's durations (1 realistic, 0.01 fast)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file (PEM)")

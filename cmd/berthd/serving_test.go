@@ -20,6 +20,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // selfSigned writes a certificate and key for 127.0.0.1 and returns their files and
@@ -66,9 +69,9 @@ func TestServeTLS(t *testing.T) {
 		t.Skip("runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	certFile, keyFile, pool := selfSigned(t)
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	cmd := exec.Command(bin, "serve", "--data", t.TempDir(), "--addr", addr, "--tls-cert", certFile, "--tls-key", keyFile)
 	var log strings.Builder
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -135,7 +138,7 @@ func TestServeRefusesPlainHTTP(t *testing.T) {
 		t.Skip("runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -151,7 +154,7 @@ func TestServeRefusesPlainHTTP(t *testing.T) {
 		}
 	}
 	// Explicitly allowed (behind a TLS-terminating proxy): it serves.
-	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	port := strings.TrimPrefix(testnet.FreeAddr(t), "127.0.0.1:")
 	cmd := exec.Command(bin, "serve", "--data", t.TempDir(), "--addr", "0.0.0.0:"+port, "--allow-insecure-http")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -179,13 +182,13 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Skip("runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	store := storeFlags(t, data)
 	runJSON(t, bin, append([]string{"migrate"}, store...)...)
 	runJSON(t, bin, append([]string{"admin", "account", "create", "--email", "g@example.com", "--password", "correct-horse", "--credit", "10"}, store...)...)
 	token := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", "1", "--name", "t", "--scopes", "servers"}, store...)...)["token"].(string)
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	d := startServe(t, bin, data, addr, "0.3") // provisioning takes 9 s
 	code, m := d.call(t, token, "POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1})
 	if code != http.StatusCreated {

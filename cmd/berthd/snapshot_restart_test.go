@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // TestScheduledSnapshotDeletionAcrossRestart schedules snapshot deletions while the
@@ -15,7 +18,7 @@ func TestScheduledSnapshotDeletionAcrossRestart(t *testing.T) {
 		t.Skip("builds and runs the daemon")
 	}
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	runJSON(t, bin, append([]string{"migrate"}, storeFlags(t, data)...)...)
 	acct := runJSON(t, bin, append([]string{"admin", "account", "create", "--email", "snap@example.com", "--password", "long-enough-pw",
@@ -23,7 +26,7 @@ func TestScheduledSnapshotDeletionAcrossRestart(t *testing.T) {
 	tok := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "snap",
 		"--scopes", "servers,snapshots"}, storeFlags(t, data)...)...)
 	token := tok["token"].(string)
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	// Scale 0.4: provisioning 12 s, a disk snapshot 4 s, one with memory 6 s.
 	d := startServe(t, bin, data, addr, "0.4")
 

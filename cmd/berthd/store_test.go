@@ -2,44 +2,28 @@ package main
 
 import (
 	"database/sql"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
-	"github.com/berthhq/berth/internal/testpg"
+	"github.com/berthhq/berth/internal/testenv"
 )
 
 // The tests that run berthd on a data directory run it on PostgreSQL instead when
 // BERTH_TEST_STORE=postgres (the README's test command does that in its second pass):
-// each data directory then stands for a database of its own.
-
-func onPostgres() bool { return os.Getenv("BERTH_TEST_STORE") == "postgres" }
-
-var (
-	pgDirsMu sync.Mutex
-	pgDirs   = map[string]string{}
-)
+// each data directory then stands for a database of its own (testenv.PostgresFor).
 
 // storeFlags are the flags that point berthd at the store of data.
 func storeFlags(t *testing.T, data string) []string {
 	t.Helper()
-	if !onPostgres() {
+	if !testenv.Postgres() {
 		return []string{"--data", data}
 	}
-	pgDirsMu.Lock()
-	defer pgDirsMu.Unlock()
-	u, ok := pgDirs[data]
-	if !ok {
-		u = testpg.NewDatabase(t)
-		pgDirs[data] = u
-	}
-	return []string{"--database", u}
+	return []string{"--database", testenv.PostgresFor(t, data)}
 }
 
 // serveStoreFlags are the store flags of a test's serve. On PostgreSQL a killed
@@ -53,7 +37,7 @@ func serveStoreFlags(t *testing.T, data string) []string { return storeFlags(t, 
 func storeDB(t *testing.T, data string) (db *sql.DB, jsonInt func(col, field string) string, rebind func(string) string) {
 	t.Helper()
 	var err error
-	if onPostgres() {
+	if testenv.Postgres() {
 		db, err = sql.Open("pgx", storeFlags(t, data)[1])
 		jsonInt = func(col, field string) string { return "(" + col + "->>'" + field + "')::bigint" }
 		rebind = func(q string) string {

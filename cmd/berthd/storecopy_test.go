@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -15,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
+	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
@@ -30,14 +28,14 @@ func TestStoreCopy(t *testing.T) {
 	}
 	testpg.Require(t)
 	t.Parallel()
-	bin := buildBerthd(t)
+	bin := testenv.BerthdBinary(t)
 	data := t.TempDir()
 	runJSON(t, bin, "migrate", "--data", data)
 	acct := runJSON(t, bin, "admin", "account", "create", "--email", "copy@example.com", "--password", "long-enough-pw",
 		"--credit", "100", "--language", "de", "--data", data)
 	token := runJSON(t, bin, "admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "copy",
 		"--scopes", "servers,power,snapshots,ssh-keys", "--data", data)["token"].(string)
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	d := startServe(t, bin, data, addr, "0.05")
 	call := func(method, path string, body any, want int) map[string]any {
 		t.Helper()
@@ -50,9 +48,7 @@ func TestStoreCopy(t *testing.T) {
 	}
 	opOf := func(s map[string]any) float64 { return s["operation"].(map[string]any)["id"].(float64) }
 
-	pub, _, _ := ed25519.GenerateKey(rand.Reader)
-	sshPub, _ := ssh.NewPublicKey(pub)
-	key := call("POST", "/ssh-keys", map[string]any{"name": "laptop", "public_key": string(ssh.MarshalAuthorizedKey(sshPub))}, 201)
+	key := call("POST", "/ssh-keys", map[string]any{"name": "laptop", "public_key": testenv.PublicKey(t) + "\n"}, 201)
 	project := call("POST", "/projects", map[string]any{"name": "web"}, 201)
 	var servers []map[string]any
 	for i := range 4 {
@@ -130,7 +126,7 @@ func TestStoreCopy(t *testing.T) {
 	}
 
 	// Berth on PostgreSQL answers as Berth on SQLite did.
-	pgAddr := freeAddr(t)
+	pgAddr := testnet.FreeAddr(t)
 	d = startServeArgs(t, bin, pgAddr, "serve", "--database", pg, "--addr", pgAddr, "--sim-time-scale", "0.05")
 	for _, p := range gets {
 		_, m := d.call(t, token, "GET", p, nil)

@@ -172,8 +172,9 @@ func (c *Checker) checkRequestID(t testing.TB, what string, header http.Header) 
 
 // CheckUndocumented validates the answer to a deliberate request for a path the
 // document does not list (404, code not_found) or a listed path with a method it
-// does not take (405, code method_not_allowed, with an Allow header). The body must
-// be a JSON Error.
+// does not take (405, code method_not_allowed, with an Allow header), or what comes
+// before those (401 unauthenticated, 429 rate_limited, 403 account_blocked). The
+// body must be a JSON Error.
 func (c *Checker) CheckUndocumented(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
 	t.Helper()
 	what := fmt.Sprintf("%s %s answered %d", req.Method, req.URL.Path, status)
@@ -195,8 +196,15 @@ func (c *Checker) checkUndocumented(t testing.TB, what string, status int, heade
 		if header.Get("Allow") == "" {
 			t.Errorf("apitest: %s without an Allow header", what)
 		}
+	case http.StatusUnauthorized:
+		wantCode = "unauthenticated" // the token is looked at before the path
+	case http.StatusTooManyRequests:
+		wantCode = "rate_limited"
+	case http.StatusForbidden:
+		wantCode = "account_blocked" // a blocked account's every request but GET /me
 	default:
-		t.Errorf("apitest: %s for an undocumented path or method; only 404 and 405 are allowed there: %s", what, excerpt(body))
+		t.Errorf("apitest: %s for an undocumented path or method; only 401, 403 (blocked), 429, 404 and 405 are allowed there: %s",
+			what, excerpt(body))
 		return
 	}
 	if ct := header.Get("Content-Type"); !isJSON(ct) {
@@ -227,7 +235,8 @@ func (c *Checker) check(t testing.TB, req *http.Request, status int, header http
 	switch {
 	case err == nil:
 		c.checkRoute(t, req, route, params, status, header, body)
-	case status == http.StatusNotFound || status == http.StatusMethodNotAllowed:
+	case status == http.StatusNotFound || status == http.StatusMethodNotAllowed || status == http.StatusUnauthorized ||
+		status == http.StatusForbidden || status == http.StatusTooManyRequests:
 		c.checkUndocumented(t, fmt.Sprintf("%s %s answered %d", req.Method, req.URL.Path, status), status, header, body)
 	default:
 		t.Errorf("apitest: %s %s matches no documented route (%v); it answered %d %s",

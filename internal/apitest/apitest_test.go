@@ -367,7 +367,7 @@ func TestCheckUndocumented(t *testing.T) {
 		h["X-Request-Id"] = id
 		mustFail(t, "X-Request-Id", func(tb testing.TB) { c.CheckUndocumented(tb, unknown, 404, h, notFound) })
 	}
-	mustFail(t, "only 404 and 405", func(tb testing.TB) { c.CheckUndocumented(tb, unknown, 200, jsonHeader(), notFound) })
+	mustFail(t, "only 401, 403 (blocked), 429, 404 and 405", func(tb testing.TB) { c.CheckUndocumented(tb, unknown, 200, jsonHeader(), notFound) })
 	mustFail(t, "not an Error", func(tb testing.TB) {
 		c.CheckUndocumented(tb, unknown, 404, jsonHeader(), []byte(`{"error":"not found"}`))
 	})

@@ -24,8 +24,6 @@ import (
 	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
-	"github.com/berthhq/berth/internal/compute/simdriver"
-	"github.com/berthhq/berth/internal/console"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/ops"
@@ -33,6 +31,7 @@ import (
 	"github.com/berthhq/berth/internal/sandbox"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/webui"
 	"github.com/berthhq/berth/internal/worker"
 )
 
@@ -42,7 +41,7 @@ type Config struct {
 	// DatabaseURL, when set, is the PostgreSQL database (postgres://...) to use
 	// instead of DataDir: several processes may serve it together.
 	DatabaseURL  string
-	Driver       string  // "sim" (default)
+	Driver       string  // a name of DriverNames (default "sim")
 	SimTimeScale float64 // sim durations factor; 1 is realistic
 	RateLimit    int     // requests per minute per token (default 120)
 	Logger       *slog.Logger
@@ -228,25 +227,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
-// openDriver makes the compute driver of Config.Driver. Making one starts nothing: the
-// libvirt driver connects to its hosts when StartWorkers asks it to, or when an
-// operator's command needs one.
-func (a *App) openDriver() error {
-	switch a.cfg.Driver {
-	case "", "sim":
-		a.base = simdriver.New(a.DB.WriteDB(), a.cfg.SimTimeScale, a.DB.Rebind)
-	case "libvirt":
-		a.base = a.LibvirtDriver()
-	default:
-		return fmt.Errorf("unknown driver %q (this build knows: sim, libvirt)", a.cfg.Driver)
-	}
-	a.driver = a.base
-	if a.cfg.WrapDriver != nil {
-		a.driver = compute.Wrap(a.cfg.WrapDriver(a.base), a.base)
-	}
-	return nil
-}
-
 // quiet keeps River's own logs to warnings and errors.
 func quiet(l *slog.Logger) *slog.Logger {
 	return slog.New(levelFilter{l.Handler(), slog.LevelWarn})
@@ -270,9 +250,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 			return err
 		}
 	}
-	if lv, ok := a.base.(*libvirtdriver.Driver); ok {
-		a.prepareHosts(lv)
-		if err := a.watchHosts(lv); err != nil {
+	if h, ok := compute.As[compute.Hosted](a.driver); ok {
+		a.prepareHosts(h)
+		if err := a.watchHosts(h); err != nil {
 			return err
 		}
 	}
@@ -359,7 +339,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	}
 	a.startSweep()
 	a.startSampler()
-	if a.cfg.Driver == "libvirt" {
+	if _, ok := compute.As[compute.Hosted](a.driver); ok {
 		a.startReconcile()
 	}
 	return nil
@@ -512,11 +492,11 @@ func (a *App) WebHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	ccfg := console.Config{Metrics: a.metricsReader(), Limits: a.limits(), Grouping: a.cfg.Grouping, ConsoleURL: apiServer.ConsoleURL}
+	ccfg := webui.Config{Metrics: a.metricsReader(), Limits: a.limits(), Grouping: a.cfg.Grouping, ConsoleURL: apiServer.ConsoleURL}
 	if a.cfg.Telemetry != nil {
 		ccfg.Telemetry = a.cfg.Telemetry
 	}
-	con, err := console.New(a.Service.Services(), cat, a.log, ccfg)
+	con, err := webui.New(a.Service.Services(), cat, a.log, ccfg)
 	if err != nil {
 		return nil, err
 	}

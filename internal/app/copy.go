@@ -51,7 +51,7 @@ func CopyStore(ctx context.Context, dataDir, databaseURL string) (CopyResult, er
 	if !sqlstore.IsPostgresURL(databaseURL) {
 		return res, fmt.Errorf("--to %s: not a PostgreSQL URL", sqlstore.Redact(databaseURL))
 	}
-	src, err := sqlstore.OpenSQLite(ctx, dataDir)
+	src, err := sqlstore.OpenSQLite(ctx, dataDir, drivers(Config{}).Storage()...)
 	if err != nil {
 		return res, err
 	}
@@ -59,7 +59,7 @@ func CopyStore(ctx context.Context, dataDir, databaseURL string) (CopyResult, er
 	if err := src.Migrate(ctx); err != nil {
 		return res, err
 	}
-	dst, err := sqlstore.OpenPostgres(ctx, databaseURL)
+	dst, err := sqlstore.OpenPostgres(ctx, databaseURL, drivers(Config{}).Storage()...)
 	if err != nil {
 		return res, err
 	}

@@ -34,12 +34,13 @@ func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	ended := make(chan int64, 10)
-	stop := listenOperationsEnded(pool, func(id int64) { ended <- id }, slog.Default())
+	ended, events := make(chan int64, 10), make(chan int64, 10)
+	stop := listenOperationsEnded(pool, func(id int64) { ended <- id }, func(id int64) { events <- id }, slog.Default())
 	defer stop()
 
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	var ops [2]int64
+	var acct int64
 	err = db.InTx(ctx, func(tx store.Tx) error {
 		err := tx.ApplyCatalog(ctx, hosting.Catalog{
 			Plans:  []hosting.Plan{{ID: 1, Name: "small", VCPUs: 1, MemoryMB: 1024, DiskGB: 20, PriceHourly: 70, PriceMonthly: 45100}},
@@ -52,7 +53,7 @@ func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		acct, err := tx.CreateAccount(ctx, hosting.Account{Email: "l@example.com", Language: "en", Currency: "EUR", Quotas: hosting.Quotas{Servers: 5}, CreatedAt: now})
+		acct, err = tx.CreateAccount(ctx, hosting.Account{Email: "l@example.com", Language: "en", Currency: "EUR", Quotas: hosting.Quotas{Servers: 5}, CreatedAt: now})
 		if err != nil {
 			return err
 		}
@@ -100,7 +101,7 @@ func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 	if err := db.InTx(ctx, func(tx store.Tx) error { return tx.FinishOperation(ctx, ops[1], hosting.OpSuccess, "", now) }); err != nil {
 		t.Fatal(err)
 	}
-	for {
+	for notified := false; !notified; {
 		select {
 		case id := <-ended:
 			if id == 0 {
@@ -109,9 +110,42 @@ func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 			if id != ops[1] {
 				t.Fatalf("notified of operation %d, want only %d (the other was rolled back)", id, ops[1])
 			}
-			return
+			notified = true
 		case <-deadline:
 			t.Fatal("the committed end of an operation was never notified")
 		}
+	}
+
+	// An account's events: the same, on their own channel, with the account's id.
+	write := func(commit bool) error {
+		return db.InTx(ctx, func(tx store.Tx) error {
+			if _, err := tx.AddEvents(ctx, []hosting.Event{{AccountID: acct, Type: hosting.EventServerDeleted,
+				Resource: hosting.EventResource{Type: "server", ID: 1}, Data: []byte(`{}`), CreatedAt: now}}); err != nil {
+				return err
+			}
+			if !commit {
+				return context.Canceled
+			}
+			return nil
+		})
+	}
+	if err := write(false); err != context.Canceled {
+		t.Fatal(err)
+	}
+	if err := write(true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-events:
+		if id != acct {
+			t.Fatalf("events notified for account %d, want %d", id, acct)
+		}
+	case <-deadline:
+		t.Fatal("committed events were never notified")
+	}
+	select {
+	case id := <-events:
+		t.Fatalf("a second notification (%d): the rolled-back events were notified", id)
+	case <-time.After(500 * time.Millisecond):
 	}
 }

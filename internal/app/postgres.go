@@ -58,7 +58,7 @@ func openStore(ctx context.Context, cfg Config) (*sqlstore.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlstore.OpenSQLite(ctx, cfg.DataDir)
+	db, err := sqlstore.OpenSQLite(ctx, cfg.DataDir, drivers(cfg).Storage()...)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func openPostgres(ctx context.Context, cfg Config) (*sqlstore.DB, error) {
 		return nil, fmt.Errorf("--database %s: not a PostgreSQL URL (postgres://user:password@host:port/dbname)",
 			sqlstore.Redact(cfg.DatabaseURL))
 	}
-	db, err := sqlstore.OpenPostgres(ctx, cfg.DatabaseURL)
+	db, err := sqlstore.OpenPostgres(ctx, cfg.DatabaseURL, drivers(cfg).Storage()...)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func (a *App) startPostgresWorkers(ctx context.Context, cfg *river.Config) (*riv
 		pool.Close()
 		return nil, err
 	}
-	stopListen := listenOperationsEnded(pool, a.Service.OperationEnded, a.log)
+	stopListen := listenOperationsEnded(pool, a.Service.OperationEnded, a.Service.EventsWritten, a.log)
 	a.closePool = func() {
 		stopListen()
 		pool.Close()

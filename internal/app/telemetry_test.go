@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/telemetry/telemetrytest"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -27,46 +26,6 @@ func (f *failingCreate) Create(ctx context.Context, key string, spec compute.Spe
 		return compute.Machine{}, fmt.Errorf("%w: no host has room", compute.ErrFailed)
 	}
 	return f.Driver.Create(ctx, key, spec)
-}
-
-// gathered finds a sample's value (a histogram's count) among the registry's families.
-func gathered(t *testing.T, tel *telemetry.Metrics, name string, want map[string]string) (float64, bool) {
-	t.Helper()
-	fams, err := tel.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.Metric {
-			have := map[string]string{}
-			for _, l := range m.Label {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if have[k] != v {
-					continue next
-				}
-			}
-			return value(m), true
-		}
-	}
-	return 0, false
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Histogram != nil:
-		return float64(m.Histogram.GetSampleCount())
-	}
-	return 0
 }
 
 // TestTelemetryWiring: with Config.Telemetry an App counts its requests by route and
@@ -100,19 +59,19 @@ func TestTelemetryWiring(t *testing.T) {
 		{"berth_servers", map[string]string{"status": "running"}, 1},
 		{"berth_servers", map[string]string{"status": "error"}, 1},
 	} {
-		if v, ok := gathered(t, tel, c.name, c.labels); !ok || v != c.want {
+		if v, ok := telemetrytest.Sample(telemetrytest.Gather(t, tel.Registry()), c.name, c.labels); !ok || v != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
 		}
 	}
 
 	env.Close()
-	if _, ok := gathered(t, tel, "berth_servers", nil); ok {
+	if _, ok := telemetrytest.Sample(telemetrytest.Gather(t, tel.Registry()), "berth_servers", nil); ok {
 		t.Errorf("a closed App's store is still read at scrape time")
 	}
 	// The next App on the same Metrics watches its own store.
 	env2 := testenv.New(t, testenv.Options{DataDir: dir, Telemetry: tel})
 	defer env2.Close()
-	if v, ok := gathered(t, tel, "berth_servers", map[string]string{"status": "running"}); !ok || v != 1 {
+	if v, ok := telemetrytest.Sample(telemetrytest.Gather(t, tel.Registry()), "berth_servers", map[string]string{"status": "running"}); !ok || v != 1 {
 		t.Errorf("after a restart: servers running %v (present %v), want 1", v, ok)
 	}
 }

@@ -19,6 +19,38 @@ type Reachability interface {
 	Unreachable(ctx context.Context, name string) bool
 }
 
+// Hosted is a driver whose machines run on hosts Berth reaches over the network
+// (libvirt), where a guest also changes by itself (it powers itself off). A process
+// that works operations connects to every host as it starts (ConnectHosts: what a new
+// connection sets up on a host then reaches all of them, not only those whose
+// machines are touched), shows each host in the operators' metrics (HostUsage;
+// docs/operating.md, Metrics), and follows its machines' power states (internal/app's
+// reconcile loop).
+type Hosted interface {
+	// ConnectHosts connects to every host; the error names those it could not reach.
+	ConnectHosts(ctx context.Context) error
+	// HostUsage lists the hosts with their capacity and what their machines take.
+	HostUsage(ctx context.Context) ([]HostUsage, error)
+}
+
+// HostUsage is one host of a Hosted driver: what Berth may place there, what is
+// placed, and whether this process reached it.
+type HostUsage struct {
+	ID, LocationID int64
+	// Address is the host part of its URI, without user, port or parameters (which
+	// may name key files); "local" for a local socket.
+	Address                string
+	VCPUs, UsedVCPUs       int
+	MemoryMB, UsedMemoryMB int
+	DiskGB, UsedDiskGB     int
+	Machines               int
+	// Draining: no new machines are placed there.
+	Draining bool
+	// Reachable is false when this process's last attempt to reach it failed (a host
+	// not tried since the process started counts as reachable).
+	Reachable bool
+}
+
 // Unwrapper is a driver that stands for others (a test's fault injector wrapping the
 // real one): their abilities are found through it, in the order Unwrap gives them.
 type Unwrapper interface {

@@ -86,7 +86,7 @@ func TestNullOnFieldsThatAreNotNullable(t *testing.T) {
 		"POST /servers/{id}/reinstall":                    {"image_id": 2},
 		"POST /servers/{id}/rescale":                      {"plan_id": 2, "upgrade_disk": false},
 		"POST /servers/{id}/snapshots":                    {"name": "snap", "include_memory": false},
-		"POST /ssh-keys":                                  {"name": "key", "public_key": newPublicKey(t)},
+		"POST /ssh-keys":                                  {"name": "key", "public_key": testenv.PublicKey(t)},
 		"POST /projects":                                  {"name": "p"},
 		"PATCH /projects/{id}":                            {"name": "p"},
 		"POST /recipes":                                   {"name": "r", "script": "#!/bin/sh\n"},

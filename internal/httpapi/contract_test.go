@@ -6,8 +6,6 @@ package httpapi_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -71,20 +69,6 @@ func allScopesBut(skip string) string {
 		}
 	}
 	return strings.Join(out, ",")
-}
-
-// newPublicKey returns a fresh ed25519 public key in OpenSSH format.
-func newPublicKey(t testing.TB) string {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pk))) + " test@berth"
 }
 
 // messages renders the expected text of messages, as the server does.
@@ -274,7 +258,7 @@ func runningServer(t testing.TB, c caller, kv ...any) map[string]any {
 
 func createKey(t testing.TB, c caller) map[string]any {
 	t.Helper()
-	return data(t, c.Do("POST", "/ssh-keys", map[string]any{"name": "key", "public_key": newPublicKey(t)}).Want(t, 201))
+	return data(t, c.Do("POST", "/ssh-keys", map[string]any{"name": "key", "public_key": testenv.PublicKey(t)}).Want(t, 201))
 }
 
 var nameSeq atomic.Int64
@@ -377,7 +361,7 @@ func validBody(t testing.TB, method, path string) any {
 	case "POST /v1/servers/{id}/snapshots":
 		return map[string]any{"name": uniqueName("snap")}
 	case "POST /v1/ssh-keys":
-		return map[string]any{"name": "key", "public_key": newPublicKey(t)}
+		return map[string]any{"name": "key", "public_key": testenv.PublicKey(t)}
 	case "POST /v1/projects", "PATCH /v1/projects/{id}":
 		return map[string]any{"name": uniqueName("project")}
 	case "POST /v1/recipes":
@@ -1104,7 +1088,7 @@ func TestContractAccountItems(t *testing.T) {
 }
 
 func testSSHKeys(t *testing.T, env *testenv.Env, a *testenv.Account) {
-	pub := newPublicKey(t)
+	pub := testenv.PublicKey(t) + " test@berth" // a comment, kept as given
 
 	r := a.Do("POST", "/ssh-keys", map[string]any{"name": "laptop", "public_key": pub + "\n"}).Want(t, 201)
 	k := data(t, r)
@@ -1134,11 +1118,11 @@ func testSSHKeys(t *testing.T, env *testenv.Env, a *testenv.Account) {
 		fields := strings.Fields(pub)
 		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": "again", "public_key": fields[0] + " " + fields[1] + " other"}), "public_key")
 		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": "bad", "public_key": "ssh-ed25519 AAAAnotakey"}), "public_key")
-		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": "bad", "public_key": newPublicKey(t) + "\n" + newPublicKey(t)}), "public_key")
+		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": "bad", "public_key": testenv.PublicKey(t) + "\n" + testenv.PublicKey(t)}), "public_key")
 		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": "bad"}), "public_key")
-		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"public_key": newPublicKey(t)}), "name")
-		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": strings.Repeat("n", 65), "public_key": newPublicKey(t)}), "name")
-		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": newPublicKey(t), "fingerprint": "x"}), "fingerprint")
+		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"public_key": testenv.PublicKey(t)}), "name")
+		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": strings.Repeat("n", 65), "public_key": testenv.PublicKey(t)}), "name")
+		wantInvalid(t, a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": testenv.PublicKey(t), "fingerprint": "x"}), "fingerprint")
 		wantInvalid(t, a.Do("POST", "/ssh-keys", "[]"), "body")
 		e = wantError(t, a.Do("POST", "/ssh-keys", map[string]any{}), 422, "validation_failed")
 		if len(e.Errors["name"]) == 0 || len(e.Errors["public_key"]) == 0 || e.Message != e.Errors["name"][0]+msg("en", "error.more_errors", "count", 1) {
@@ -1150,7 +1134,7 @@ func testSSHKeys(t *testing.T, env *testenv.Env, a *testenv.Account) {
 	})
 
 	t.Run("concurrent creates of one key", func(t *testing.T) {
-		pub := newPublicKey(t)
+		pub := testenv.PublicKey(t)
 		rs := concurrently(4, func() *testenv.Response {
 			return a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": pub})
 		})
@@ -1385,8 +1369,10 @@ func TestContractBlockedAccount(t *testing.T) {
 			t.Errorf("message %q", e.Message)
 		}
 	}
-	// Blocked comes before 404.
+	// Blocked comes before 404, also for a path no route has, and before 405.
 	wantError(t, a.Do("GET", "/servers/999999", nil), 403, "account_blocked")
+	wantError(t, a.Do("GET", "/no-such-path", nil), 403, "account_blocked")
+	wantError(t, a.Do("DELETE", "/me", nil), 403, "account_blocked")
 
 	if _, err := env.App.Service.SetAccountBlocked(ctx, a.ID, false); err != nil {
 		t.Fatal(err)

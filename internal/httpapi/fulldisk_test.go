@@ -56,7 +56,7 @@ func TestFullDisk(t *testing.T) {
 	if e.Message != msg("de", "error.unavailable") {
 		t.Errorf("503 message %q, want the account's language", e.Message)
 	}
-	r := a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": newPublicKey(t)})
+	r := a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": testenv.PublicKey(t)})
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 		t.Errorf("a key on a full disk: %d (Retry-After %q) %s", r.Status, r.Header.Get("Retry-After"), r.Body)
 	}

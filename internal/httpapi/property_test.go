@@ -320,7 +320,7 @@ func (g *propGen) validValue(op *propOp, name string, s *openapi3.Schema) any {
 	case "ssh_key_ids":
 		return []int64{id(fx.keyID)}
 	case "public_key":
-		return newPublicKey(g.t)
+		return testenv.PublicKey(g.t)
 	case "script":
 		return "#!/bin/sh\ntrue\n"
 	case "action":

@@ -41,7 +41,7 @@ func apiQuotaKinds() []quotaKind {
 	}
 	return []quotaKind{
 		{hosting.QuotaSSHKeys, func(t testing.TB, c caller) *testenv.Response {
-			return c.Do("POST", "/ssh-keys", map[string]any{"name": "key", "public_key": newPublicKey(t)})
+			return c.Do("POST", "/ssh-keys", map[string]any{"name": "key", "public_key": testenv.PublicKey(t)})
 		}, del("/ssh-keys")},
 		{hosting.QuotaProjects, func(t testing.TB, c caller) *testenv.Response {
 			return c.Do("POST", "/projects", map[string]any{"name": uniqueName("project")})

@@ -44,7 +44,7 @@ func TestSandboxSeed(t *testing.T) {
 	b := env.NewAccount("en", "100", "")
 	own := createKey(t, a) // named "key"
 	existing := createProject(t, a)
-	deploy := newPublicKey(t)
+	deploy := testenv.PublicKey(t)
 	r := a.Sandbox("POST", "/seed", map[string]any{
 		"ssh_keys": []any{map[string]any{"name": "deploy", "public_key": deploy}},
 		"projects": []any{map[string]any{"name": "web"}},
@@ -146,7 +146,7 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 	existing := createProject(t, a)
 	server := func(kv ...any) map[string]any { return with(baseOrder(), kv...) }
 	valid := map[string]any{
-		"ssh_keys": []any{map[string]any{"name": "deploy", "public_key": newPublicKey(t)}},
+		"ssh_keys": []any{map[string]any{"name": "deploy", "public_key": testenv.PublicKey(t)}},
 		"projects": []any{map[string]any{"name": "web"}},
 		"recipes":  []any{map[string]any{"name": "hello", "script": "#!/bin/sh\n"}},
 		"servers":  []any{server("project", "web", "ssh_keys", []string{"deploy"})},
@@ -163,7 +163,7 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 		fields map[string]string // each field with an error, and its first message ("": any)
 	}{
 		{"every kind of bad item at once", a, seedWith(
-			"ssh_keys", []any{map[string]any{"name": "deploy", "public_key": newPublicKey(t)}, map[string]any{"name": "bad", "public_key": "ssh-rsa nope"}},
+			"ssh_keys", []any{map[string]any{"name": "deploy", "public_key": testenv.PublicKey(t)}, map[string]any{"name": "bad", "public_key": "ssh-rsa nope"}},
 			"projects", []any{map[string]any{"name": "web"}, map[string]any{"name": existing["name"]}},
 			"recipes", []any{map[string]any{"name": "hello"}},
 			"servers", []any{
@@ -183,7 +183,7 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 		}},
 		{"a name twice in the seed", a, seedWith("projects", []any{map[string]any{"name": "web"}, map[string]any{"name": "web"}}),
 			"validation_failed", map[string]string{"projects[1].name": de("validation.name_taken")}},
-		{"an SSH key name that is two keys'", a, seedWith("ssh_keys", []any{map[string]any{"name": "key", "public_key": newPublicKey(t)}},
+		{"an SSH key name that is two keys'", a, seedWith("ssh_keys", []any{map[string]any{"name": "key", "public_key": testenv.PublicKey(t)}},
 			"servers", []any{server("ssh_keys", []string{"key"})}),
 			"validation_failed", map[string]string{"servers[0].ssh_keys": de("validation.sandbox_ssh_key_ambiguous", "name", "key")}},
 		{"a repeated SSH key", a, seedWith("servers", []any{server("ssh_keys", []string{"deploy", "deploy"})}),

@@ -342,7 +342,7 @@ func TestSandboxHTTPFaults(t *testing.T) {
 		}
 		// Off the server routes, a 409 is the one of an Idempotency-Key in use.
 		addFault(t, a, map[string]any{"method": "POST", "path": "/ssh-keys", "status": 409})
-		r = a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": newPublicKey(t)})
+		r = a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": testenv.PublicKey(t)})
 		if e := wantError(t, r, http.StatusConflict, "busy"); e.Operation != nil || e.Message != msg("de", "error.idempotency_in_progress") {
 			t.Errorf("409 off the server routes: %s", r.Body)
 		}

@@ -210,6 +210,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/recipes/{id}", C, s.deleteRecipe},
 		{"GET", "/operations", R, s.listOperations},
 		{"GET", "/operations/{id}", R, s.getOperation},
+		{"GET", "/events", R, s.listEvents},
 	}
 }
 
@@ -364,7 +365,8 @@ func setLimitHeaders(h http.Header, res ratelimit.Result) {
 // the audit log with its outcome.
 func (s *Server) dispatch(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := &request{Request: r, ctx: r.Context()}
+		// The events its changes write name it (docs/api.md, Events).
+		req := &request{Request: r, ctx: hosting.WithRequestID(r.Context(), r.Header.Get(requestIDHeader))}
 		defer req.noteAccount(w)
 		if s.sandbox != nil {
 			var done func()
@@ -678,7 +680,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, lang string, err e
 // unknown answers paths outside the route table: 405 with Allow when the path exists
 // for other methods, else 404, both in the API's error format. A request that presents
 // a token is authenticated and counted first, like every other (API-DECISIONS §4), and
-// answered in the account's language.
+// answered in the account's language; a blocked account's is 403.
 func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 	lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))
 	if r.Header.Get("Authorization") != "" {
@@ -688,6 +690,12 @@ func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		lang = l
+		if p.Account.Blocked {
+			// A blocked account's every request is 403 but GET /me, which is a route:
+			// 403 comes before 404 and 405 (docs/api.md, Errors).
+			s.fail(w, r, lang, hosting.Errorf(hosting.CodeAccountBlocked, "error.account_blocked"))
+			return
+		}
 	}
 	var allow []string
 	if isCleanPath(r.URL.EscapedPath()) { // else no route has it, whatever the method

@@ -48,7 +48,7 @@ func TestSSHKeyCommentText(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	a := env.NewAccount("en", "", "")
-	key := newPublicKey(t)
+	key := testenv.PublicKey(t) + " test@berth"
 	for _, comment := range []string{"\u0000", "\u001b[2J", "a\u001b]0;title\u0007", "a\tb", "a\u007fb"} {
 		wantInvalidMsg(t, a.Do("POST", "/ssh-keys", map[string]any{"name": "k", "public_key": key + " " + comment}),
 			"public_key", msg("en", "validation.ssh_key_comment"))

@@ -56,8 +56,11 @@ func (s *Service) CreateSSHKey(ctx context.Context, p hosting.Principal, name, p
 		if errors.Is(err, store.ErrConflict) {
 			return hosting.Invalid("public_key", "validation.ssh_key_duplicate")
 		}
+		if err != nil {
+			return internal("create ssh key", err)
+		}
 		k.ID = id
-		return internal("create ssh key", err)
+		return s.emitSSHKey(ctx, tx, hosting.EventSSHKeyCreated, k)
 	})
 	return k, err
 }
@@ -65,7 +68,14 @@ func (s *Service) CreateSSHKey(ctx context.Context, p hosting.Principal, name, p
 // DeleteSSHKey removes a stored key; servers built with it keep it.
 func (s *Service) DeleteSSHKey(ctx context.Context, p hosting.Principal, id int64) error {
 	return s.store.InTx(ctx, func(tx store.Tx) error {
-		return notFoundOr("delete ssh key", tx.DeleteSSHKey(ctx, p.Account.ID, id))
+		k, err := tx.SSHKey(ctx, p.Account.ID, id)
+		if err == nil {
+			err = tx.DeleteSSHKey(ctx, p.Account.ID, id)
+		}
+		if err != nil {
+			return notFoundOr("delete ssh key", err)
+		}
+		return s.emitSSHKey(ctx, tx, hosting.EventSSHKeyDeleted, k)
 	})
 }
 
@@ -108,8 +118,11 @@ func (s *Service) CreateProject(ctx context.Context, p hosting.Principal, name *
 		if errors.Is(err, store.ErrConflict) {
 			return hosting.Invalid("name", "validation.name_taken")
 		}
+		if err != nil {
+			return internal("create project", err)
+		}
 		pr.ID = id
-		return internal("create project", err)
+		return s.emitNamed(ctx, tx, hosting.EventProjectCreated, "project", pr.AccountID, id, pr.Name)
 	})
 	return pr, err
 }
@@ -130,8 +143,10 @@ func (s *Service) RenameProject(ctx context.Context, p hosting.Principal, id int
 		} else if err != nil {
 			return internal("rename project", err)
 		}
-		pr, err = tx.Project(ctx, p.Account.ID, id)
-		return internal("project", err)
+		if pr, err = tx.Project(ctx, p.Account.ID, id); err != nil {
+			return internal("project", err)
+		}
+		return s.emitNamed(ctx, tx, hosting.EventProjectUpdated, "project", pr.AccountID, id, pr.Name)
 	})
 	return pr, err
 }
@@ -139,7 +154,14 @@ func (s *Service) RenameProject(ctx context.Context, p hosting.Principal, id int
 // DeleteProject deletes a project; its servers keep running, unassigned.
 func (s *Service) DeleteProject(ctx context.Context, p hosting.Principal, id int64) error {
 	return s.store.InTx(ctx, func(tx store.Tx) error {
-		return notFoundOr("delete project", tx.DeleteProject(ctx, p.Account.ID, id))
+		pr, err := tx.Project(ctx, p.Account.ID, id)
+		if err == nil {
+			err = tx.DeleteProject(ctx, p.Account.ID, id)
+		}
+		if err != nil {
+			return notFoundOr("delete project", err)
+		}
+		return s.emitNamed(ctx, tx, hosting.EventProjectDeleted, "project", pr.AccountID, id, pr.Name)
 	})
 }
 
@@ -198,8 +220,11 @@ func (s *Service) CreateRecipe(ctx context.Context, p hosting.Principal, name, s
 			return err
 		}
 		id, err := tx.CreateRecipe(ctx, r)
+		if err != nil {
+			return internal("create recipe", err)
+		}
 		r.ID = id
-		return internal("create recipe", err)
+		return s.emitNamed(ctx, tx, hosting.EventRecipeCreated, "recipe", r.AccountID, id, r.Name)
 	})
 	return r, err
 }
@@ -217,7 +242,10 @@ func (s *Service) UpdateRecipe(ctx context.Context, p hosting.Principal, id int6
 		if err := v.Err("name", "script"); err != nil {
 			return err
 		}
-		return internal("update recipe", tx.UpdateRecipe(ctx, r))
+		if err := tx.UpdateRecipe(ctx, r); err != nil {
+			return internal("update recipe", err)
+		}
+		return s.emitNamed(ctx, tx, hosting.EventRecipeUpdated, "recipe", r.AccountID, r.ID, r.Name)
 	})
 	return r, err
 }
@@ -225,6 +253,13 @@ func (s *Service) UpdateRecipe(ctx context.Context, p hosting.Principal, id int6
 // DeleteRecipe deletes a recipe.
 func (s *Service) DeleteRecipe(ctx context.Context, p hosting.Principal, id int64) error {
 	return s.store.InTx(ctx, func(tx store.Tx) error {
-		return notFoundOr("delete recipe", tx.DeleteRecipe(ctx, p.Account.ID, id))
+		r, err := tx.Recipe(ctx, p.Account.ID, id)
+		if err == nil {
+			err = tx.DeleteRecipe(ctx, p.Account.ID, id)
+		}
+		if err != nil {
+			return notFoundOr("delete recipe", err)
+		}
+		return s.emitNamed(ctx, tx, hosting.EventRecipeDeleted, "recipe", r.AccountID, id, r.Name)
 	})
 }

@@ -37,9 +37,15 @@ type Waker interface {
 	Wake()
 }
 
+// errNoJobs is why a Service built without a job queue (Deps.Jobs) starts nothing.
+var errNoJobs = errors.New("this Service has no job queue: it changes no machine")
+
 // enqueue inserts a job in tx and, when the queue is a Waker, wakes it once tx has
 // committed.
 func (s *Service) enqueue(ctx context.Context, tx store.Tx, args river.JobArgs) error {
+	if s.jobs == nil {
+		return errNoJobs
+	}
 	if _, err := s.jobs.InsertTx(ctx, tx.SQL(), args, nil); err != nil {
 		return err
 	}
@@ -57,8 +63,9 @@ type Service struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	waitMu  sync.Mutex
-	waiters map[int64][]chan struct{}
+	// opWaits wakes the requests held on an operation (?wait), eventWaits those held
+	// on an account's events.
+	opWaits, eventWaits *wakeups
 
 	touchMu    sync.Mutex
 	touched    map[int64]time.Time // when each token's last use was last recorded
@@ -146,7 +153,7 @@ func New(d Deps) *Service {
 		clock = time.Now
 	}
 	s := &Service{store: d.Store, jobs: d.Jobs, log: d.Log, now: func() time.Time { return clock().UTC().Truncate(time.Millisecond) },
-		waiters: map[int64][]chan struct{}{}, touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{}),
+		opWaits: newWakeups(), eventWaits: newWakeups(), touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{}),
 		driver: d.Driver, faults: d.Faults, consoleCaps: d.ConsoleCaps.withDefaults(), telemetry: d.Telemetry, backfill: d.Backfill,
 		consoles: newConsoleSessions()}
 	s.instant, _ = compute.As[InstantMachines](d.Driver)
@@ -321,64 +328,29 @@ func (s *Service) Apps(ctx context.Context) ([]hosting.App, error) {
 func (s *Service) Operation(ctx context.Context, p hosting.Principal, id int64, wait time.Duration) (hosting.Operation, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		ch := s.subscribe(id)
+		ch := s.opWaits.subscribe(id)
 		op, err := s.store.Operation(ctx, p.Account.ID, id)
 		if errors.Is(err, store.ErrNotFound) {
-			s.unsubscribe(id, ch)
+			s.opWaits.unsubscribe(id, ch)
 			return op, hosting.ErrNotFound()
 		}
 		if err != nil || op.Status != hosting.OpRunning || wait <= 0 {
-			s.unsubscribe(id, ch)
+			s.opWaits.unsubscribe(id, ch)
 			return op, internal("operation", err)
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			s.unsubscribe(id, ch)
+			s.opWaits.unsubscribe(id, ch)
 			return op, nil
 		}
 		// Woken by this process's worker at once, or when another process runs the
 		// job by its notification (OperationEnded); polling is what is left when
 		// that is lost.
-		t := time.NewTimer(min(left, 250*time.Millisecond))
-		select {
-		case <-ch:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			s.unsubscribe(id, ch)
-			return op, nil
-		case <-s.draining:
-			t.Stop()
-			s.unsubscribe(id, ch)
+		woke := s.sleepUnless(ctx, ch, min(left, 250*time.Millisecond))
+		s.opWaits.unsubscribe(id, ch)
+		if !woke {
 			return op, nil
 		}
-		t.Stop()
-		s.unsubscribe(id, ch)
-	}
-}
-
-func (s *Service) subscribe(id int64) chan struct{} {
-	ch := make(chan struct{})
-	s.waitMu.Lock()
-	s.waiters[id] = append(s.waiters[id], ch)
-	s.waitMu.Unlock()
-	return ch
-}
-
-func (s *Service) unsubscribe(id int64, ch chan struct{}) {
-	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
-	list := s.waiters[id]
-	for i, c := range list {
-		if c == ch {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(s.waiters, id)
-	} else {
-		s.waiters[id] = list
 	}
 }
 
@@ -387,12 +359,4 @@ func (s *Service) unsubscribe(id int64, ch chan struct{}) {
 func (s *Service) OperationEnded(id int64) { s.notify(id) }
 
 // notify wakes everyone waiting on an operation.
-func (s *Service) notify(id int64) {
-	s.waitMu.Lock()
-	list := s.waiters[id]
-	delete(s.waiters, id)
-	s.waitMu.Unlock()
-	for _, ch := range list {
-		close(ch)
-	}
-}
+func (s *Service) notify(id int64) { s.opWaits.notify(id) }

@@ -29,12 +29,13 @@ type Services struct {
 	Operations OperationService
 	Consoles   ConsoleService
 	Sandbox    SandboxService
+	Events     EventService
 }
 
 // Services is every one of the core's interfaces answered by s.
 func (s *Service) Services() Services {
 	return Services{Gate: s, Sessions: s, Accounts: s, Catalog: s, Servers: s, Snapshots: s, SSHKeys: s,
-		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s}
+		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s}
 }
 
 // GateService is what every request passes through: its token, its idempotency key,
@@ -152,6 +153,13 @@ type ConsoleService interface {
 	OpenConsole(ctx context.Context, secret string, ref hosting.ServerRef) (io.ReadWriteCloser, hosting.Account, error)
 }
 
+// EventService is what happened to the principal's account.
+type EventService interface {
+	// Events lists the events f admits, oldest first; with wait > 0 and none yet, it
+	// holds until one comes or wait passes.
+	Events(ctx context.Context, p hosting.Principal, f hosting.EventFilter, wait time.Duration) ([]hosting.Event, error)
+}
+
 // SandboxService is the sandbox's calls (serve --sandbox).
 type SandboxService interface {
 	AdvanceClock(ctx context.Context, p hosting.Principal, by time.Duration) (time.Time, error)
@@ -174,4 +182,5 @@ var (
 	_ OperationService = (*Service)(nil)
 	_ ConsoleService   = (*Service)(nil)
 	_ SandboxService   = (*Service)(nil)
+	_ EventService     = (*Service)(nil)
 )

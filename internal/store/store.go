@@ -137,6 +137,9 @@ type Reader interface {
 	// DailySpend is what an account's charges net of refunds came to per UTC day, for
 	// hours starting at or after from, oldest first; days without any are left out.
 	DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error)
+	// Events lists an account's events that f admits, oldest first (docs/api.md,
+	// Events). f.Limit is the caller's to bound.
+	Events(ctx context.Context, accountID int64, f hosting.EventFilter) ([]hosting.Event, error)
 	// ClockOffsets is how far each account's test clock runs ahead of the system
 	// clock (the sandbox's, API-DECISIONS §11), as hosting.ClockOffset reads what is
 	// stored (0 to hosting.MaxClockAhead); accounts on the system clock are left out.
@@ -324,6 +327,16 @@ type Writer interface {
 	AdvanceClock(ctx context.Context, accountID int64, by time.Duration) (ahead time.Duration, moved bool, err error)
 	// ResetClock puts an account back on the system clock.
 	ResetClock(ctx context.Context, accountID int64) error
+
+	// AddEvents appends events and returns them with their ids. An account's events
+	// get ids in the order their transactions commit (on PostgreSQL its event writes
+	// take turns until commit), so a reader that has seen an id never later finds a
+	// smaller one: call it last in a transaction, when nothing else is left to lock
+	// (BeforeCommit). Readers waiting on the account's events are told on commit.
+	AddEvents(ctx context.Context, events []hosting.Event) ([]hosting.Event, error)
+	// PruneEvents removes at most limit of the events created before before, the
+	// oldest first, and says how many it removed.
+	PruneEvents(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // Tx is a transaction: reads see its own writes; SQL exposes it so a job can be
@@ -338,6 +351,11 @@ type Tx interface {
 	// that committed it; never when it rolls back or its commit reports an error. It
 	// is for telling others what the transaction wrote (a job queue that has work).
 	AfterCommit(fn func())
+	// BeforeCommit has fn run once fn of InTx has returned nil, just before the
+	// transaction commits, in the order given; an error from it rolls the transaction
+	// back. A savepoint that fails drops what it had asked. It is for writes that must
+	// come last (an account's events, AddEvents).
+	BeforeCommit(fn func(ctx context.Context) error)
 }
 
 // Store is a database.

@@ -12,12 +12,11 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/telemetry/telemetrytest"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -30,42 +29,7 @@ func scrape(t *testing.T, m *telemetry.Metrics) map[string]*dto.MetricFamily {
 	if rec.Code != 200 {
 		t.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
 	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(rec.Body)
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	return fams
-}
-
-// value finds the sample of a family whose labels include want (a counter's,
-// gauge's or, for a histogram, its count).
-func value(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-next:
-	for _, m := range f.Metric {
-		have := map[string]string{}
-		for _, l := range m.Label {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount()), true
-		}
-	}
-	return 0, false
+	return telemetrytest.Parse(t, rec.Body)
 }
 
 // TestInstrumentLabelsRoutesNotPaths: requests are counted under the pattern that
@@ -85,17 +49,17 @@ func TestInstrumentLabelsRoutesNotPaths(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("BREW", "/v1/servers/1", nil))
 
 	fams := scrape(t, m)
-	if v, _ := value(fams, "berth_http_requests_total", map[string]string{"handler": "api", "route": "GET /v1/servers/{id}",
+	if v, _ := telemetrytest.Sample(fams, "berth_http_requests_total", map[string]string{"handler": "api", "route": "GET /v1/servers/{id}",
 		"method": "GET", "code": "200"}); v != 3 {
 		t.Errorf("GET /v1/servers/{id} 200: %v, want 3", v)
 	}
-	if v, _ := value(fams, "berth_http_requests_total", map[string]string{"route": "unmatched", "method": "GET", "code": "404"}); v != 1 {
+	if v, _ := telemetrytest.Sample(fams, "berth_http_requests_total", map[string]string{"route": "unmatched", "method": "GET", "code": "404"}); v != 1 {
 		t.Errorf("unmatched GET 404: %v, want 1", v)
 	}
-	if v, _ := value(fams, "berth_http_requests_total", map[string]string{"route": "unmatched", "method": "other"}); v != 1 {
+	if v, _ := telemetrytest.Sample(fams, "berth_http_requests_total", map[string]string{"route": "unmatched", "method": "other"}); v != 1 {
 		t.Errorf("unmatched BREW: %v, want 1 under method other", v)
 	}
-	if v, _ := value(fams, "berth_http_request_duration_seconds", map[string]string{"route": "GET /v1/servers/{id}"}); v != 3 {
+	if v, _ := telemetrytest.Sample(fams, "berth_http_request_duration_seconds", map[string]string{"route": "GET /v1/servers/{id}"}); v != 3 {
 		t.Errorf("latency observations of GET /v1/servers/{id}: %v, want 3", v)
 	}
 	for _, f := range fams["berth_http_requests_total"].Metric {
@@ -166,11 +130,11 @@ func TestScrapeTimeSeries(t *testing.T) {
 		{"berth_servers", map[string]string{"status": "stopped"}, 0},
 		{"berth_metering_lag_seconds", nil, 90},
 	} {
-		if v, ok := value(fams, c.name, c.labels); !ok || v != c.want {
+		if v, ok := telemetrytest.Sample(fams, c.name, c.labels); !ok || v != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
 		}
 	}
-	if v, _ := value(fams, "berth_job_queue_oldest_available_seconds", nil); v < 59 || v > 120 {
+	if v, _ := telemetrytest.Sample(fams, "berth_job_queue_oldest_available_seconds", nil); v < 59 || v > 120 {
 		t.Errorf("oldest available job: %v s, want about 60", v)
 	}
 	if _, ok := fams["berth_libvirt_host_capacity"]; ok {
@@ -217,7 +181,7 @@ func TestScrapeTimeSeries(t *testing.T) {
 		{"berth_libvirt_host_machines", host, 2},
 		{"berth_libvirt_host_draining", host, 0},
 	} {
-		if v, ok := value(fams, c.name, c.labels); !ok || v != c.want {
+		if v, ok := telemetrytest.Sample(fams, c.name, c.labels); !ok || v != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
 		}
 	}
@@ -228,7 +192,7 @@ func TestCounters(t *testing.T) {
 	t.Parallel()
 	m := telemetry.New(quiet())
 	fams := scrape(t, m)
-	if v, ok := value(fams, "berth_rate_limited_total", map[string]string{"handler": "api", "by": "token"}); !ok || v != 0 {
+	if v, ok := telemetrytest.Sample(fams, "berth_rate_limited_total", map[string]string{"handler": "api", "by": "token"}); !ok || v != 0 {
 		t.Errorf("429s by token before any: %v (present %v), want a 0 series", v, ok)
 	}
 	m.OperationFinished(hosting.OpProvision, hosting.OpSuccess, 3*time.Second)
@@ -251,7 +215,7 @@ func TestCounters(t *testing.T) {
 		{"berth_rate_limited_total", map[string]string{"handler": "console", "by": "email"}, 1},
 		{"berth_console_signin_failures_total", nil, 1},
 	} {
-		if v, ok := value(fams, c.name, c.labels); !ok || v != c.want {
+		if v, ok := telemetrytest.Sample(fams, c.name, c.labels); !ok || v != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
 		}
 	}

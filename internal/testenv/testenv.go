@@ -115,7 +115,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	var databaseURL string
 	if Postgres() {
-		databaseURL = postgresFor(t, o.DataDir)
+		databaseURL = PostgresFor(t, o.DataDir)
 	}
 	if o.FetchPoll == 0 {
 		o.FetchPoll = 10 * time.Millisecond
@@ -361,8 +361,16 @@ func (r *Response) Want(t testing.TB, want int) *Response {
 	return r
 }
 
-// WaitStatus polls a server until it shows status (or the timeout passes).
+// WaitStatus polls a server every 5 ms until it shows status with no operation (or
+// the timeout passes).
 func (a *Account) WaitStatus(t testing.TB, server string, status string, timeout time.Duration) map[string]any {
+	t.Helper()
+	return a.WaitStatusEvery(t, server, status, timeout, 5*time.Millisecond)
+}
+
+// WaitStatusEvery is WaitStatus polling every poll: a real guest's tests poll
+// slower, so as not to take CPU from the guests they wait for.
+func (a *Account) WaitStatusEvery(t testing.TB, server string, status string, timeout, poll time.Duration) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -372,9 +380,9 @@ func (a *Account) WaitStatus(t testing.TB, server string, status string, timeout
 			return data
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server %s: status %v (operation %v), want %s", server, data["status"], data["operation"], status)
+			t.Fatalf("server %s: status %v (operation %v) after %s, want %s", server, data["status"], data["operation"], timeout, status)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(poll)
 	}
 }
 
@@ -443,9 +451,10 @@ var (
 	pgFor = map[string]string{}
 )
 
-// postgresFor is the PostgreSQL database standing for data directory dir: a new one
-// the first time, the same one when a test opens dir again (a restart).
-func postgresFor(t testing.TB, dir string) string {
+// PostgresFor is the URL of the PostgreSQL database standing for data directory
+// dir: a new one the first time, the same one when a test opens dir again (a
+// restart, or berthd's commands run on dir). It is dropped when t ends.
+func PostgresFor(t testing.TB, dir string) string {
 	pgMu.Lock()
 	defer pgMu.Unlock()
 	if u, ok := pgFor[dir]; ok {

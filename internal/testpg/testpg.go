@@ -12,7 +12,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,6 +23,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/berthhq/berth/internal/testnet"
 )
 
 // EnvURL names the variable that points tests at a PostgreSQL server.
@@ -125,12 +126,7 @@ func NewServer(t testing.TB) *Server {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testnet.FreePort(t)
 	s.run("initdb", "-D", filepath.Join(s.dir, "data"), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8")
 	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nfsync = off\n", port, s.dir)
 	f, err := os.OpenFile(filepath.Join(s.dir, "data", "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)

@@ -11,18 +11,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"golang.org/x/crypto/ssh"
-)
 
-// authorizedKey is pub as ssh-keygen writes it, without the comment and line end.
-func authorizedKey(t *testing.T, pub any) string {
-	t.Helper()
-	k, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))
-}
+	"github.com/berthhq/berth/internal/testenv"
+)
 
 // TestSameKey: the spelling of a public key (line end, comment, whitespace) is no
 // difference; its type and key bytes are; what is not one key line compares as it is.
@@ -34,7 +25,7 @@ func TestSameKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k1, k2, k3 := authorizedKey(t, ed1), authorizedKey(t, ed2), authorizedKey(t, &ec.PublicKey)
+	k1, k2, k3 := testenv.AuthorizedKey(t, ed1), testenv.AuthorizedKey(t, ed2), testenv.AuthorizedKey(t, &ec.PublicKey)
 	typ, blob, _ := strings.Cut(k1, " ")
 	for _, c := range []struct {
 		name string
@@ -75,7 +66,7 @@ func TestKeepSameKey(t *testing.T) {
 	t.Parallel()
 	ed1, _, _ := ed25519.GenerateKey(rand.Reader)
 	ed2, _, _ := ed25519.GenerateKey(rand.Reader)
-	k1, k2 := authorizedKey(t, ed1), authorizedKey(t, ed2)
+	k1, k2 := testenv.AuthorizedKey(t, ed1), testenv.AuthorizedKey(t, ed2)
 	for _, c := range []struct {
 		name          string
 		config, state types.String

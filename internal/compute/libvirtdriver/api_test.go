@@ -60,22 +60,9 @@ func (c console) waitCount(line string, n int, timeout time.Duration) {
 	}
 }
 
-// waitStatus polls a server every 250 ms until it shows status with no operation
-// (a tight loop would take CPU from the guests it waits for).
-func waitStatus(t *testing.T, a *testenv.Account, server, status string, timeout time.Duration) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		data := a.Do("GET", "/servers/"+server, nil).Want(t, 200).Map(t)["data"].(map[string]any)
-		if data["status"] == status && data["operation"] == nil {
-			return data
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server %s: status %v (operation %v) after %s, want %s", server, data["status"], data["operation"], timeout, status)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
+// guestPoll is how often the tests of real guests poll a server: a tight loop would
+// take CPU from the guests they wait for.
+const guestPoll = 250 * time.Millisecond
 
 // TestServerLifeCycleThroughTheAPI drives one real guest through the HTTP API: order,
 // the seed's values on its console, power actions checked against libvirt's own
@@ -125,7 +112,7 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 	}
 	con := libvirttest.NewConsole(t, dom)
 	pace := libvirttest.RunPace()
-	srv = waitStatus(t, acct, name, "running", libvirttest.FirstBoot)
+	srv = acct.WaitStatusEvery(t, name, "running", libvirttest.FirstBoot, guestPoll)
 	running := time.Since(start)
 	con.WaitCount("BERTH-SEED ipv4=", 1, libvirttest.FirstBoot)
 	seeded := time.Since(start)
@@ -160,7 +147,7 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 	power := func(action, status string, want libvirt.DomainState) {
 		t.Helper()
 		acct.Do("POST", "/servers/"+name+"/power", map[string]any{"action": action}).Want(t, 200)
-		waitStatus(t, acct, name, status, pace.Boots(2))
+		acct.WaitStatusEvery(t, name, status, pace.Boots(2), guestPoll)
 		if got := state(); got != want {
 			t.Fatalf("after %s: libvirt says domain state %d, want %d", action, got, want)
 		}
@@ -189,7 +176,7 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 
 	// A memory snapshot, then a forced off; restoring it resumes the guest where it was.
 	acct.Do("POST", "/servers/"+name+"/snapshots", map[string]any{"name": "with-memory", "include_memory": true}).Want(t, 201)
-	waitStatus(t, acct, name, "running", pace.Boots(1))
+	acct.WaitStatusEvery(t, name, "running", pace.Boots(1), guestPoll)
 	snaps := acct.Do("GET", "/servers/"+name+"/snapshots", nil).Want(t, 200).Map(t)["data"].([]any)
 	snap := snaps[0].(map[string]any)
 	if snap["status"] != "available" || snap["size_gb"].(float64) < 1 {
@@ -201,7 +188,7 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 	power("off", "stopped", libvirt.DomainShutoff)
 	boots := con.Count("BERTH-GUEST booting")
 	acct.Do("POST", fmt.Sprintf("/servers/%s/snapshots/%v/restore", name, snap["id"]), nil).Want(t, 200)
-	waitStatus(t, acct, name, "running", pace.Boots(1))
+	acct.WaitStatusEvery(t, name, "running", pace.Boots(1), guestPoll)
 	if got := state(); got != libvirt.DomainRunning {
 		t.Fatalf("after restoring a memory snapshot: domain state %d, want running", got)
 	}
@@ -213,7 +200,7 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 	// Rescale with upgrade_disk: the definition and the volume follow.
 	power("off", "stopped", libvirt.DomainShutoff)
 	acct.Do("POST", "/servers/"+name+"/rescale", map[string]any{"plan_id": 2, "upgrade_disk": true}).Want(t, 200)
-	waitStatus(t, acct, name, "stopped", pace.Boots(1))
+	acct.WaitStatusEvery(t, name, "stopped", pace.Boots(1), guestPoll)
 	_, maxMem, _, vcpus, _, err := l.DomainGetInfo(domain())
 	if err != nil || vcpus != 2 || maxMem != 384<<10 {
 		t.Fatalf("after rescale: domain %d vCPUs, %d KiB, %v; want 2 and 384 MiB", vcpus, maxMem, err)
@@ -229,7 +216,7 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 	ready := con.Count("BERTH-GUEST ready")
 	booted = time.Now()
 	acct.Do("POST", "/servers/"+name+"/reinstall", map[string]any{"image_id": 2}).Want(t, 200)
-	waitStatus(t, acct, name, "running", pace.Boots(1))
+	acct.WaitStatusEvery(t, name, "running", pace.Boots(1), guestPoll)
 	con.WaitCount("BERTH-SEED instance-id="+dom+"-2", 1, pace.Boots(1))
 	con.WaitBoot(pace, booted, ready+1)
 	time.Sleep(time.Second)
@@ -243,7 +230,7 @@ func TestServerLifeCycleThroughTheAPI(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	waitStatus(t, acct, name, "stopped", pace.Boots(1))
+	acct.WaitStatusEvery(t, name, "stopped", pace.Boots(1), guestPoll)
 
 	// Delete: the domain and its volumes are gone.
 	acct.Do("DELETE", "/servers/"+name, nil).Want(t, 204)

@@ -16,6 +16,7 @@ import (
 	"github.com/berthhq/berth/internal/compute/computetest"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver/libvirttest"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ func TestConsoleConformance(t *testing.T) {
 	e := libvirttest.Require(t)
 	computetest.ExerciseConsole(t, computetest.ConsoleOptions{Ready: "BERTH-GUEST ready", Settle: 10 * time.Minute},
 		func(t *testing.T) compute.Driver {
-			db := open(t)
+			db := sqlstoretest.SQLite(t, t.TempDir(), libvirtdriver.Storage())
 			d := libvirtdriver.New(db.WriteDB(), nil, db.Rebind, libvirtdriver.Options{Prefix: e.Prefix + "con-", MaxMemoryMB: 256, Poll: 100 * time.Millisecond})
 			libvirttest.Setup(t, e, d, "10.77.0.230", "10.77.0.234")
 			return d

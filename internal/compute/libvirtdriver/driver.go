@@ -80,7 +80,26 @@ type Driver struct {
 	down map[int64]time.Time
 }
 
-var _ compute.Driver = (*Driver)(nil)
+var (
+	_ compute.Driver       = (*Driver)(nil)
+	_ compute.Hosted       = (*Driver)(nil)
+	_ compute.Placer       = (*Driver)(nil)
+	_ compute.Reachability = (*Driver)(nil)
+)
+
+// Open returns a driver keeping its records in env's database (its tables, Storage),
+// tuned by opt (berthd serve's --libvirt-* flags). On PostgreSQL, where several
+// processes place machines at once, it locks the rows it places by (ForUpdate); its
+// log is env's unless opt names one.
+func Open(env compute.Env, opt Options) *Driver {
+	if env.Dialect == compute.DialectPostgres {
+		opt.ForUpdate = " FOR UPDATE"
+	}
+	if opt.Log == nil {
+		opt.Log = env.Log
+	}
+	return New(env.DB, env.Read, env.Rebind, opt)
+}
 
 // New returns a driver keeping its records in Berth's database: db for writes, read
 // for reads beside a write transaction (may be db).

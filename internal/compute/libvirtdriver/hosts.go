@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -184,6 +185,32 @@ func (d *Driver) ConnectHosts(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// HostUsage implements compute.Hosted: every host with its use, and whether this
+// process reached it when it last tried.
+func (d *Driver) HostUsage(ctx context.Context) ([]compute.HostUsage, error) {
+	hs, err := d.Hosts(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]compute.HostUsage, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, compute.HostUsage{ID: h.ID, LocationID: h.LocationID, Address: uriHost(h.URI),
+			VCPUs: h.VCPUs, UsedVCPUs: h.UsedVCPUs, MemoryMB: h.MemoryMB, UsedMemoryMB: h.UsedMemoryMB,
+			DiskGB: h.DiskGB, UsedDiskGB: h.UsedDisk, Machines: h.Machines, Draining: h.Draining, Reachable: d.Reachable(h.ID)})
+	}
+	return out, nil
+}
+
+// uriHost is the host of a libvirt URI without its user, port or parameters (which
+// may name key files): "local" for a local socket.
+func uriHost(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Hostname() == "" {
+		return "local"
+	}
+	return u.Hostname()
 }
 
 // Reachable reports whether a host answered Berth's last attempt to reach it from this

@@ -77,7 +77,7 @@ func TestTenantTrafficFilter(t *testing.T) {
 	}
 	pace := libvirttest.RunPace()
 	for _, g := range guests {
-		srv := waitStatus(t, g.acct, g.name, "running", libvirttest.FirstBoot)
+		srv := g.acct.WaitStatusEvery(t, g.name, "running", libvirttest.FirstBoot, guestPoll)
 		g.ipv4, g.ipv6 = srv["ipv4"].(string), srv["ipv6"].(string)
 		g.con.WaitCount("BERTH-GUEST ready", 1, libvirttest.FirstBoot)
 		pace.Saw(time.Since(g.ordered))

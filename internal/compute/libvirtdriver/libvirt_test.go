@@ -1,7 +1,6 @@
 package libvirtdriver_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -9,21 +8,8 @@ import (
 	"github.com/berthhq/berth/internal/compute/computetest"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver/libvirttest"
-	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
-
-func open(t *testing.T) *sqlstore.DB {
-	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 // TestConformance runs the shared driver suite against real QEMU guests (TCG here):
 // the same suite as the simulated driver, given time for a guest to boot before it
@@ -34,13 +20,13 @@ func TestConformance(t *testing.T) {
 	e := libvirttest.Require(t)
 	pace := libvirttest.RunPace()
 	{
-		db := open(t)
+		db := sqlstoretest.SQLite(t, t.TempDir(), libvirtdriver.Storage())
 		d := libvirtdriver.New(db.WriteDB(), nil, db.Rebind, libvirtdriver.Options{Prefix: e.Prefix + "pace-", MaxMemoryMB: 256, Poll: 100 * time.Millisecond})
 		libvirttest.Setup(t, e, d, "10.77.0.220", "10.77.0.221")
 		libvirttest.MeasureBoot(t, d, e.Prefix+"pace-", pace)
 	}
 	computetest.ExerciseWith(t, computetest.Options{Settle: pace.Boots(1), ShutdownTimeout: pace.Boots(1)}, func(t *testing.T) compute.Driver {
-		db := open(t)
+		db := sqlstoretest.SQLite(t, t.TempDir(), libvirtdriver.Storage())
 		d := libvirtdriver.New(db.WriteDB(), nil, db.Rebind, libvirtdriver.Options{Prefix: e.Prefix, MaxMemoryMB: 256, Poll: 100 * time.Millisecond})
 		libvirttest.Setup(t, e, d, "10.77.0.100", "10.77.0.149")
 		return d

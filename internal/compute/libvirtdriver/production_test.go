@@ -73,7 +73,7 @@ locations:
 	dom := prefix + name
 	con := libvirttest.NewConsole(t, dom)
 	pace := libvirttest.RunPace()
-	waitStatus(t, acct, name, "running", libvirttest.FirstBoot)
+	acct.WaitStatusEvery(t, name, "running", libvirttest.FirstBoot, guestPoll)
 	con.WaitCount("BERTH-GUEST ready", 1, libvirttest.FirstBoot)
 	pace.Saw(time.Since(start))
 
@@ -115,12 +115,12 @@ locations:
 	rescale := func(plan int) {
 		t.Helper()
 		acct.Do("POST", "/servers/"+name+"/rescale", map[string]any{"plan_id": plan, "upgrade_disk": true}).Want(t, 200)
-		waitStatus(t, acct, name, "stopped", pace.Boots(1))
+		acct.WaitStatusEvery(t, name, "stopped", pace.Boots(1), guestPoll)
 	}
 	power := func(action, status string) {
 		t.Helper()
 		acct.Do("POST", "/servers/"+name+"/power", map[string]any{"action": action}).Want(t, 200)
-		waitStatus(t, acct, name, status, pace.Boots(1))
+		acct.WaitStatusEvery(t, name, status, pace.Boots(1), guestPoll)
 	}
 
 	want("plan 1, running", false, 0, 400, 20_000_000)

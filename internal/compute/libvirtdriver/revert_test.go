@@ -65,7 +65,7 @@ func TestFailedCreationLeavesNothing(t *testing.T) {
 		failAt.Store(step)
 		srv := acct.Do("POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1}).Want(t, 201).Map(t)["data"].(map[string]any)
 		name := srv["name"].(string)
-		got := waitStatus(t, acct, name, "error", 2*time.Minute)
+		got := acct.WaitStatusEvery(t, name, "error", 2*time.Minute, guestPoll)
 		if got["ipv4"] != nil || got["ipv6"] != nil {
 			t.Errorf("%s: the failed server shows addresses: %v", step, got)
 		}

@@ -10,12 +10,13 @@ import (
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/computetest"
 	"github.com/berthhq/berth/internal/compute/simdriver"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
 func TestConsoleConformance(t *testing.T) {
 	t.Parallel()
 	computetest.ExerciseConsole(t, computetest.ConsoleOptions{Ready: "server-cons01 login: "}, func(t *testing.T) compute.Driver {
-		db := open(t)
+		db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 		return simdriver.New(db.WriteDB(), 0.0001, db.Rebind)
 	})
 }
@@ -25,7 +26,7 @@ func TestConsoleConformance(t *testing.T) {
 func TestConsoleLoginPrompt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := open(t)
+	db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 	d := simdriver.New(db.WriteDB(), 0.0001, db.Rebind)
 	if _, err := d.Create(ctx, "create", compute.Spec{Name: "server-login1", VCPUs: 1, MemoryMB: 512, DiskGB: 10, Image: "ubuntu-24.04"}); err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func TestConsoleLoginPrompt(t *testing.T) {
 func TestConsoleFollowsAReset(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := open(t)
+	db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 	d := simdriver.New(db.WriteDB(), 0.001, db.Rebind)
 	if _, err := d.Create(ctx, "create", compute.Spec{Name: "server-reset1", VCPUs: 1, MemoryMB: 512, DiskGB: 10, Image: "debian-12"}); err != nil {
 		t.Fatal(err)

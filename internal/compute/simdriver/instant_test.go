@@ -8,6 +8,7 @@ import (
 
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/simdriver"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
 // TestPlaceAndRemoveAtOnce: a machine placed in a transaction is there in its state
@@ -17,7 +18,7 @@ import (
 func TestPlaceAndRemoveAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := open(t)
+	db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 	// A scale at which every transition takes a minute: nothing here waits for one.
 	d := simdriver.New(db.WriteDB(), 2, db.Rebind)
 	in := func(fn func(tx *sql.Tx) error) error {

@@ -47,8 +47,15 @@ type Driver struct {
 
 var _ compute.Driver = (*Driver)(nil)
 
-// New returns a driver keeping its machines in db (tables sim_machines and sim_events
-// of Berth's schema). scale multiplies every duration: 1 is realistic, 0.01 is fast.
+// Open returns a driver keeping its machines in env's database (its tables, Storage).
+// scale multiplies every duration: 1 is realistic, 0.01 is fast.
+func Open(env compute.Env, scale float64) *Driver {
+	return New(env.DB, scale, env.Rebind)
+}
+
+// New returns a driver keeping its machines in db (its tables, Storage), whose
+// queries rebind turns into the database's dialect. scale multiplies every duration:
+// 1 is realistic, 0.01 is fast.
 func New(db *sql.DB, scale float64, rebind func(string) string) *Driver {
 	if rebind == nil {
 		rebind = func(q string) string { return q }

@@ -9,26 +9,13 @@ import (
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/computetest"
 	"github.com/berthhq/berth/internal/compute/simdriver"
-	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
-
-func open(t *testing.T) *sqlstore.DB {
-	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	computetest.Exercise(t, func(t *testing.T) compute.Driver {
-		db := open(t)
+		db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 		return simdriver.New(db.WriteDB(), 0.0001, db.Rebind)
 	})
 }
@@ -37,7 +24,7 @@ func TestConformance(t *testing.T) {
 // boot that was under way when the old one stopped still takes its time.
 func TestMachinesPersist(t *testing.T) {
 	t.Parallel()
-	db := open(t)
+	db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 	ctx := context.Background()
 	// Create takes 3 s at this scale. A resumed Create must wait only for what is left
 	// of the boot: with 2 s of it gone, well under the 3 s of a whole one, however
@@ -70,7 +57,7 @@ func TestMachinesPersist(t *testing.T) {
 // bring its machine back.
 func TestCreateSteps(t *testing.T) {
 	t.Parallel()
-	db := open(t)
+	db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
 	ctx := context.Background()
 	d := simdriver.New(db.WriteDB(), 0.0001, db.Rebind)
 	broken := errors.New("hypervisor broke")

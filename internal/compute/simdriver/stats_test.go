@@ -10,7 +10,7 @@ import (
 
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/store/sqlstore"
-	"github.com/berthhq/berth/internal/testpg"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
 // The load model: every machine looks different, and none is a constant or noise.
@@ -94,14 +94,7 @@ func TestIntegrate(t *testing.T) {
 func TestStatsPersist(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := sqlstoretest.SQLite(t, t.TempDir(), Storage())
 	clock := time.Now() // Create waits on the real clock
 	d := New(db.WriteDB(), 0.0001, db.Rebind)
 	d.now = func() time.Time { return clock }
@@ -137,30 +130,14 @@ func TestStatsPersist(t *testing.T) {
 func TestStatsOf(t *testing.T) {
 	t.Parallel()
 	stores := map[string]func(t *testing.T) *sqlstore.DB{
-		"sqlite": func(t *testing.T) *sqlstore.DB {
-			db, err := sqlstore.OpenSQLite(context.Background(), t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return db
-		},
-		"postgres": func(t *testing.T) *sqlstore.DB {
-			db, err := sqlstore.OpenPostgres(context.Background(), testpg.NewDatabase(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return db
-		},
+		"sqlite":   func(t *testing.T) *sqlstore.DB { return sqlstoretest.SQLite(t, t.TempDir(), Storage()) },
+		"postgres": func(t *testing.T) *sqlstore.DB { return sqlstoretest.Postgres(t, Storage()) },
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			db := open(t)
-			defer db.Close()
-			if err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
 			const n = statsChunk + 37
 			clock := time.Now()
 			seedMachines(t, db, n, clock.Add(-time.Minute))
@@ -239,14 +216,7 @@ func seedMachines(t testing.TB, db *sqlstore.DB, n int, ready time.Time) {
 // transaction a machine (Stats) against StatsOf.
 func BenchmarkStats(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	db := sqlstoretest.SQLite(b, b.TempDir(), Storage())
 	const n = 10000
 	seedMachines(b, db, n, time.Now().Add(-time.Minute))
 	d := New(db.WriteDB(), 1, db.Rebind)

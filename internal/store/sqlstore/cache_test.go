@@ -18,6 +18,7 @@ import (
 	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
 // cacheFixture is an account with a token, a project and a running server in it, as
@@ -77,7 +78,7 @@ var cacheStores = []struct {
 }{
 	{"sqlite", func(t *testing.T) (*sqlstore.DB, *sqlstore.DB) {
 		dir := t.TempDir()
-		return openMigrated(t, dir), openMigrated(t, dir)
+		return sqlstoretest.SQLite(t, dir), sqlstoretest.SQLite(t, dir)
 	}},
 	{"postgres", func(t *testing.T) (*sqlstore.DB, *sqlstore.DB) {
 		dbs := openProcesses(t, 2)
@@ -92,7 +93,7 @@ func TestCachedReadsFollowWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	serve, admin := openMigrated(t, dir), openMigrated(t, dir)
+	serve, admin := sqlstoretest.SQLite(t, dir), sqlstoretest.SQLite(t, dir)
 	in := func(s store.Store, fn func(tx store.Tx) error) {
 		t.Helper()
 		if err := s.InTx(ctx, fn); err != nil {
@@ -431,7 +432,7 @@ func cacheOutlivesWritesOfOtherRows(t *testing.T, db *sqlstore.DB) {
 func TestWatcherCountsOnlyOtherConnections(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openMigrated(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir())
 	before := db.CacheCounters()
 	if err := db.AddMetricSamples(ctx, []metrics.Sample{{ServerID: 1, At: time.Unix(1e9, 0), CPU: 12.5}}); err != nil {
 		t.Fatal(err)
@@ -482,7 +483,7 @@ func TestNoRawWritesToCachedTables(t *testing.T) {
 func TestCachedReadsAreCopies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openMigrated(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir())
 	hash := sha256.Sum256([]byte("copy"))
 	expires := time.Now().Add(time.Hour).Round(time.Second)
 	err := db.InTx(ctx, func(tx store.Tx) error {

@@ -8,22 +8,41 @@ import (
 	"strings"
 )
 
-// CopyTables lists Berth's tables in the order a copy writes them (a row's foreign
-// keys point at tables earlier in the list). The job queue's tables are River's and
-// copied through River (internal/app); goose's version table is each database's own.
-var CopyTables = []string{
+// storeTables lists the store's tables in the order a copy writes them (a row's foreign
+// keys point at tables earlier in the list). The drivers' tables follow, as each
+// driver lists them (compute.Storage). The job queue's tables are River's and copied
+// through River (internal/app); goose's version tables are each database's own.
+var storeTables = []string{
 	"accounts", "account_clocks", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
 	"ssh_keys", "projects", "recipes", "servers", "server_keys", "operations", "transactions",
-	"sim_machines", "sim_events", "snapshots", "sim_snapshots", "metric_samples", "sim_counters",
-	"meters", "idempotency_keys", "audit_log", "sessions", "console_tickets",
-	"libvirt_hosts", "libvirt_images", "libvirt_address_pools", "libvirt_addresses", "libvirt_machines", "libvirt_keys",
+	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "console_tickets", "events",
 }
 
 // notCopied are the tables of the SQLite schema a copy leaves behind: staging that is
 // empty between transactions, the leases of the processes serving the source
 // (console_sessions: open serial consoles, which end with them), and what belongs to
-// goose, River and SQLite.
-var notCopied = []string{"charge_batch", "console_sessions", "goose_db_version", "sqlite_sequence"}
+// goose, River and SQLite. goose's version tables of the drivers' lines are left
+// behind too (notCopied adds them).
+var notCopied = []string{"charge_batch", "console_sessions", storeTable, "sqlite_sequence"}
+
+// copyTables lists the tables a copy of db writes, in the order it writes them: the
+// store's, then each driver's.
+func (db *DB) copyTables() []string {
+	out := slices.Clone(storeTables)
+	for _, s := range db.drivers {
+		out = append(out, s.Tables...)
+	}
+	return out
+}
+
+// notCopied lists the tables of db a copy knowingly leaves behind.
+func (db *DB) notCopied() []string {
+	out := slices.Clone(notCopied)
+	for _, s := range db.drivers {
+		out = append(out, lineTable(s.Line))
+	}
+	return out
+}
 
 // Tables lists the database's tables (its own, not River's).
 func (db *DB) Tables(ctx context.Context) ([]string, error) {
@@ -45,14 +64,17 @@ func (db *DB) Tables(ctx context.Context) ([]string, error) {
 }
 
 // CheckCopyCovers reports a table of db that a copy would neither write nor knowingly
-// leave behind: a migration added it and CopyTables must learn of it.
+// leave behind: a migration of the store's added it and storeTables must learn of
+// it, or a driver's table is in db while the driver is not among those db was opened
+// with (or does not list it in its compute.Storage).
 func (db *DB) CheckCopyCovers(ctx context.Context) error {
 	tables, err := db.Tables(ctx)
 	if err != nil {
 		return err
 	}
+	copied, left := db.copyTables(), db.notCopied()
 	for _, t := range tables {
-		if !slices.Contains(CopyTables, t) && !slices.Contains(notCopied, t) {
+		if !slices.Contains(copied, t) && !slices.Contains(left, t) {
 			return fmt.Errorf("table %s is not known to the copy", t)
 		}
 	}
@@ -61,7 +83,7 @@ func (db *DB) CheckCopyCovers(ctx context.Context) error {
 
 // Empty reports the first of Berth's tables in db that holds a row ("" when none do).
 func (db *DB) Empty(ctx context.Context) (string, error) {
-	for _, t := range CopyTables {
+	for _, t := range db.copyTables() {
 		var any int
 		err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM `+t+` LIMIT 1) AS x`).Scan(&any)
 		if err != nil {
@@ -77,11 +99,26 @@ func (db *DB) Empty(ctx context.Context) (string, error) {
 // copyBatch is how many rows one INSERT of a copy writes.
 const copyBatch = 200
 
-// CopyTo writes every row of Berth's tables in db into the PostgreSQL database to,
-// in one transaction of to's, and returns how many rows each table had. to must be
-// migrated and empty; db must not change meanwhile (no serve holds it). Identity
-// sequences continue after the copied ids, so that ids keep growing. then, when set,
-// runs in the same transaction before it commits (the job queue's copy).
+// copiedColumns is what a copy selects of table in the SQLite source: every column,
+// and the implicit rowid when the PostgreSQL target spells it out as a column named
+// rowid (a table whose rows derive something from it, as the simulated driver's
+// machines their addresses).
+func copiedColumns(ctx context.Context, to *sql.Tx, table string) (string, error) {
+	var n int
+	err := to.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1 AND column_name = 'rowid'`, table).Scan(&n)
+	if err != nil || n == 0 {
+		return "*", err
+	}
+	return "*, rowid", nil
+}
+
+// CopyTo writes every row of Berth's tables in db (the store's and its drivers') into
+// the PostgreSQL database to, in one transaction of to's, and returns how many rows
+// each table had. to must be migrated, with the same drivers, and empty; db must not
+// change meanwhile (no serve holds it). Identity sequences continue after the copied
+// ids, so that ids keep growing. then, when set, runs in the same transaction before
+// it commits (the job queue's copy).
 func (db *DB) CopyTo(ctx context.Context, to *DB, then func(tx *sql.Tx) error) (map[string]int, error) {
 	if to.d != dialectPostgres {
 		return nil, fmt.Errorf("copy: the target is not PostgreSQL")
@@ -95,10 +132,10 @@ func (db *DB) CopyTo(ctx context.Context, to *DB, then func(tx *sql.Tx) error) (
 		return nil, err
 	}
 	defer tx.Rollback()
-	for _, table := range CopyTables {
-		cols := "*"
-		if table == "sim_machines" {
-			cols = "*, rowid" // the machines' addresses derive from it
+	for _, table := range db.copyTables() {
+		cols, err := copiedColumns(ctx, tx, table)
+		if err != nil {
+			return nil, fmt.Errorf("copy %s: %w", table, err)
 		}
 		rows, err := db.read.QueryContext(ctx, `SELECT `+cols+` FROM `+table)
 		if err != nil {

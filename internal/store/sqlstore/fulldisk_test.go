@@ -9,6 +9,7 @@ import (
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 	"github.com/berthhq/berth/internal/testdisk"
 )
 
@@ -23,7 +24,7 @@ func TestFullDisk(t *testing.T) {
 		t.Run(fmt.Sprintf("%d rows a transaction", rows), func(t *testing.T) {
 			t.Parallel()
 			disk := testdisk.Mount(t, 8<<20)
-			db := openMigrated(t, disk.Dir)
+			db := sqlstoretest.SQLite(t, disk.Dir)
 			ctx := context.Background()
 			now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 			var acct int64

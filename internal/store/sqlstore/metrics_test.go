@@ -10,12 +10,13 @@ import (
 	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
 func TestMetricSamples(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openMigrated(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir())
 	if err := ops.New(ops.Deps{Store: db}).EnsureCatalog(ctx, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}

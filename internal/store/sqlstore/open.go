@@ -1,6 +1,7 @@
 // Package sqlstore implements store.Store over database/sql in portable SQL. SQLite
-// (pure Go, WAL) is the embedded default; the schema is migrated with goose and River's
-// own tables with rivermigrate.
+// (pure Go, WAL) is the embedded default; the schema is migrated with goose (the
+// store's line, then each compute driver's: lines.go) and River's own tables with
+// rivermigrate.
 package sqlstore
 
 import (
@@ -16,12 +17,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -36,7 +37,10 @@ type DB struct {
 	write *sql.DB
 	read  *sql.DB
 	path  string
-	cache *cache
+	// drivers are the compute drivers that keep tables in the database: their
+	// migration lines run after the store's, a copy writes their tables after its own.
+	drivers []compute.Storage
+	cache   *cache
 	// stopWatch ends the change watcher (cache.watch).
 	stopWatch chan struct{}
 	watchDone chan struct{}
@@ -73,10 +77,11 @@ const (
 	readCachePages  = 64  // what a reader reads between two writes
 )
 
-// OpenSQLite opens (creating if needed) the SQLite database berth.db in dir. SQLite
-// allows one writer at a time, so writes go through a pool of one connection while
-// reads use a pool of several (WAL lets readers run beside the writer).
-func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
+// OpenSQLite opens (creating if needed) the SQLite database berth.db in dir, which
+// holds the tables of drivers too. SQLite allows one writer at a time, so writes go
+// through a pool of one connection while reads use a pool of several (WAL lets
+// readers run beside the writer).
+func OpenSQLite(ctx context.Context, dir string, drivers ...compute.Storage) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -100,7 +105,8 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	db := &DB{queries: on(dialectSQLite, read), write: write, read: read, path: path, stmts: map[string]*sql.Stmt{}}
+	db := &DB{queries: on(dialectSQLite, read), write: write, read: read, path: path, drivers: drivers,
+		stmts: map[string]*sql.Stmt{}}
 	if db.cache, err = openCache(dir); err != nil {
 		db.Close()
 		return nil, err
@@ -121,24 +127,21 @@ func (db *DB) ping(ctx context.Context) error {
 	return nil
 }
 
-// Migrate brings Berth's schema and River's tables up to date. It is safe to run on
-// every start and from several processes.
+// Migrate brings Berth's schema (the store's tables, then the drivers') and River's
+// tables up to date. It is safe to run on every start and from several processes.
 func (db *DB) Migrate(ctx context.Context) error {
 	if db.d == dialectPostgres {
-		// Several processes may start at once: one migrates, the others wait for it
-		// and then find nothing to do.
+		// Several processes may start at once: one migrates, every line (the store's
+		// and the drivers') and River's, the others wait for it and then find
+		// nothing to do (docs/drivers.md).
 		unlock, err := db.advisoryLock(ctx, "berth.migrate")
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
 		defer unlock()
 	}
-	p, err := db.migrations()
-	if err != nil {
+	if err := db.migrateLines(ctx); err != nil {
 		return err
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
 	}
 	if db.d == dialectPostgres {
 		m, err := rivermigrate.New(riverdatabasesql.New(db.write), nil)
@@ -158,19 +161,6 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate jobs: %w", err)
 	}
 	return nil
-}
-
-// migrations is goose's view of Berth's schema migrations for this database.
-func (db *DB) migrations() (*goose.Provider, error) {
-	dia, sub, err := db.schema()
-	if err != nil {
-		return nil, err
-	}
-	p, err := goose.NewProvider(dia, db.write, sub)
-	if err != nil {
-		return nil, fmt.Errorf("migrations: %w", err)
-	}
-	return p, nil
 }
 
 // WriteDB implements store.Store.
@@ -288,15 +278,22 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 			if !commit {
 				return sqlTx.Rollback()
 			}
-			return transient(db.commit(t))
+			return transient(db.commit(context.WithoutCancel(ctx), t))
 		})
 		return nil
 	}
-	return db.commit(t)
+	return db.commit(ctx, t)
 }
 
-// commit commits t and, once it has committed, runs what waited for that.
-func (db *DB) commit(t *tx) error {
+// commit runs what asked to come last, commits t and, once it has committed, runs
+// what waited for that.
+func (db *DB) commit(ctx context.Context, t *tx) error {
+	for i := 0; i < len(t.before); i++ { // a step may ask for another
+		if err := t.before[i](ctx); err != nil {
+			_ = t.sqlTx.Rollback()
+			return err
+		}
+	}
 	if db.cache != nil && db.cache.pg != nil {
 		if err := db.cache.pg.add(context.Background(), t.sqlTx, t.writes.kinds); err != nil {
 			_ = t.sqlTx.Rollback()
@@ -317,9 +314,10 @@ func (db *DB) commit(t *tx) error {
 
 type tx struct {
 	queries
-	sqlTx *sql.Tx
-	db    *DB
-	after []func()
+	sqlTx  *sql.Tx
+	db     *DB
+	after  []func()
+	before []func(context.Context) error
 	// writes is what it changed that the cache may hold.
 	writes writes
 }
@@ -330,9 +328,9 @@ func (t *tx) savepoint(ctx context.Context, fn func(tx store.Tx) error) error {
 	if _, err := t.sqlTx.ExecContext(ctx, "SAVEPOINT berth_join"); err != nil {
 		return err
 	}
-	after := len(t.after)
+	after, before := len(t.after), len(t.before)
 	if err := fn(t); err != nil {
-		t.after = t.after[:after]
+		t.after, t.before = t.after[:after], t.before[:before]
 		if _, rerr := t.sqlTx.ExecContext(ctx, "ROLLBACK TO berth_join"); rerr != nil {
 			return errors.Join(err, rerr)
 		}
@@ -346,5 +344,7 @@ func (t *tx) savepoint(ctx context.Context, fn func(tx store.Tx) error) error {
 func (t *tx) SQL() *sql.Tx { return t.sqlTx }
 
 func (t *tx) AfterCommit(fn func()) { t.after = append(t.after, fn) }
+
+func (t *tx) BeforeCommit(fn func(context.Context) error) { t.before = append(t.before, fn) }
 
 var _ store.Tx = (*tx)(nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
 // TestReady: a migrated store is ready; one whose schema is behind this build's, one
@@ -18,7 +19,7 @@ import (
 func TestReady(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openMigrated(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir())
 	if err := db.Ready(ctx); err != nil {
 		t.Fatalf("migrated: %v", err)
 	}
@@ -72,7 +73,7 @@ func (queuedArgs) Kind() string { return "berth.test.queued" }
 func TestJobQueue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openMigrated(t, t.TempDir())
+	db := sqlstoretest.SQLite(t, t.TempDir())
 	jobs, err := river.NewClient(riversqlite.New(db.WriteDB()), &river.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/berthhq/berth/internal/compute"
 )
 
 //go:embed migrations/postgres/*.sql
@@ -22,8 +24,8 @@ var postgresMigrations embed.FS
 // processes may open one database: every write transaction is PostgreSQL's, rows a
 // rule depends on are locked (LockAccount, a metering step), and what a process
 // answers from memory is checked against the database's change counters first
-// (cache_postgres.go).
-func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
+// (cache_postgres.go). The database holds the tables of drivers too.
+func OpenPostgres(ctx context.Context, rawURL string, drivers ...compute.Storage) (*DB, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("database URL %s: %w", Redact(rawURL), err)
@@ -36,7 +38,7 @@ func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	pool.SetMaxIdleConns(20)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	db := &DB{queries: on(dialectPostgres, pool), d: dialectPostgres, write: pool, read: pool, path: Redact(rawURL),
-		stmts: map[string]*sql.Stmt{}}
+		drivers: drivers, stmts: map[string]*sql.Stmt{}}
 	db.cache = newPostgresCache(db)
 	if err := db.ping(ctx); err != nil {
 		db.Close()
@@ -111,9 +113,14 @@ func (db *DB) advisoryLock(ctx context.Context, name string) (unlock func(), err
 	}, nil
 }
 
-// SchemaVersion is the version of Berth's schema the database has (0: none).
+// SchemaVersion is the version of the store's line of Berth's schema the database
+// has (0: none).
 func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
-	p, err := db.migrations()
+	lines, err := db.lines()
+	if err != nil {
+		return 0, err
+	}
+	p, err := db.provider(lines[0], db.write)
 	if err != nil {
 		return 0, err
 	}

@@ -59,6 +59,7 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM ssh_keys WHERE account_id = ?`, id},
 		{`DELETE FROM projects WHERE account_id = ?`, id},
 		{`DELETE FROM recipes WHERE account_id = ?`, id},
+		{`DELETE FROM events WHERE account_id = ?`, id},
 		{`UPDATE accounts SET credit = 0 WHERE id = ?`, id},
 	})
 }

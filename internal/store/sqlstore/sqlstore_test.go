@@ -4,31 +4,20 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/internal/compute/simdriver"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 	"github.com/berthhq/berth/internal/store/storetest"
 	"github.com/berthhq/berth/internal/testpg"
 )
 
-// openMigrated opens the store in dir, migrated, closed when the test ends.
-func openMigrated(t *testing.T, dir string) *sqlstore.DB {
-	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func TestSQLite(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) store.Store { return openMigrated(t, t.TempDir()) })
+	storetest.Exercise(t, func(t *testing.T) store.Store { return sqlstoretest.SQLite(t, t.TempDir()) })
 }
 
 // Migrating twice (every start does) changes nothing.
@@ -47,24 +36,10 @@ func TestMigrateTwice(t *testing.T) {
 	}
 }
 
-// openPostgres opens a new PostgreSQL database, migrated, closed when the test ends.
-func openPostgres(t *testing.T) *sqlstore.DB {
-	t.Helper()
-	db, err := sqlstore.OpenPostgres(context.Background(), testpg.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func TestPostgres(t *testing.T) {
 	t.Parallel()
 	testpg.Require(t)
-	storetest.Exercise(t, func(t *testing.T) store.Store { return openPostgres(t) })
+	storetest.Exercise(t, func(t *testing.T) store.Store { return sqlstoretest.Postgres(t) })
 }
 
 // Migrating twice (every start does) changes nothing, on PostgreSQL too.
@@ -84,12 +59,19 @@ func TestPostgresMigrateTwice(t *testing.T) {
 }
 
 // A table a migration adds must be known to admin store copy, or the copy would
-// leave its rows behind.
+// leave its rows behind: the store's tables to the store, a driver's to the driver.
 func TestCopyKnowsEveryTable(t *testing.T) {
 	t.Parallel()
-	db := openMigrated(t, t.TempDir())
+	dir := t.TempDir()
+	db := sqlstoretest.SQLite(t, dir, drivers()...)
 	if err := db.CheckCopyCovers(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	db.Close()
+	// Opened without the libvirt driver, the database still holds its tables.
+	db = sqlstoretest.SQLite(t, dir, simdriver.Storage())
+	if err := db.CheckCopyCovers(context.Background()); err == nil || !strings.Contains(err.Error(), "libvirt_") {
+		t.Errorf("CheckCopyCovers without the libvirt driver = %v, want its tables unknown", err)
 	}
 }
 
@@ -99,7 +81,7 @@ func TestDataDirNameWithURICharacters(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "a#b?c%41d")
-	openMigrated(t, dir)
+	sqlstoretest.SQLite(t, dir)
 	if _, err := os.Stat(filepath.Join(dir, sqlstore.DBFile)); err != nil {
 		t.Errorf("the database is not in the data directory: %v", err)
 	}

@@ -1,0 +1,69 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/telemetry/telemetrytest"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+// hostedSim is the simulated driver with the ability of a driver whose machines run
+// on hosts (compute.Hosted): one host, and guests that may power off by themselves
+// (the machine named off reads stopped).
+type hostedSim struct {
+	compute.Driver
+	connected atomic.Bool
+	off       atomic.Value // string
+}
+
+func (h *hostedSim) ConnectHosts(context.Context) error {
+	h.connected.Store(true)
+	return nil
+}
+
+func (h *hostedSim) HostUsage(context.Context) ([]compute.HostUsage, error) {
+	return []compute.HostUsage{{ID: 3, LocationID: 1, Address: "host-a", VCPUs: 16, UsedVCPUs: 1, MemoryMB: 8192,
+		Machines: 1, Reachable: true}}, nil
+}
+
+func (h *hostedSim) Machine(ctx context.Context, name string) (compute.Machine, error) {
+	m, err := h.Driver.Machine(ctx, name)
+	if err == nil && h.off.Load() == name {
+		m.State = compute.StateStopped
+	}
+	return m, err
+}
+
+// TestHostedDriver: what a process that works operations does for a driver with
+// hosts follows from the driver's ability (compute.Hosted), not from its name: it
+// connects to the hosts at start, shows them in the operators' metrics, and makes a
+// server whose guest powered itself off stopped.
+func TestHostedDriver(t *testing.T) {
+	t.Parallel()
+	tel := telemetry.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	hosted := &hostedSim{}
+	env := testenv.New(t, testenv.Options{Telemetry: tel, RateLimit: 1 << 30,
+		WrapDriver: func(d compute.Driver) compute.Driver { hosted.Driver = d; return hosted }})
+	for deadline := time.Now().Add(10 * time.Second); !hosted.connected.Load(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hosts were not connected to at start")
+		}
+	}
+	if v, ok := telemetrytest.Sample(telemetrytest.Gather(t, tel.Registry()), "berth_libvirt_host_capacity", map[string]string{"host": "3", "address": "host-a", "resource": "vcpus"}); !ok || v != 16 {
+		t.Errorf("host capacity in the metrics: %v (present %v), want 16 vCPUs", v, ok)
+	}
+	a := env.NewAccount("en", "", "")
+	r := a.Do("POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1}).Want(t, 201)
+	name := r.Map(t)["data"].(map[string]any)["name"].(string)
+	a.WaitStatus(t, name, "running", 10*time.Second)
+	hosted.off.Store(name)
+	// The reconcile loop looks every 5 s.
+	a.WaitStatus(t, name, "stopped", 20*time.Second)
+}

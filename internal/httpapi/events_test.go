@@ -1,0 +1,194 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/testenv"
+)
+
+func events(t testing.TB, c caller, query string) api.EventList {
+	t.Helper()
+	var l api.EventList
+	c.Do("GET", "/events"+query, nil).Want(t, http.StatusOK).JSON(t, &l)
+	return l
+}
+
+func eventTypes(l api.EventList) []string {
+	out := []string{}
+	for _, e := range l.Data {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+// TestEventsOfAccountItems: each change of an SSH key, a project or a recipe writes
+// its event, with the request's id, and a change refused writes none; the list pages
+// on its cursor, narrows by type and resource, and another account sees none of them.
+func TestEventsOfAccountItems(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1000})
+	a := env.NewAccount("en", "100", "")
+	b := env.NewAccount("en", "100", "")
+
+	hdr := http.Header{"X-Request-Id": {"client-req-1"}}
+	pub := testenv.PublicKey(t)
+	key := env.Do(a.Token, "POST", "/ssh-keys", map[string]any{"name": "laptop", "public_key": pub}, hdr).Want(t, 201)
+	keyID := num(t, data(t, key)["id"])
+	a.Do("POST", "/ssh-keys", map[string]any{"name": "dup", "public_key": pub}).Want(t, 422) // refused: no event
+	createKey(t, a)
+	proj := data(t, a.Do("POST", "/projects", map[string]any{"name": "web"}).Want(t, 201))
+	projID := itoa(num(t, proj["id"]))
+	a.Do("POST", "/projects", map[string]any{"name": "web"}).Want(t, 422) // refused: no event
+	a.Do("PATCH", "/projects/"+projID, map[string]any{"name": "www"}).Want(t, 200)
+	rec := data(t, a.Do("POST", "/recipes", map[string]any{"name": "r", "script": "#!/bin/sh\necho hi\n"}).Want(t, 201))
+	recID := itoa(num(t, rec["id"]))
+	a.Do("PATCH", "/recipes/"+recID, map[string]any{"script": "#!/bin/sh\necho ho\n"}).Want(t, 200)
+	a.Do("DELETE", "/recipes/"+recID, nil).Want(t, 204)
+	a.Do("DELETE", "/projects/"+projID, nil).Want(t, 204)
+	a.Do("DELETE", fmt.Sprintf("/ssh-keys/%d", keyID), nil).Want(t, 204)
+	a.Do("DELETE", fmt.Sprintf("/ssh-keys/%d", keyID), nil).Want(t, 404) // refused: no event
+
+	all := events(t, as(env, a, "read"), "")
+	want := []string{"ssh_key.created", "ssh_key.created", "project.created", "project.updated", "recipe.created",
+		"recipe.updated", "recipe.deleted", "project.deleted", "ssh_key.deleted"}
+	if got := eventTypes(all); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	first := all.Data[0]
+	var k struct {
+		ID          int64  `json:"id"`
+		Name        string `json:"name"`
+		Fingerprint string `json:"fingerprint"`
+	}
+	if err := json.Unmarshal(first.Data, &k); err != nil || k.ID != keyID || k.Name != "laptop" || !strings.HasPrefix(k.Fingerprint, "SHA256:") {
+		t.Errorf("ssh_key.created data %s (%v)", first.Data, err)
+	}
+	if first.RequestID == nil || *first.RequestID != "client-req-1" || first.Resource != (api.EventResource{Type: "ssh_key", ID: keyID}) {
+		t.Errorf("ssh_key.created: request %v, resource %+v", first.RequestID, first.Resource)
+	}
+	if all.Data[2].RequestID == nil || len(*all.Data[2].RequestID) != 32 {
+		t.Errorf("project.created names request %v, want the id Berth gave the request", all.Data[2].RequestID)
+	}
+	for i := 1; i < len(all.Data); i++ {
+		if all.Data[i].ID <= all.Data[i-1].ID {
+			t.Fatalf("ids not growing: %d after %d", all.Data[i].ID, all.Data[i-1].ID)
+		}
+	}
+	if all.Meta.NextAfter != all.Data[len(all.Data)-1].ID || all.Meta.HasMore {
+		t.Errorf("meta %+v", all.Meta)
+	}
+
+	t.Run("cursor and limit", func(t *testing.T) {
+		var seen []int64
+		after := int64(0)
+		for range 10 {
+			page := events(t, a, fmt.Sprintf("?after=%d&limit=4", after))
+			for _, e := range page.Data {
+				seen = append(seen, e.ID)
+			}
+			after = page.Meta.NextAfter
+			if !page.Meta.HasMore {
+				break
+			}
+		}
+		var ids []int64
+		for _, e := range all.Data {
+			ids = append(ids, e.ID)
+		}
+		if !slices.Equal(seen, ids) {
+			t.Errorf("paged %v, want %v", seen, ids)
+		}
+		if last := events(t, a, fmt.Sprintf("?after=%d", after)); len(last.Data) != 0 || last.Meta.NextAfter != after || last.Meta.HasMore {
+			t.Errorf("after the last: %+v", last)
+		}
+	})
+	t.Run("filters", func(t *testing.T) {
+		for q, want := range map[string][]string{
+			"?types=project.*":                      {"project.created", "project.updated", "project.deleted"},
+			"?types=recipe.deleted,ssh_key.deleted": {"recipe.deleted", "ssh_key.deleted"},
+			"?types=*":                              want,
+			"?types=server.*":                       {},
+			"?resource=project:" + projID:           {"project.created", "project.updated", "project.deleted"},
+			"?resource=project:" + projID + "&types=project.deleted": {"project.deleted"},
+		} {
+			if got := eventTypes(events(t, a, q)); !slices.Equal(got, want) {
+				t.Errorf("%s: %v, want %v", q, got, want)
+			}
+		}
+	})
+	t.Run("another account's", func(t *testing.T) {
+		if l := events(t, b, ""); len(l.Data) != 0 {
+			t.Errorf("account b sees %v", eventTypes(l))
+		}
+		if l := events(t, b, "?resource=project:"+projID); len(l.Data) != 0 {
+			t.Errorf("account b sees a's project's events: %v", eventTypes(l))
+		}
+	})
+}
+
+// TestEventsQueryRules: every parameter's boundaries; a bad one is 422 on its name.
+func TestEventsQueryRules(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1000})
+	a := env.NewAccount("de", "100", "")
+	for _, c := range []struct {
+		query, field string
+	}{
+		{"after=-1", "after"}, {"after=x", "after"}, {"after=9223372036854775808", "after"}, {"after=", "after"},
+		{"after=1&after=2", "after"},
+		{"limit=0", "limit"}, {"limit=1001", "limit"}, {"limit=-1", "limit"}, {"limit=1.5", "limit"},
+		{"wait=0", "wait"}, {"wait=61", "wait"}, {"wait=", "wait"}, {"wait=9223372036854775807", "wait"},
+		{"types=", "types"}, {"types=server.created,", "types"}, {"types=server", "types"}, {"types=servers.*", "types"},
+		{"types=server.created.extra", "types"}, {"types=ser*", "types"}, {"types=**", "types"}, {"types=nothing.*", "types"},
+		{"resource=server", "resource"}, {"resource=server:0", "resource"}, {"resource=server:-1", "resource"},
+		{"resource=planet:1", "resource"}, {"resource=server:9223372036854775808", "resource"}, {"resource=:1", "resource"},
+	} {
+		e := wantInvalid(t, a.Do("GET", "/events?"+c.query, nil), c.field)
+		if len(e.Errors) != 1 {
+			t.Errorf("%s: errors on %v, want only %s", c.query, e.Errors, c.field)
+		}
+	}
+	for _, q := range []string{"after=0", "after=9223372036854775807", "limit=1", "limit=1000", "wait=1", "types=*",
+		"types=server.*,operation.failed", "resource=server:9223372036854775807", "resource=account:1"} {
+		a.Do("GET", "/events?"+q, nil).Want(t, 200)
+	}
+}
+
+// TestEventsWait: a held GET /events answers as soon as an event comes, and an empty
+// list when wait runs out.
+func TestEventsWait(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1000})
+	a := env.NewAccount("en", "100", "")
+	start := time.Now()
+	if l := events(t, a, "?wait=1"); len(l.Data) != 0 || time.Since(start) < 900*time.Millisecond {
+		t.Errorf("an empty wait=1: %d events after %v", len(l.Data), time.Since(start))
+	}
+	got := make(chan api.EventList, 1)
+	go func() {
+		var l api.EventList
+		if r := a.Do("GET", "/events?wait=60", nil); r.Status == 200 {
+			_ = json.Unmarshal(r.Body, &l)
+		}
+		got <- l
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start = time.Now()
+	a.Do("POST", "/projects", map[string]any{"name": "p"}).Want(t, 201)
+	select {
+	case l := <-got:
+		if !slices.Equal(eventTypes(l), []string{"project.created"}) {
+			t.Errorf("the held request answered %v", eventTypes(l))
+		}
+		t.Logf("answered %v after the change", time.Since(start))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held request did not answer within 30 s of the change")
+	}
+}

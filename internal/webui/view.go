@@ -1,0 +1,160 @@
+package webui
+
+import (
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+)
+
+// view is what every page template gets as its root: the layout's fields, the page's
+// Data, and methods that render values in the reader's language. Inside range and
+// with, templates reach it as $.
+type view struct {
+	r        *req
+	Title    string
+	Nav      string
+	Data     any
+	Flash    *flash
+	Account  hosting.Account
+	SignedIn bool
+	CSRF     string
+}
+
+// Lang is the page's language.
+func (v *view) Lang() string { return v.r.lang }
+
+// T translates a message id with alternating key, value arguments.
+func (v *view) T(id string, kv ...any) string { return v.r.T(id, kv...) }
+
+// Money shows an amount with the currency: two decimals unless it needs four, with
+// the decimal separator of the language.
+func (v *view) Money(m hosting.Money) string {
+	return formatMoney(m, v.r.lang) + " " + v.currency()
+}
+
+// MoneyPtr is Money for an optional amount ("—" when nil).
+func (v *view) MoneyPtr(m *hosting.Money) string {
+	if m == nil {
+		return "—"
+	}
+	return v.Money(*m)
+}
+
+func (v *view) currency() string {
+	if v.Account.Currency != "" {
+		return v.Account.Currency
+	}
+	return "EUR"
+}
+
+func formatMoney(m hosting.Money, lang string) string {
+	s := m.String()
+	if strings.HasSuffix(s, "00") {
+		s = s[:len(s)-2]
+	}
+	if lang == "de" || lang == "fr" {
+		s = strings.Replace(s, ".", ",", 1)
+	}
+	return s
+}
+
+// When shows a time in UTC.
+func (v *view) When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+// WhenPtr shows an optional time, or the word for "never".
+func (v *view) WhenPtr(t *time.Time) string {
+	if t == nil {
+		return v.T("console.never")
+	}
+	return v.When(*t)
+}
+
+// Status is a server status in words.
+func (v *view) Status(s hosting.Status) string { return v.T("console.status." + string(s)) }
+
+// Transient reports whether a server's status is about to change by itself, so that
+// the page polls it.
+func (v *view) Transient(srv hosting.Server) bool { return transient(srv) }
+
+func transient(srv hosting.Server) bool {
+	if srv.Operation != nil {
+		return true
+	}
+	switch srv.ShownStatus() {
+	case hosting.StatusRunning, hosting.StatusStopped, hosting.StatusError, hosting.StatusSuspended:
+		return false
+	}
+	return true
+}
+
+// Errs are the messages of a field in a form error map.
+func (v *view) Errs(errs map[string][]string, field string) []string { return errs[field] }
+
+// Str dereferences an optional string ("—" when nil).
+func (v *view) Str(s *string) string {
+	if s == nil || *s == "" {
+		return "—"
+	}
+	return *s
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// funcs are the template functions that need no reader.
+var funcs = template.FuncMap{
+	"int64": func(n int) int64 { return int64(n) },
+	"eq64":  func(a int64, b *int64) bool { return b != nil && *b == a },
+	"has": func(list []int64, x int64) bool {
+		for _, y := range list {
+			if y == x {
+				return true
+			}
+		}
+		return false
+	},
+	"gb": func(mb int) string {
+		if mb%1024 == 0 {
+			return strconv.Itoa(mb/1024) + " GB"
+		}
+		return strconv.FormatFloat(float64(mb)/1024, 'f', 1, 64) + " GB"
+	},
+	"add":      func(a, b int) int { return a + b },
+	"scopeStr": func(sc hosting.Scopes) string { return strings.ReplaceAll(sc.String(), ",", ", ") },
+	"str":      func(x any) string { return fmt.Sprint(x) },
+}
+
+// parsePages parses each page template with the layout around it.
+func parsePages() (map[string]*template.Template, error) {
+	base, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := base.Clone()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := t.ParseFS(templateFS, n); err != nil {
+			return nil, fmt.Errorf("console template %s: %w", n, err)
+		}
+		pages[name] = t
+	}
+	return pages, nil
+}
