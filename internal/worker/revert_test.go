@@ -94,6 +94,31 @@ func TestFailedProvisioningLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestReinstallAfterAnUndoneProvisioning: a server whose provisioning failed has no
+// machine left, so a reinstall (which error allows) has nothing to write its image on:
+// once its tries are spent it ends in error, the server too, as docs/api.md says.
+func TestReinstallAfterAnUndoneProvisioning(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	srv := h.order(t, ops.Order{})
+	if err := h.attempt(h.worker(h.env.App.DB, h.simFailingAt("start", compute.ErrFailed)), srv.Operation.ID, 1); err != nil {
+		t.Fatalf("provisioning: %v", err)
+	}
+	got, err := h.svc.Reinstall(h.ctx, h.p, srv.ID, ptr(int64(1)))
+	if err != nil || got.Operation == nil {
+		t.Fatalf("reinstall: %+v, %v", got, err)
+	}
+	if err := h.attempt(h.worker(h.env.App.DB, h.sim), got.Operation.ID, 5); err != nil {
+		t.Fatalf("the reinstall's last try: %v", err)
+	}
+	if op := h.operation(t, got.Operation.ID); op.Status != hosting.OpError {
+		t.Errorf("reinstall %s, want error", op.Status)
+	}
+	if got := h.server(t, srv.ID); got.Status != hosting.StatusError || h.machineRow(t, srv.Name) == "live" {
+		t.Errorf("server %s, machine %s; want error without one", got.Status, h.machineRow(t, srv.Name))
+	}
+}
+
 // TestFailedProvisioningUndoneOnceAcrossRestarts (issue 27): the undo of a failed
 // provisioning survives a restart at any point, and its end, with the refund, happens
 // once.
