@@ -46,8 +46,9 @@ func (s *Service) Reinstall(ctx context.Context, p hosting.Principal, id int64, 
 		} else if err != nil {
 			return internal("image", err)
 		}
-		if !offersImage(loc, *imageID) {
-			return hosting.Invalid("image_id", "validation.image_not_offered")
+		var v hosting.Validation
+		if !hosting.CheckImageOffered(&v, loc, *imageID) {
+			return v.Err()
 		}
 		if srv.Operation != nil {
 			return busy(srv.Operation)

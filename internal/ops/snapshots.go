@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/riverqueue/river"
-
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -247,44 +245,4 @@ func (s *Service) runScheduledDeletions(ctx context.Context, tx store.Tx, server
 		}
 	}
 	return nil
-}
-
-// SnapshotDeleteArgs is the job that removes a deleted snapshot's data from its
-// machine. It holds no operation: the server stays free meanwhile.
-type SnapshotDeleteArgs struct {
-	SnapshotID int64 `json:"snapshot_id"`
-}
-
-// Kind implements river.JobArgs.
-func (SnapshotDeleteArgs) Kind() string { return "berth.snapshot_delete" }
-
-// SnapshotDeleteWorker carries out SnapshotDeleteArgs.
-type SnapshotDeleteWorker struct {
-	river.WorkerDefaults[SnapshotDeleteArgs]
-	w *Worker
-}
-
-// NewSnapshotDeleteWorker returns the worker for snapshot deletions.
-func NewSnapshotDeleteWorker(w *Worker) *SnapshotDeleteWorker { return &SnapshotDeleteWorker{w: w} }
-
-// Work implements river.Worker. The driver call is keyed by the snapshot, so a
-// repeated job removes the data once.
-func (sw *SnapshotDeleteWorker) Work(ctx context.Context, job *river.Job[SnapshotDeleteArgs]) error {
-	st := sw.w.svc.store
-	snap, err := st.SnapshotAny(ctx, job.Args.SnapshotID)
-	if errors.Is(err, store.ErrNotFound) {
-		return river.JobCancel(err)
-	}
-	if err != nil {
-		return err
-	}
-	srv, err := st.ServerAny(ctx, snap.ServerID)
-	if err != nil {
-		return err
-	}
-	err = sw.w.driver.DeleteSnapshot(ctx, "snapshot-delete-"+snap.DriverName(), srv.Name, snap.DriverName())
-	if err == nil {
-		sw.w.svc.log.Info("snapshot deleted", "snapshot", snap.ID, "server", srv.Name)
-	}
-	return err
 }
