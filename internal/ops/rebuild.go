@@ -53,8 +53,12 @@ func (s *Service) Reinstall(ctx context.Context, p hosting.Principal, id int64, 
 		if srv.Operation != nil {
 			return busy(srv.Operation)
 		}
-		switch srv.Status {
-		case hosting.StatusRunning, hosting.StatusStopped, hosting.StatusError:
+		switch {
+		case srv.Status == hosting.StatusError && srv.IPv4 == nil && srv.IPv6 == nil:
+			// Its provisioning failed, and what it made was undone: there is no machine
+			// to write the image on (docs/api.md, Failed operations).
+			return hosting.Invalid("server", "validation.server_no_machine")
+		case srv.Status == hosting.StatusRunning, srv.Status == hosting.StatusStopped, srv.Status == hosting.StatusError:
 		default:
 			return hosting.Invalid("server", "validation.server_state", "status", string(srv.Status))
 		}
