@@ -74,6 +74,10 @@ var EventTypes = []EventType{
 // EventResourceTypes are what events are about. Billing events are about the account.
 var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account"}
 
+// CreditLowDays: billing.credit_low says that an hourly charge took the credit below
+// this many days of the account's hourly burn.
+const CreditLowDays = 7
+
 // EventRetention is how long events are kept.
 const EventRetention = 30 * 24 * time.Hour
 

@@ -141,10 +141,11 @@ func (s *Service) suspendForCredit(ctx context.Context, tx store.Tx, accountID i
 			return err
 		}
 	}
-	if len(ids) > 0 {
-		s.log.Info("servers suspended for exhausted credit", "account", accountID, "servers", len(ids))
+	if len(ids) == 0 {
+		return nil
 	}
-	return nil
+	s.log.Info("servers suspended for exhausted credit", "account", accountID, "servers", len(ids))
+	return s.emitAccount(ctx, tx, hosting.EventAccountSuspended, accountID, hosting.AccountEventData{Reason: "credit"})
 }
 
 // afterCredit lifts a suspension for credit once the credit is above zero again.
@@ -153,10 +154,11 @@ func (s *Service) afterCredit(ctx context.Context, tx store.Tx, t hosting.Transa
 		return nil
 	}
 	n, err := tx.LiftCreditSuspension(ctx, t.AccountID)
-	if n > 0 {
-		s.log.Info("suspension for credit lifted", "account", t.AccountID, "servers", n)
+	if err != nil || n == 0 {
+		return err
 	}
-	return err
+	s.log.Info("suspension for credit lifted", "account", t.AccountID, "servers", n)
+	return s.emitAccount(ctx, tx, hosting.EventAccountUnsuspended, t.AccountID, hosting.AccountEventData{Reason: "credit"})
 }
 
 // MeterResult is what a metering pass did.
@@ -256,6 +258,9 @@ func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now t
 				return got, false, err
 			}
 		}
+		if err := s.creditLow(ctx, tx, res.CreditLow); err != nil {
+			return got, false, err
+		}
 		got.Hours += res.Hours
 		got.Total += res.Total
 		got.Overdrawn += len(res.Overdrawn)
@@ -317,8 +322,10 @@ func (s *Service) SetBudget(ctx context.Context, accountID int64, budget *hostin
 			return err
 		}
 		var err error
-		a, err = tx.Account(ctx, accountID)
-		return err
+		if a, err = tx.Account(ctx, accountID); err != nil {
+			return err
+		}
+		return s.emitAccount(ctx, tx, hosting.EventAccountUpdated, accountID, hosting.AccountEventData{Changes: []string{"budget"}})
 	})
 	return a, err
 }

@@ -74,6 +74,13 @@ func (s *Service) endRunning(ctx context.Context, tx store.Tx, op hosting.Operat
 	if err := tx.FinishOperation(ctx, op.ID, result, errText, at); err != nil {
 		return nil, err
 	}
+	typ := hosting.EventOperationSucceeded
+	if result == hosting.OpError {
+		typ = hosting.EventOperationFailed
+	}
+	if err := s.emitOperation(ctx, tx, typ, op, result, errText); err != nil {
+		return nil, err
+	}
 	if err := s.runScheduledDeletions(ctx, tx, op.ServerID); err != nil {
 		return nil, err
 	}
@@ -89,30 +96,30 @@ func (s *Service) followSuspension(ctx context.Context, tx store.Tx, serverID in
 	if _, err := s.startOperation(ctx, tx, srv, hosting.OpPower, hosting.PowerOff); err != nil {
 		return err
 	}
-	return tx.SetServerStatus(ctx, srv.ID, hosting.StatusStopping)
+	return s.setStatus(ctx, tx, srv.ID, hosting.StatusStopping)
 }
 
 // SetServerStatus writes a server's status between two steps of its operation (a
 // reboot's server shows starting once its guest is off).
 func (s *Service) SetServerStatus(ctx context.Context, serverID int64, st hosting.Status) error {
-	return s.store.InTx(ctx, func(tx store.Tx) error { return ServerStatus(serverID, st)(ctx, tx) })
+	return s.store.InTx(ctx, func(tx store.Tx) error { return s.ServerStatus(serverID, st)(ctx, tx) })
 }
 
 // ---- the changes operations end with ----
 
 // ServerStatus sets the server's status.
-func ServerStatus(serverID int64, st hosting.Status) Change {
-	return func(ctx context.Context, tx store.Tx) error { return tx.SetServerStatus(ctx, serverID, st) }
+func (s *Service) ServerStatus(serverID int64, st hosting.Status) Change {
+	return func(ctx context.Context, tx store.Tx) error { return s.setStatus(ctx, tx, serverID, st) }
 }
 
 // Provisioned: the server's machine m has been made; the server has its addresses
 // and runs.
-func Provisioned(serverID int64, m compute.Machine) Change {
+func (s *Service) Provisioned(serverID int64, m compute.Machine) Change {
 	return func(ctx context.Context, tx store.Tx) error {
 		if err := tx.SetServerAddresses(ctx, serverID, m.IPv4, m.IPv6); err != nil {
 			return err
 		}
-		return tx.SetServerStatus(ctx, serverID, hosting.StatusRunning)
+		return s.setStatus(ctx, tx, serverID, hosting.StatusRunning)
 	}
 }
 
@@ -126,7 +133,7 @@ func (s *Service) Reinstalled(srv hosting.Server, image int64) Change {
 		if err := s.resumeServerMeter(ctx, tx, srv); err != nil {
 			return err
 		}
-		return tx.SetServerStatus(ctx, srv.ID, hosting.StatusRunning)
+		return s.setStatus(ctx, tx, srv.ID, hosting.StatusRunning)
 	}
 }
 
@@ -140,7 +147,7 @@ func (s *Service) Rescaled(serverID int64, plan hosting.Plan, diskGB int) Change
 		if err := s.repriceServer(ctx, tx, serverID, plan); err != nil {
 			return err
 		}
-		return tx.SetServerStatus(ctx, serverID, hosting.StatusStopped)
+		return s.setStatus(ctx, tx, serverID, hosting.StatusStopped)
 	}
 }
 
@@ -148,6 +155,9 @@ func (s *Service) Rescaled(serverID int64, plan hosting.Plan, diskGB int) Change
 func (s *Service) SnapshotTaken(snap hosting.Snapshot, sizeGB int) Change {
 	return func(ctx context.Context, tx store.Tx) error {
 		if err := tx.SnapshotReady(ctx, snap.ID, sizeGB); err != nil {
+			return err
+		}
+		if err := s.emitSnapshot(ctx, tx, hosting.EventSnapshotUpdated, snap, hosting.SnapshotAvailable); err != nil {
 			return err
 		}
 		return s.openSnapshotMeter(ctx, tx, snap, sizeGB)
@@ -168,13 +178,13 @@ func (s *Service) Failed(op hosting.Operation, srv hosting.Server, after hosting
 			if err := s.refundProvisioning(ctx, tx, srv); err != nil {
 				return err
 			}
-			return tx.SetServerStatus(ctx, srv.ID, hosting.StatusError)
+			return s.setStatus(ctx, tx, srv.ID, hosting.StatusError)
 		case hosting.OpSnapshot:
 			if err := s.removeFailedSnapshot(ctx, tx, op); err != nil {
 				return err
 			}
 		}
-		return tx.SetServerStatus(ctx, srv.ID, after)
+		return s.setStatus(ctx, tx, srv.ID, after)
 	}
 }
 

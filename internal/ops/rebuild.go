@@ -67,7 +67,7 @@ func (s *Service) Reinstall(ctx context.Context, p hosting.Principal, id int64, 
 			return err
 		}
 		srv.Operation, srv.Status = &op, hosting.StatusReinstalling
-		return internal("set status", tx.SetServerStatus(ctx, srv.ID, srv.Status))
+		return internal("set status", s.setStatus(ctx, tx, srv.ID, srv.Status))
 	})
 	return srv, err
 }
@@ -158,7 +158,7 @@ func (s *Service) Rescale(ctx context.Context, p hosting.Principal, id int64, pl
 			return err
 		}
 		srv.Operation, srv.Status = &op, hosting.StatusRescaling
-		return internal("set status", tx.SetServerStatus(ctx, srv.ID, srv.Status))
+		return internal("set status", s.setStatus(ctx, tx, srv.ID, srv.Status))
 	})
 	return srv, err
 }

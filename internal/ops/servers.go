@@ -56,7 +56,7 @@ func (s *Service) startOp(ctx context.Context, tx store.Tx, srv hosting.Server, 
 	if err := s.enqueue(ctx, tx, OperationArgs{OperationID: id}); err != nil {
 		return op, internal("enqueue", err)
 	}
-	return op, nil
+	return op, s.emitOperation(ctx, tx, hosting.EventOperationStarted, op, hosting.OpRunning, "")
 }
 
 // changed reports whether what an operation is decided on differs between two reads
@@ -356,6 +356,9 @@ func (s *Service) writeServer(ctx context.Context, tx store.Tx, acct hosting.Acc
 	if err != nil {
 		return srv, internal("create server", err)
 	}
+	if err := s.emitServer(ctx, tx, hosting.EventServerCreated, srv); err != nil {
+		return srv, err
+	}
 	return srv, s.openServerMeter(ctx, tx, acct, srv, plan)
 }
 
@@ -390,6 +393,7 @@ func (s *Service) UpdateServer(ctx context.Context, p hosting.Principal, id int6
 		if err := v.Err("display_name", "project_id"); err != nil {
 			return err
 		}
+		was := srv
 		if u.DisplayName != nil {
 			srv.DisplayName = strings.TrimSpace(*u.DisplayName)
 		}
@@ -398,7 +402,13 @@ func (s *Service) UpdateServer(ctx context.Context, p hosting.Principal, id int6
 		} else if u.ProjectID != nil {
 			srv.ProjectID = u.ProjectID
 		}
-		return internal("update server", tx.UpdateServer(ctx, srv))
+		if err := tx.UpdateServer(ctx, srv); err != nil {
+			return internal("update server", err)
+		}
+		if changes := serverChanges(was, srv); len(changes) > 0 {
+			return s.emitServer(ctx, tx, hosting.EventServerUpdated, srv, changes...)
+		}
+		return nil
 	})
 	return srv, err
 }
@@ -423,11 +433,17 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 			if err := tx.DeleteSnapshot(ctx, snap.ID, s.NowFor(srv.AccountID)); err != nil {
 				return internal("delete snapshot", err)
 			}
+			if err := s.emitSnapshot(ctx, tx, hosting.EventSnapshotDeleted, snap, "deleted"); err != nil {
+				return err
+			}
 		}
 		if err := s.stopServerMeters(ctx, tx, srv, snaps); err != nil {
 			return err
 		}
-		return internal("delete server", tx.DeleteServer(ctx, srv.ID, s.NowFor(srv.AccountID)))
+		if err := tx.DeleteServer(ctx, srv.ID, s.NowFor(srv.AccountID)); err != nil {
+			return internal("delete server", err)
+		}
+		return s.emitServer(ctx, tx, hosting.EventServerDeleted, srv)
 	})
 }
 
@@ -470,7 +486,7 @@ func (s *Service) Power(ctx context.Context, p hosting.Principal, id int64, acti
 			return err
 		}
 		srv.Operation, srv.Status = &op, to
-		return internal("set status", tx.SetServerStatus(ctx, srv.ID, to))
+		return internal("set status", s.setStatus(ctx, tx, srv.ID, to))
 	})
 	return srv, err
 }

@@ -98,8 +98,10 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 		} else if err != nil {
 			return internal("create snapshot", err)
 		}
-		_, err = s.startOp(ctx, tx, srv, hosting.Operation{Type: hosting.OpSnapshot, SnapshotID: &snap.ID})
-		return err
+		if _, err = s.startOp(ctx, tx, srv, hosting.Operation{Type: hosting.OpSnapshot, SnapshotID: &snap.ID}); err != nil {
+			return err
+		}
+		return s.emitSnapshot(ctx, tx, hosting.EventSnapshotCreated, snap, hosting.SnapshotCreating)
 	})
 	return snap, err
 }
@@ -134,7 +136,7 @@ func (s *Service) RestoreSnapshot(ctx context.Context, p hosting.Principal, id, 
 			return err
 		}
 		srv.Operation, srv.Status = &op, hosting.StatusRestoring
-		return internal("set status", tx.SetServerStatus(ctx, srv.ID, srv.Status))
+		return internal("set status", s.setStatus(ctx, tx, srv.ID, srv.Status))
 	})
 	return srv, err
 }
@@ -153,7 +155,10 @@ func (s *Service) DeleteSnapshot(ctx context.Context, p hosting.Principal, id, s
 			return err
 		}
 		if srv.Operation != nil || snap.Status == hosting.SnapshotCreating {
-			return internal("schedule snapshot deletion", tx.ScheduleSnapshotDeletion(ctx, snap.ID))
+			if err := tx.ScheduleSnapshotDeletion(ctx, snap.ID); err != nil {
+				return internal("schedule snapshot deletion", err)
+			}
+			return s.emitSnapshot(ctx, tx, hosting.EventSnapshotUpdated, snap, hosting.SnapshotDeleting)
 		}
 		deleted = true
 		return s.deleteSnapshot(ctx, tx, snap)
@@ -173,7 +178,7 @@ func (s *Service) deleteSnapshot(ctx context.Context, tx store.Tx, snap hosting.
 	if err := s.enqueue(ctx, tx, SnapshotDeleteArgs{SnapshotID: snap.ID}); err != nil {
 		return internal("enqueue", err)
 	}
-	return nil
+	return s.emitSnapshot(ctx, tx, hosting.EventSnapshotDeleted, snap, "deleted")
 }
 
 // holdOperationEnd makes tx the only transaction that ends the server's operation or

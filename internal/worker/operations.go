@@ -42,7 +42,7 @@ func (w *Worker) provision(ctx context.Context, a attempt) error {
 	if err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, ops.Provisioned(a.srv.ID, m))
+	return w.succeed(ctx, a, w.svc.Provisioned(a.srv.ID, m))
 }
 
 // destroy removes the machine of a deleted server.
@@ -124,7 +124,7 @@ func (w *Worker) restore(ctx context.Context, a attempt) error {
 	if err := w.driver.Restore(ctx, a.key("restore"), a.srv.Name, snap.DriverName(), state); err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, ops.ServerStatus(a.srv.ID, after))
+	return w.succeed(ctx, a, w.svc.ServerStatus(a.srv.ID, after))
 }
 
 // operationSnapshot reads the snapshot a snapshot or restore operation is about.
@@ -157,7 +157,7 @@ func (w *Worker) powerOn(ctx context.Context, a attempt) error {
 	if err := w.driver.Start(ctx, a.key("start"), a.srv.Name); err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, ops.ServerStatus(a.srv.ID, hosting.StatusRunning))
+	return w.succeed(ctx, a, w.svc.ServerStatus(a.srv.ID, hosting.StatusRunning))
 }
 
 // powerOff pulls the machine's plug.
@@ -165,7 +165,7 @@ func (w *Worker) powerOff(ctx context.Context, a attempt) error {
 	if err := w.driver.Stop(ctx, a.key("stop"), a.srv.Name); err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, ops.ServerStatus(a.srv.ID, hosting.StatusStopped))
+	return w.succeed(ctx, a, w.svc.ServerStatus(a.srv.ID, hosting.StatusStopped))
 }
 
 // shutdown asks the guest to power off (gracefulShutdown).
@@ -173,7 +173,7 @@ func (w *Worker) shutdown(ctx context.Context, a attempt) error {
 	if off, err := w.gracefulShutdown(ctx, a); !off {
 		return err
 	}
-	return w.succeed(ctx, a, ops.ServerStatus(a.srv.ID, hosting.StatusStopped))
+	return w.succeed(ctx, a, w.svc.ServerStatus(a.srv.ID, hosting.StatusStopped))
 }
 
 // reboot shuts the guest down (gracefulShutdown), shows the server starting, and
@@ -188,7 +188,7 @@ func (w *Worker) reboot(ctx context.Context, a attempt) error {
 	if err := w.driver.Start(ctx, a.key("start"), a.srv.Name); err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, ops.ServerStatus(a.srv.ID, hosting.StatusRunning))
+	return w.succeed(ctx, a, w.svc.ServerStatus(a.srv.ID, hosting.StatusRunning))
 }
 
 // reset restarts the running machine at once.
@@ -196,7 +196,7 @@ func (w *Worker) reset(ctx context.Context, a attempt) error {
 	if err := w.driver.Reset(ctx, a.key("reset"), a.srv.Name); err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, ops.ServerStatus(a.srv.ID, hosting.StatusRunning))
+	return w.succeed(ctx, a, w.svc.ServerStatus(a.srv.ID, hosting.StatusRunning))
 }
 
 // gracefulShutdown asks the guest to power off (ACPI) and reports whether it is off.
@@ -207,7 +207,7 @@ func (w *Worker) gracefulShutdown(ctx context.Context, a attempt) (off bool, err
 	err = w.driver.Shutdown(ctx, a.key("shutdown"), a.srv.Name, w.shutdownTimeout)
 	if errors.Is(err, compute.ErrShutdownTimeout) {
 		msg := fmt.Sprintf("the guest did not shut down within %s; the server is still running", w.shutdownTimeout)
-		return false, w.end(ctx, a, hosting.OpError, msg, ops.ServerStatus(a.srv.ID, hosting.StatusRunning))
+		return false, w.end(ctx, a, hosting.OpError, msg, w.svc.ServerStatus(a.srv.ID, hosting.StatusRunning))
 	}
 	return err == nil, err
 }
