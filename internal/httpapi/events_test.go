@@ -230,10 +230,10 @@ func TestEventsOfServersAndBilling(t *testing.T) {
 	all := events(t, a, "?limit=1000")
 	got := func(q string) []string { return eventTypes(events(t, a, q)) }
 	for q, want := range map[string][]string{
-		"?types=billing.*,account.*": {"billing.topped_up", "billing.credit_low"},
+		"?types=billing.*,account.*":                          {"billing.topped_up", "billing.credit_low"},
 		"?types=server.created,server.updated,server.deleted": {"server.created", "server.updated", "server.deleted"},
-		"?types=snapshot.*":       {"snapshot.created", "snapshot.updated", "snapshot.deleted"},
-		"?types=operation.failed": {},
+		"?types=snapshot.*":                                   {"snapshot.created", "snapshot.updated", "snapshot.deleted"},
+		"?types=operation.failed":                             {},
 	} {
 		if g := got(q); !slices.Equal(g, want) {
 			t.Errorf("%s: %v, want %v%s", q, g, want, eventLog(all))

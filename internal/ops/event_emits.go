@@ -10,7 +10,9 @@ import (
 // The events of servers, operations, snapshots, billing and the account, each
 // written by the change it reports (docs/api.md, Events).
 
-func serverResource(id int64) hosting.EventResource { return hosting.EventResource{Type: "server", ID: id} }
+func serverResource(id int64) hosting.EventResource {
+	return hosting.EventResource{Type: "server", ID: id}
+}
 
 // emitServer emits typ about srv as it now is; changes names what server.updated
 // changed.
