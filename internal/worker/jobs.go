@@ -62,7 +62,8 @@ func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[ops.MeterArgs]) err
 	return nil
 }
 
-// HousekeepingWorker forgets expired idempotency keys (ops.HousekeepingArgs).
+// HousekeepingWorker forgets expired idempotency keys and the events older than
+// their retention (ops.HousekeepingArgs).
 type HousekeepingWorker struct {
 	river.WorkerDefaults[ops.HousekeepingArgs]
 	svc *ops.Service
@@ -78,6 +79,14 @@ func (w *HousekeepingWorker) Work(ctx context.Context, _ *river.Job[ops.Housekee
 	}
 	if n > 0 {
 		w.log.Info("expired idempotency keys removed", "keys", n)
+	}
+	n, err = w.svc.PruneEvents(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		w.log.Error("housekeeping failed: events", "err", err)
+		return err
+	}
+	if n > 0 {
+		w.log.Info("events past their retention removed", "events", n)
 	}
 	return nil
 }
