@@ -271,6 +271,10 @@ func TestEveryEndpoint(t *testing.T) {
 	if op := must[*api.Operation](t)(c.GetOperation(ctx, all.Data[0].ID)); op.ServerID != srv.ID {
 		t.Errorf("GetOperation: %+v", op)
 	}
+	if ev := must[*api.EventList](t)(c.ListEvents(ctx, client.EventListOptions{Resource: "server:" + strconv.FormatInt(srv.ID, 10),
+		Types: []string{"server.created"}})); len(ev.Data) != 1 {
+		t.Errorf("ListEvents: %+v", ev.Data)
+	}
 	b := must[*api.Billing](t)(c.GetBilling(ctx))
 	if b.Currency != "EUR" || b.HourlyBurn == "0.0000" {
 		t.Errorf("GetBilling: %+v", b)

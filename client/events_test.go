@@ -42,7 +42,7 @@ func TestEvents(t *testing.T) {
 		last = e.ID
 		types = append(types, e.Type)
 	}
-	want := []string{"project.created", "project.created", "project.created", "project.created", "project.created", "project.deleted"}
+	want := []string{"billing.topped_up", "project.created", "project.created", "project.created", "project.created", "project.created", "project.deleted"}
 	if !slices.Equal(types, want) {
 		t.Fatalf("walked %v, want %v", types, want)
 	}

@@ -27,7 +27,9 @@ func TestEventList(t *testing.T) {
 
 	out := c.ok("event", "list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[3], "project.deleted") {
+	// The account's opening credit, the two projects, the deletion.
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[1], "billing.topped_up") ||
+		!strings.Contains(lines[4], "project.deleted") {
 		t.Fatalf("event list:\n%s", out)
 	}
 	if got := c.ok("event", "list", "--type", "project.deleted", "-q"); len(strings.Fields(got)) != 1 {
@@ -39,7 +41,7 @@ func TestEventList(t *testing.T) {
 	if r := c.run("event", "list", "--type", "project.renamed"); r.code == 0 || !strings.Contains(r.stderr, "types") {
 		t.Errorf("an unknown type: exit %d, %s", r.code, r.stderr)
 	}
-	last := strings.Fields(lines[3])[0]
+	last := strings.Fields(lines[4])[0]
 
 	cmd := exec.Command(c.bin, "event", "list", "--follow", "--after", last, "-o", "json")
 	cmd.Env = c.env

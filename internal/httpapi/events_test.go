@@ -56,12 +56,12 @@ func TestEventsOfAccountItems(t *testing.T) {
 	a.Do("DELETE", fmt.Sprintf("/ssh-keys/%d", keyID), nil).Want(t, 404) // refused: no event
 
 	all := events(t, as(env, a, "read"), "")
-	want := []string{"ssh_key.created", "ssh_key.created", "project.created", "project.updated", "recipe.created",
+	want := []string{"billing.topped_up", "ssh_key.created", "ssh_key.created", "project.created", "project.updated", "recipe.created",
 		"recipe.updated", "recipe.deleted", "project.deleted", "ssh_key.deleted"}
 	if got := eventTypes(all); !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	first := all.Data[0]
+	first := all.Data[1]
 	var k struct {
 		ID          int64  `json:"id"`
 		Name        string `json:"name"`
@@ -73,8 +73,11 @@ func TestEventsOfAccountItems(t *testing.T) {
 	if first.RequestID == nil || *first.RequestID != "client-req-1" || first.Resource != (api.EventResource{Type: "ssh_key", ID: keyID}) {
 		t.Errorf("ssh_key.created: request %v, resource %+v", first.RequestID, first.Resource)
 	}
-	if all.Data[2].RequestID == nil || len(*all.Data[2].RequestID) != 32 {
-		t.Errorf("project.created names request %v, want the id Berth gave the request", all.Data[2].RequestID)
+	if all.Data[3].RequestID == nil || len(*all.Data[3].RequestID) != 32 {
+		t.Errorf("project.created names request %v, want the id Berth gave the request", all.Data[3].RequestID)
+	}
+	if all.Data[0].RequestID != nil {
+		t.Errorf("the opening credit (no API request) names request %q", *all.Data[0].RequestID)
 	}
 	for i := 1; i < len(all.Data); i++ {
 		if all.Data[i].ID <= all.Data[i-1].ID {
@@ -124,8 +127,8 @@ func TestEventsOfAccountItems(t *testing.T) {
 		}
 	})
 	t.Run("another account's", func(t *testing.T) {
-		if l := events(t, b, ""); len(l.Data) != 0 {
-			t.Errorf("account b sees %v", eventTypes(l))
+		if l := events(t, b, ""); !slices.Equal(eventTypes(l), []string{"billing.topped_up"}) {
+			t.Errorf("account b sees %v, want only its own opening credit", eventTypes(l))
 		}
 		if l := events(t, b, "?resource=project:"+projID); len(l.Data) != 0 {
 			t.Errorf("account b sees a's project's events: %v", eventTypes(l))
@@ -167,14 +170,15 @@ func TestEventsWait(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t, testenv.Options{RateLimit: 1000})
 	a := env.NewAccount("en", "100", "")
+	after := fmt.Sprint(events(t, a, "").Meta.NextAfter) // past its opening credit
 	start := time.Now()
-	if l := events(t, a, "?wait=1"); len(l.Data) != 0 || time.Since(start) < 900*time.Millisecond {
+	if l := events(t, a, "?wait=1&after="+after); len(l.Data) != 0 || time.Since(start) < 900*time.Millisecond {
 		t.Errorf("an empty wait=1: %d events after %v", len(l.Data), time.Since(start))
 	}
 	got := make(chan api.EventList, 1)
 	go func() {
 		var l api.EventList
-		if r := a.Do("GET", "/events?wait=60", nil); r.Status == 200 {
+		if r := a.Do("GET", "/events?wait=60&after="+after, nil); r.Status == 200 {
 			_ = json.Unmarshal(r.Body, &l)
 		}
 		got <- l
