@@ -50,7 +50,9 @@ func (a *App) webhookOptions() ops.WebhookOptions {
 }
 
 // Job reads a job of the queue (tests follow a webhook delivery's schedule with it).
-func (a *App) Job(ctx context.Context, id int64) (*rivertype.JobRow, error) { return a.jobs.JobGet(ctx, id) }
+func (a *App) Job(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	return a.jobs.JobGet(ctx, id)
+}
 
 // Jobs lists up to 1000 jobs of a kind, by id.
 func (a *App) Jobs(ctx context.Context, kind string) ([]*rivertype.JobRow, error) {

@@ -303,13 +303,18 @@ func newFixture(t testing.TB, c caller) *fixture {
 	f.snapshot, f.server = createSnapshot(t, c, f.serverName, map[string]any{"name": "fixture"})
 	f.snapshotID = itoa(num(t, f.snapshot["id"]))
 	f.keyID, f.projectID, f.recID = itoa(num(t, f.key["id"])), itoa(num(t, f.project["id"])), itoa(num(t, f.recipe["id"]))
-	hook := data(t, c.Do("POST", "/webhooks", map[string]any{"url": "https://hooks.example.com/berth"}).Want(t, 201))
-	f.webhookID = itoa(num(t, hook["id"]))
-	ds := items(t, c.Do("GET", "/webhooks/"+f.webhookID+"/deliveries", nil).Want(t, 200))
-	if len(ds) != 1 {
-		t.Fatalf("the fixture's webhook has deliveries %v, want its webhook.created's", ds)
+	// An account holds at most hosting.MaxWebhooks: the fixtures of one account make
+	// their own until one is left for POST /webhooks, then share its newest.
+	hooks := items(t, c.Do("GET", "/webhooks", nil).Want(t, 200))
+	if len(hooks) < hosting.MaxWebhooks-1 {
+		hooks = append(hooks, data(t, c.Do("POST", "/webhooks", map[string]any{"url": "https://hooks.example.com/berth"}).Want(t, 201)))
 	}
-	f.deliveryID = itoa(num(t, ds[0]["id"]))
+	f.webhookID = itoa(num(t, hooks[len(hooks)-1]["id"]))
+	ds := items(t, c.Do("GET", "/webhooks/"+f.webhookID+"/deliveries", nil).Want(t, 200))
+	if len(ds) == 0 {
+		t.Fatal("the fixture's webhook has no delivery, not even of its webhook.created")
+	}
+	f.deliveryID = itoa(num(t, ds[len(ds)-1]["id"]))
 	return f
 }
 

@@ -78,8 +78,7 @@ func (s *Server) testWebhook(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	d, err := s.svc.Webhooks.TestWebhook(r.ctx, r.p, id)
-	return http.StatusAccepted, one(toDelivery(d)), err
+	return http.StatusAccepted, nil, s.svc.Webhooks.TestWebhook(r.ctx, r.p, id)
 }
 
 func (s *Server) rotateWebhookSecret(r *request) (int, any, error) {

@@ -18,12 +18,6 @@ import (
 // The same last step writes the event's deliveries to the account's webhooks that
 // want it, with their jobs (fanOut, webhooks.go).
 func (s *Service) emit(ctx context.Context, tx store.Tx, account int64, typ hosting.EventType, res hosting.EventResource, data any) error {
-	return s.emitThen(ctx, tx, account, typ, res, data, nil)
-}
-
-// emitThen is emit, then tells done (when not nil) the deliveries the event made.
-func (s *Service) emitThen(ctx context.Context, tx store.Tx, account int64, typ hosting.EventType, res hosting.EventResource, data any,
-	done func([]hosting.WebhookDelivery)) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return internal("event data", err)
@@ -35,11 +29,7 @@ func (s *Service) emitThen(ctx context.Context, tx store.Tx, account int64, typ 
 		if err != nil {
 			return internal("write event", err)
 		}
-		ds, err := s.fanOut(ctx, tx, written[0])
-		if err == nil && done != nil {
-			done(ds)
-		}
-		return err
+		return s.fanOut(ctx, tx, written[0])
 	})
 	tx.AfterCommit(func() { s.eventWaits.notify(account) })
 	return nil

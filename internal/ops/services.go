@@ -171,8 +171,8 @@ type WebhookService interface {
 	UpdateWebhook(ctx context.Context, p hosting.Principal, id int64, u WebhookWrite) (hosting.Webhook, error)
 	DeleteWebhook(ctx context.Context, p hosting.Principal, id int64) error
 	RotateWebhookSecret(ctx context.Context, p hosting.Principal, id int64) (hosting.Webhook, error)
-	// TestWebhook sends the webhook a webhook.test event: its delivery.
-	TestWebhook(ctx context.Context, p hosting.Principal, id int64) (hosting.WebhookDelivery, error)
+	// TestWebhook sends the webhook a webhook.test event.
+	TestWebhook(ctx context.Context, p hosting.Principal, id int64) error
 	// WebhookDeliveries is a page (from 1) of its deliveries, newest first, and how
 	// many it has.
 	WebhookDeliveries(ctx context.Context, p hosting.Principal, id int64, page int) ([]hosting.WebhookDelivery, int, error)

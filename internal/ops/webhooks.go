@@ -198,10 +198,10 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, p hosting.Principal, 
 }
 
 // TestWebhook has Berth send the webhook an event of type webhook.test, delivered
-// to it alone; it answers the delivery. A disabled webhook is 422 on webhook.
-func (s *Service) TestWebhook(ctx context.Context, p hosting.Principal, id int64) (hosting.WebhookDelivery, error) {
-	var d hosting.WebhookDelivery
-	err := s.store.InTx(ctx, func(tx store.Tx) error {
+// to it alone (its delivery shows in its log once the request has committed). A
+// disabled webhook is 422 on webhook.
+func (s *Service) TestWebhook(ctx context.Context, p hosting.Principal, id int64) error {
+	return s.store.InTx(ctx, func(tx store.Tx) error {
 		w, err := tx.Webhook(ctx, p.Account.ID, id)
 		if err != nil {
 			return notFoundOr("webhook", err)
@@ -209,14 +209,8 @@ func (s *Service) TestWebhook(ctx context.Context, p hosting.Principal, id int64
 		if !w.Enabled {
 			return hosting.Invalid("webhook", "validation.webhook_disabled")
 		}
-		return s.emitThen(ctx, tx, w.AccountID, hosting.EventWebhookTest, hosting.EventResource{Type: "webhook", ID: w.ID},
-			webhookData(w, nil, ""), func(ds []hosting.WebhookDelivery) {
-				if len(ds) == 1 {
-					d = ds[0]
-				}
-			})
+		return s.emitWebhook(ctx, tx, hosting.EventWebhookTest, w, nil, "")
 	})
-	return d, err
 }
 
 // WebhookDeliveries is page (from 1) of a webhook's deliveries, newest first, with
@@ -264,12 +258,11 @@ func (s *Service) Redeliver(ctx context.Context, p hosting.Principal, id, delive
 
 // fanOut writes, in the transaction of event e (just written), a delivery of e to
 // each webhook of its account that wants it, and the job that attempts it.
-func (s *Service) fanOut(ctx context.Context, tx store.Tx, e hosting.Event) ([]hosting.WebhookDelivery, error) {
+func (s *Service) fanOut(ctx context.Context, tx store.Tx, e hosting.Event) error {
 	hooks, err := tx.Webhooks(ctx, e.AccountID)
 	if err != nil {
-		return nil, internal("webhooks", err)
+		return internal("webhooks", err)
 	}
-	var out []hosting.WebhookDelivery
 	for _, w := range hooks {
 		if !w.Wants(e) {
 			continue
@@ -278,14 +271,13 @@ func (s *Service) fanOut(ctx context.Context, tx store.Tx, e hosting.Event) ([]h
 		d := hosting.WebhookDelivery{AccountID: e.AccountID, WebhookID: w.ID, EventID: e.ID, EventType: e.Type,
 			State: hosting.DeliveryPending, NextAttemptAt: &at, CreatedAt: e.CreatedAt}
 		if d.ID, err = tx.AddWebhookDelivery(ctx, d); err != nil {
-			return nil, internal("webhook delivery", err)
+			return internal("webhook delivery", err)
 		}
 		if err := s.enqueue(ctx, tx, WebhookDeliveryArgs{DeliveryID: d.ID}); err != nil {
-			return nil, internal("enqueue delivery", err)
+			return internal("enqueue delivery", err)
 		}
-		out = append(out, d)
 	}
-	return out, nil
+	return nil
 }
 
 func webhookData(w hosting.Webhook, changes []string, reason string) hosting.WebhookEventData {
