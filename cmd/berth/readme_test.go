@@ -98,4 +98,11 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if got := c.ok("server", "list", "-q"); strings.TrimSpace(got) != "" {
 		t.Errorf("servers left after the walk-through: %q\n%s", got, out)
 	}
+	// The follower started at its beginning saw the server's life as it happened.
+	followed, err := os.ReadFile(filepath.Join(work, "events.txt"))
+	for _, typ := range []string{"ssh_key.created", "server.created", "operation.succeeded"} {
+		if err != nil || !strings.Contains(string(followed), typ) {
+			t.Errorf("berth event list --follow did not print %s: %v\n%s", typ, err, followed)
+		}
+	}
 }

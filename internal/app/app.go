@@ -33,6 +33,7 @@ import (
 	"github.com/berthhq/berth/internal/telemetry"
 	"github.com/berthhq/berth/internal/webhook"
 	"github.com/berthhq/berth/internal/webui"
+	"github.com/berthhq/berth/internal/worker"
 )
 
 // Config is how berthd is run.
@@ -76,7 +77,7 @@ type Config struct {
 	// empty directory).
 	Create Create
 	// StepAllowance is what an operation's attempt may take beside its graceful
-	// shutdowns (default 3 min; see ops.Worker.AttemptTimeout). With the sim driver
+	// shutdowns (default 3 min; see worker.Worker.AttemptTimeout). With the sim driver
 	// it is scaled like the driver's durations.
 	StepAllowance time.Duration
 	// Telemetry collects the operators' metrics (nil: none are). An App watches its
@@ -262,24 +263,10 @@ func (a *App) StartWorkers(ctx context.Context) error {
 			return err
 		}
 	}
-	w := ops.NewWorker(a.Service, a.driver, a.completeTx())
-	if a.cfg.ShutdownTimeout > 0 {
-		w.ShutdownTimeout = a.cfg.ShutdownTimeout
-	}
-	if a.cfg.StepAllowance > 0 {
-		w.StepAllowance = a.cfg.StepAllowance
-	}
+	w := worker.New(worker.Deps{Service: a.Service, Store: a.DB, Driver: a.driver, Complete: a.completeTx(), Log: a.log,
+		ShutdownTimeout: a.cfg.ShutdownTimeout, StepAllowance: a.cfg.StepAllowance})
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, w); err != nil {
-		return err
-	}
-	if err := river.AddWorkerSafely(workers, ops.NewSnapshotDeleteWorker(w)); err != nil {
-		return err
-	}
-	if err := river.AddWorkerSafely(workers, ops.NewMeterWorker(a.Service)); err != nil {
-		return err
-	}
-	if err := river.AddWorkerSafely(workers, ops.NewHousekeepingWorker(a.Service)); err != nil {
+	if err := w.Register(workers); err != nil {
 		return err
 	}
 	if err := river.AddWorkerSafely(workers, ops.NewWebhookDeliveryWorker(a.Service, a.cfg.Webhook)); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/ratelimit"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/worker"
 )
 
 // Berth on PostgreSQL (--database): any number of processes serve one database.
@@ -107,7 +108,7 @@ func (a *App) sqlDriver() riverdriver.Driver[*sql.Tx] {
 
 // completeTx marks an operation's job completed in the store's transaction that
 // records the operation's end.
-func (a *App) completeTx() ops.CompleteTx {
+func (a *App) completeTx() worker.CompleteTx {
 	if !a.DB.Postgres() {
 		return func(ctx context.Context, tx *sql.Tx, job *river.Job[ops.OperationArgs]) error {
 			_, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx, job)

@@ -88,6 +88,19 @@ var (
 	ErrNotRunning = errors.New("compute: machine not running")
 )
 
+// CreateSteps are the steps of making a machine (Create, and a Reinstall's rewrite),
+// in order: its disk, its seed (the first-boot settings), its definition on the
+// hypervisor, and its start. A Create that fails at one leaves what the steps before
+// it made, and the machine's address; Destroy removes all of it (docs/states.md: a
+// failed provisioning is undone).
+var CreateSteps = []string{"disk", "seed", "define", "start"}
+
+// CreateFault is a test's fault in the making of a machine: asked with the machine's
+// name before each of CreateSteps, an error fails the step, leaving what the steps
+// before it made, as a hypervisor failing there does. Drivers take one in their
+// options (nil: none); production never sets it.
+type CreateFault func(name, step string) error
+
 // Driver runs machines. Calls block until the change is done (or ctx ends) and are
 // safe to repeat with the same key.
 type Driver interface {

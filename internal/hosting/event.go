@@ -80,13 +80,24 @@ var EventTypes = []EventType{
 // EventResourceTypes are what events are about. Billing events are about the account.
 var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook"}
 
+// CreditLowDays: billing.credit_low says that an hourly charge took the credit below
+// this many days of the account's hourly burn.
+const CreditLowDays = 7
+
 // EventRetention is how long events are kept.
 const EventRetention = 30 * 24 * time.Hour
 
 // EventFilter narrows an account's events: those after a cursor, of some types,
 // about one resource. Limit is 1 to MaxEventLimit.
+//
+// Listed oldest first (GET /events reads on from its cursor), or with Newest the
+// newest first, which a page of the latest events needs (the console's activity):
+// Before, when not 0, then admits only the events older than that id, the cursor of
+// its next page.
 type EventFilter struct {
 	After    int64
+	Before   int64
+	Newest   bool
 	Types    []EventPattern
 	Resource *EventResource
 	Limit    int

@@ -267,6 +267,15 @@ type Operation struct {
 	FinishedAt  *time.Time
 }
 
+// Label is how logs name an operation: its type, its power action, its id
+// ("power(off)#12").
+func (o Operation) Label() string {
+	if o.Action != "" {
+		return fmt.Sprintf("%s(%s)#%d", o.Type, o.Action, o.ID)
+	}
+	return fmt.Sprintf("%s#%d", o.Type, o.ID)
+}
+
 // PowerAction is what POST /servers/{id}/power asks for.
 type PowerAction string
 

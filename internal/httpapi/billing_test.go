@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -296,6 +297,11 @@ func TestBillingSuspension(t *testing.T) {
 	a.WaitStatus(t, two["name"].(string), "suspended", time.Second)
 	if c := credit(t, a); c != money(t, "1.0100")-280-100+100 {
 		t.Errorf("credit after the top-ups: %s", c)
+	}
+	// Each step wrote its event: the suspension once, the top-ups, the lift once.
+	if got := eventTypes(events(t, a, "?types=account.*,billing.topped_up")); !slices.Equal(got,
+		[]string{"billing.topped_up", "account.suspended", "billing.topped_up", "billing.topped_up", "account.unsuspended"}) {
+		t.Errorf("events %v", got)
 	}
 }
 

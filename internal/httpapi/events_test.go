@@ -192,3 +192,80 @@ func TestEventsWait(t *testing.T) {
 		t.Fatal("the held request did not answer within 30 s of the change")
 	}
 }
+
+// eventLog is the account's events as "type data" lines, for a failure message.
+func eventLog(l api.EventList) string {
+	var b strings.Builder
+	for _, e := range l.Data {
+		fmt.Fprintf(&b, "\n  %s %s %s", e.Type, e.Resource.Type, e.Data)
+	}
+	return b.String()
+}
+
+// TestEventsOfServersAndBilling: a server's life, its operations and snapshots, the
+// credit and its suspension each write their events, in order, with the data the
+// document gives them.
+func TestEventsOfServersAndBilling(t *testing.T) {
+	t.Parallel()
+	env, clock := billingEnv(t, testenv.Options{RateLimit: 1000})
+	a := env.NewAccount("en", "1.1830", "") // 169 hours of plan 1: 7 days after its first
+	srv := runningServer(t, a)
+	name, id := srv["name"].(string), itoa(num(t, srv["id"]))
+
+	clock.Set(billingStart.Add(time.Hour)) // 1.1760 → 1.1690: below 7 days of 0.0070 an hour
+	meter(t, env)
+	clock.Set(billingStart.Add(2 * time.Hour))
+	meter(t, env) // already below: no second event
+
+	off := data(t, a.Do("POST", "/servers/"+name+"/power", map[string]any{"action": "off"}).Want(t, 200))
+	waitOp(t, a, opID(t, off))
+	a.Do("POST", "/servers/"+name+"/snapshots", map[string]any{"name": "s1"}).Want(t, 201)
+	if op, ok := data(t, a.Do("GET", "/servers/"+name, nil).Want(t, 200))["operation"].(map[string]any); ok {
+		waitOp(t, a, num(t, op["id"]))
+	}
+	a.Do("PATCH", "/servers/"+name, map[string]any{"display_name": "renamed"}).Want(t, 200)
+	a.Do("PATCH", "/servers/"+name, map[string]any{"display_name": "renamed"}).Want(t, 200) // no change: no event
+	a.Do("DELETE", "/servers/"+name, nil).Want(t, 204)
+
+	all := events(t, a, "?limit=1000")
+	got := func(q string) []string { return eventTypes(events(t, a, q)) }
+	for q, want := range map[string][]string{
+		"?types=billing.*,account.*":                          {"billing.topped_up", "billing.credit_low"},
+		"?types=server.created,server.updated,server.deleted": {"server.created", "server.updated", "server.deleted"},
+		"?types=snapshot.*":                                   {"snapshot.created", "snapshot.updated", "snapshot.deleted"},
+		"?types=operation.failed":                             {},
+	} {
+		if g := got(q); !slices.Equal(g, want) {
+			t.Errorf("%s: %v, want %v%s", q, g, want, eventLog(all))
+		}
+	}
+	// Every operation started and succeeded; each status change names both ends.
+	started, succeeded := got("?types=operation.started"), got("?types=operation.succeeded")
+	if len(started) != 4 || len(succeeded) < 3 { // the deletion may still run
+		t.Errorf("%d started, %d succeeded%s", len(started), len(succeeded), eventLog(all))
+	}
+	var prev string
+	for _, e := range events(t, a, "?resource=server:"+id+"&types=server.status_changed").Data {
+		var d struct {
+			Status   string `json:"status"`
+			Previous string `json:"previous_status"`
+		}
+		_ = json.Unmarshal(e.Data, &d)
+		if d.Previous == "" || d.Previous == d.Status || (prev != "" && d.Previous != prev) {
+			t.Errorf("status change %s after %q%s", e.Data, prev, eventLog(all))
+		}
+		prev = d.Status
+	}
+	if prev != "stopped" {
+		t.Errorf("last status change to %q%s", prev, eventLog(all))
+	}
+	var low struct{ Credit string }
+	for _, e := range all.Data {
+		if e.Type == "billing.credit_low" {
+			_ = json.Unmarshal(e.Data, &low)
+		}
+	}
+	if low.Credit != "1.1690" {
+		t.Errorf("credit_low's credit %q, want 1.1690", low.Credit)
+	}
+}

@@ -77,6 +77,7 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Acco
 				return err
 			}
 			a.Credit = t.BalanceAfter
+			return s.toppedUp(ctx, tx, t)
 		}
 		return nil
 	})
@@ -206,6 +207,9 @@ func (s *Service) AddCredit(ctx context.Context, accountID int64, amount hosting
 			return fmt.Errorf("no account %d", accountID)
 		}
 		if err != nil {
+			return err
+		}
+		if err := s.toppedUp(ctx, tx, t); err != nil {
 			return err
 		}
 		return s.afterCredit(ctx, tx, t)

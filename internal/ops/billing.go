@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
@@ -28,9 +26,8 @@ func (s *Service) openServerMeter(ctx context.Context, tx store.Tx, acct hosting
 			ResourceType: hosting.ResourceServer, ResourceID: &srv.ID, ResourceName: srv.Name, PeriodStart: &now, CreatedAt: now})
 		if errors.Is(err, store.ErrInsufficientCredit) {
 			var v hosting.Validation
-			v.Add("plan_id", "validation.credit_too_low", "amount", plan.PriceHourly.String(), "currency", acct.Currency)
-			v.SetCode(hosting.CodeInsufficientCredit)
-			return v.Err("plan_id")
+			hosting.CreditTooLow(&v, acct, plan)
+			return v.Err()
 		}
 		if err != nil {
 			return internal("first hour", err)
@@ -144,10 +141,11 @@ func (s *Service) suspendForCredit(ctx context.Context, tx store.Tx, accountID i
 			return err
 		}
 	}
-	if len(ids) > 0 {
-		s.log.Info("servers suspended for exhausted credit", "account", accountID, "servers", len(ids))
+	if len(ids) == 0 {
+		return nil
 	}
-	return nil
+	s.log.Info("servers suspended for exhausted credit", "account", accountID, "servers", len(ids))
+	return s.emitAccount(ctx, tx, hosting.EventAccountSuspended, accountID, hosting.AccountEventData{Reason: "credit"})
 }
 
 // afterCredit lifts a suspension for credit once the credit is above zero again.
@@ -156,10 +154,11 @@ func (s *Service) afterCredit(ctx context.Context, tx store.Tx, t hosting.Transa
 		return nil
 	}
 	n, err := tx.LiftCreditSuspension(ctx, t.AccountID)
-	if n > 0 {
-		s.log.Info("suspension for credit lifted", "account", t.AccountID, "servers", n)
+	if err != nil || n == 0 {
+		return err
 	}
-	return err
+	s.log.Info("suspension for credit lifted", "account", t.AccountID, "servers", n)
+	return s.emitAccount(ctx, tx, hosting.EventAccountUnsuspended, t.AccountID, hosting.AccountEventData{Reason: "credit"})
 }
 
 // MeterResult is what a metering pass did.
@@ -175,8 +174,19 @@ type MeterResult struct {
 // say which hour is next, and the ledger's unique index refuses a second charge.
 // Passes may run at any time, any number of times, in several processes at once.
 // Under test clocks, the accounts whose clocks run ahead are charged up to their own
-// now.
+// now. Deps.Telemetry is told how long it took and whether it failed.
 func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
+	start := time.Now()
+	out, err := s.meter(ctx)
+	if s.telemetry != nil {
+		s.telemetry.MeterPassed(time.Since(start), err)
+	}
+	return out, err
+}
+
+// meter is Meter's pass: the system clock's hours, then those of the accounts whose
+// test clocks run ahead.
+func (s *Service) meter(ctx context.Context) (MeterResult, error) {
 	out, err := s.meterPass(ctx, 0, s.Now())
 	for id := range s.clocks.aheadAccounts() {
 		if err != nil {
@@ -196,54 +206,12 @@ func (s *Service) Meter(ctx context.Context) (MeterResult, error) {
 func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (MeterResult, error) {
 	var out MeterResult
 	for {
-		// A transaction takes up to stepsPerTx steps (one hour of each due meter each)
-		// and about hoursPerTx meter hours, so that catching up many hours does not pay
-		// a commit per hour, nor holds the database's one writer for long (100,000
-		// hours take about 1.5 s on SQLite).
-		const stepsPerTx, hoursPerTx = 48, 100_000
 		var got MeterResult
 		done := false
 		err := s.store.InTx(ctx, func(tx store.Tx) error {
-			got = MeterResult{}
-			// Another pass (another process's, or the periodic one beside an
-			// operator's) charges nothing twice anyway, but would find the hours it
-			// saw due already charged.
-			if err := tx.Serialize(ctx, "meter"); err != nil {
-				return err
-			}
-			for range stepsPerTx {
-				due, err := tx.EarliestDue(ctx, now, account)
-				if err != nil {
-					return err
-				}
-				if due == nil {
-					done = true
-					return nil
-				}
-				step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account}
-				if end := billing.MonthEnd(*due); !end.After(now) {
-					step.Upto = end.Add(-time.Millisecond)
-				}
-				res, err := tx.ChargeDue(ctx, step)
-				if err != nil {
-					return err
-				}
-				if res.Hours == 0 {
-					return fmt.Errorf("an hour at %s is due but none was charged", due.Format(time.RFC3339))
-				}
-				for _, id := range res.Overdrawn {
-					if err := s.suspendForCredit(ctx, tx, id); err != nil {
-						return err
-					}
-				}
-				got.Hours += res.Hours
-				got.Total += res.Total
-				got.Overdrawn += len(res.Overdrawn)
-				if got.Hours >= hoursPerTx {
-					return nil
-				}
-			}
-			return nil
+			var err error
+			got, done, err = s.meterTx(ctx, tx, account, now)
+			return err
 		})
 		if err != nil {
 			return out, fmt.Errorf("metering: %w", err)
@@ -257,40 +225,50 @@ func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (
 	}
 }
 
-// MeterArgs is the periodic metering job.
-type MeterArgs struct{}
-
-// Kind implements river.JobArgs.
-func (MeterArgs) Kind() string { return "berth.meter" }
-
-// InsertOpts: a pass that fails is simply left to the next one.
-func (MeterArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
-
-// MeterWorker runs metering passes.
-type MeterWorker struct {
-	river.WorkerDefaults[MeterArgs]
-	svc *Service
-}
-
-// NewMeterWorker returns the metering worker.
-func NewMeterWorker(svc *Service) *MeterWorker { return &MeterWorker{svc: svc} }
-
-// Work implements river.Worker.
-func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[MeterArgs]) error {
-	start := time.Now()
-	res, err := w.svc.Meter(ctx)
-	if t := w.svc.telemetry; t != nil {
-		t.MeterPassed(time.Since(start), err)
+// meterTx is one transaction of a metering pass: up to stepsPerTx steps (one hour of
+// each due meter each) and about hoursPerTx meter hours, so that catching up many
+// hours does not pay a commit per hour, nor holds the database's one writer for long
+// (100,000 hours take about 1.5 s on SQLite). done: nothing is due any more.
+func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now time.Time) (got MeterResult, done bool, err error) {
+	const stepsPerTx, hoursPerTx = 48, 100_000
+	// Another pass (another process's, or the periodic one beside an operator's)
+	// charges nothing twice anyway, but would find the hours it saw due already
+	// charged.
+	if err := tx.Serialize(ctx, "meter"); err != nil {
+		return got, false, err
 	}
-	if err != nil {
-		w.svc.log.Error("metering pass failed", "err", err)
-		return err
+	for range stepsPerTx {
+		due, err := tx.EarliestDue(ctx, now, account)
+		if err != nil || due == nil {
+			return got, due == nil, err
+		}
+		step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account}
+		if end := billing.MonthEnd(*due); !end.After(now) {
+			step.Upto = end.Add(-time.Millisecond)
+		}
+		res, err := tx.ChargeDue(ctx, step)
+		if err != nil {
+			return got, false, err
+		}
+		if res.Hours == 0 {
+			return got, false, fmt.Errorf("an hour at %s is due but none was charged", due.Format(time.RFC3339))
+		}
+		for _, id := range res.Overdrawn {
+			if err := s.suspendForCredit(ctx, tx, id); err != nil {
+				return got, false, err
+			}
+		}
+		if err := s.creditLow(ctx, tx, res.CreditLow); err != nil {
+			return got, false, err
+		}
+		got.Hours += res.Hours
+		got.Total += res.Total
+		got.Overdrawn += len(res.Overdrawn)
+		if got.Hours >= hoursPerTx {
+			return got, false, nil
+		}
 	}
-	if res.Hours > 0 {
-		w.svc.log.Info("metering pass", "hours", res.Hours, "charged", res.Total.String(), "overdrawn", res.Overdrawn,
-			"took", time.Since(start).String())
-	}
-	return nil
+	return got, false, nil
 }
 
 // ---- what the account holder sees ----
@@ -344,8 +322,10 @@ func (s *Service) SetBudget(ctx context.Context, accountID int64, budget *hostin
 			return err
 		}
 		var err error
-		a, err = tx.Account(ctx, accountID)
-		return err
+		if a, err = tx.Account(ctx, accountID); err != nil {
+			return err
+		}
+		return s.emitAccount(ctx, tx, hosting.EventAccountUpdated, accountID, hosting.AccountEventData{Changes: []string{"budget"}})
 	})
 	return a, err
 }

@@ -9,19 +9,20 @@ import (
 	"time"
 )
 
-// TestAccountLocks: one holder per account at a time, accounts apart, and an entry
+// The account locks: one holder per account at a time, accounts apart, and an entry
 // only while someone holds or waits for the account's lock, so the map does not grow
 // with the accounts that ever advanced.
-func TestAccountLocks(t *testing.T) {
+
+// TestAccountLocksApart: another account's lock is free while account 1's is held.
+func TestAccountLocksApart(t *testing.T) {
 	t.Parallel()
 	var l accountLocks
 	ctx := context.Background()
-
-	// Another account's lock is free while account 1's is held.
 	unlock1, err := l.lock(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer unlock1()
 	got2 := make(chan struct{})
 	go func() {
 		unlock2, err := l.lock(ctx, 2)
@@ -35,8 +36,18 @@ func TestAccountLocks(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("account 2's lock waited for account 1's holder")
 	}
+}
 
-	// A second caller of account 1 waits for the holder; one that gives up leaves.
+// TestAccountLocksWait: a second caller of an account waits for the holder; one that
+// gives up leaves, and no entry is left once nobody holds or waits.
+func TestAccountLocksWait(t *testing.T) {
+	t.Parallel()
+	var l accountLocks
+	ctx := context.Background()
+	unlock1, err := l.lock(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctxWait, cancel := context.WithCancel(ctx)
 	gaveUp := make(chan error)
 	go func() {
@@ -73,9 +84,14 @@ func TestAccountLocks(t *testing.T) {
 	if n := l.entries(); n != 0 {
 		t.Fatalf("%d entries once nobody holds or waits, want 0", n)
 	}
+}
 
-	// Many callers over many accounts: never two holders of one account, and no entry
-	// left after.
+// TestAccountLocksMany: many callers over many accounts: never two holders of one
+// account, and no entry left after.
+func TestAccountLocksMany(t *testing.T) {
+	t.Parallel()
+	var l accountLocks
+	ctx := context.Background()
 	var holders [8]atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 400 {

@@ -130,8 +130,10 @@ func (s *Service) SetLanguage(ctx context.Context, p hosting.Principal, lang str
 			return notFoundOr("set language", err)
 		}
 		var err error
-		a, err = tx.Account(ctx, p.Account.ID)
-		return internal("account", err)
+		if a, err = tx.Account(ctx, p.Account.ID); err != nil {
+			return internal("account", err)
+		}
+		return s.emitAccount(ctx, tx, hosting.EventAccountUpdated, a.ID, hosting.AccountEventData{Changes: []string{"language"}})
 	})
 	return a, err
 }

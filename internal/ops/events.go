@@ -45,7 +45,8 @@ func (s *Service) emitNamed(ctx context.Context, tx store.Tx, typ hosting.EventT
 	return s.emit(ctx, tx, account, typ, hosting.EventResource{Type: kind, ID: id}, hosting.NamedEventData{ID: id, Name: name})
 }
 
-// Events lists the principal's account's events that f admits, oldest first. With
+// Events lists the principal's account's events that f admits, oldest first (newest
+// first with f.Newest, the console's activity pages). With
 // wait > 0 and none to answer yet, it holds until one comes or wait passes.
 func (s *Service) Events(ctx context.Context, p hosting.Principal, f hosting.EventFilter, wait time.Duration) ([]hosting.Event, error) {
 	account := p.Account.ID

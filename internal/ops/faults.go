@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/riverqueue/river"
-
-	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
 )
 
 // OperationFaults injects the operation faults a sandbox's account asked for
 // (serve --sandbox, API-DECISIONS §11; internal/sandbox implements it). A fault
 // changes only what the driver does or how long it takes: the operation then ends
-// through the worker's own success or failure handling, as it would in production.
+// through the worker's own success or failure handling, as it would in production
+// (internal/worker asks for it with Service.OperationFault).
 type OperationFaults interface {
 	// OperationFault is the fault operation opID of the account, of type typ,
 	// meets. A fault is taken on the operation's first attempt (first) and counted
@@ -23,26 +21,8 @@ type OperationFaults interface {
 	OperationFault(accountID, opID int64, typ hosting.OpType, first bool) (fail bool, slow float64)
 }
 
-// errSandboxFault is why an operation a sandbox fault fails ends in error.
-var errSandboxFault = errors.New("failed by a sandbox fault (POST /sandbox/v1/faults)")
-
-// sandboxFault applies the sandbox's fault for an attempt at op: a failing one ends
-// the operation through fail (done reports that); a slow one returns ctx with the
-// driver's slowdown.
-func (w *Worker) sandboxFault(ctx context.Context, job *river.Job[OperationArgs], op hosting.Operation, srv hosting.Server) (context.Context, bool, error) {
-	if w.svc.faults == nil {
-		return ctx, false, nil
-	}
-	fail, slow := w.svc.faults.OperationFault(op.AccountID, op.ID, op.Type, job.Attempt == 1)
-	if fail {
-		w.svc.log.Info("operation failed by a sandbox fault", "op", describe(op), "server", srv.Name)
-		return ctx, true, w.fail(ctx, job, op, srv, errSandboxFault)
-	}
-	if slow > 0 {
-		ctx = compute.WithSlowdown(ctx, slow)
-	}
-	return ctx, false, nil
-}
+// ErrSandboxFault is why an operation a sandbox fault fails ends in error.
+var ErrSandboxFault = errors.New("failed by a sandbox fault (POST /sandbox/v1/faults)")
 
 // FaultError is the error a request of p answers under a sandbox's HTTP fault of
 // status 409, 500 or 503: the one production answers with that status, as the core
@@ -64,7 +44,7 @@ func (s *Service) FaultError(ctx context.Context, p hosting.Principal, status in
 		}
 		return changedMeanwhile()
 	case 503:
-		return hosting.Unavailable(errSandboxFault, 5)
+		return hosting.Unavailable(ErrSandboxFault, 5)
 	}
-	return fmt.Errorf("sandbox fault: %w", errSandboxFault)
+	return fmt.Errorf("sandbox fault: %w", ErrSandboxFault)
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -170,38 +168,14 @@ func (s *Service) AuditLog(ctx context.Context, accountID, before int64, limit i
 
 // ---- housekeeping ----
 
-// HousekeepingArgs is the periodic job that forgets expired idempotency keys.
-type HousekeepingArgs struct{}
-
-// Kind implements river.JobArgs.
-func (HousekeepingArgs) Kind() string { return "berth.housekeeping" }
-
-// InsertOpts: the next run does what a failed one left.
-func (HousekeepingArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
-
-// HousekeepingWorker runs HousekeepingArgs.
-type HousekeepingWorker struct {
-	river.WorkerDefaults[HousekeepingArgs]
-	svc *Service
-}
-
-// NewHousekeepingWorker returns the housekeeping worker.
-func NewHousekeepingWorker(svc *Service) *HousekeepingWorker { return &HousekeepingWorker{svc: svc} }
-
-// Work implements river.Worker.
-func (w *HousekeepingWorker) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) error {
+// PruneIdempotencyKeys forgets the idempotency keys past IdempotencyTTL (the periodic
+// housekeeping job), and reports how many.
+func (s *Service) PruneIdempotencyKeys(ctx context.Context) (int, error) {
 	var n int
-	err := w.svc.store.InTx(ctx, func(tx store.Tx) error {
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		var err error
-		n, err = tx.PruneIdempotencyKeys(ctx, w.svc.Now().Add(-IdempotencyTTL))
+		n, err = tx.PruneIdempotencyKeys(ctx, s.Now().Add(-IdempotencyTTL))
 		return err
 	})
-	if err != nil && !errors.Is(err, context.Canceled) {
-		w.svc.log.Error("housekeeping failed", "err", err)
-		return err
-	}
-	if n > 0 {
-		w.svc.log.Info("expired idempotency keys removed", "keys", n)
-	}
-	return nil
+	return n, err
 }

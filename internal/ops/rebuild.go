@@ -46,14 +46,19 @@ func (s *Service) Reinstall(ctx context.Context, p hosting.Principal, id int64, 
 		} else if err != nil {
 			return internal("image", err)
 		}
-		if !offersImage(loc, *imageID) {
-			return hosting.Invalid("image_id", "validation.image_not_offered")
+		var v hosting.Validation
+		if !hosting.CheckImageOffered(&v, loc, *imageID) {
+			return v.Err()
 		}
 		if srv.Operation != nil {
 			return busy(srv.Operation)
 		}
-		switch srv.Status {
-		case hosting.StatusRunning, hosting.StatusStopped, hosting.StatusError:
+		switch {
+		case srv.Status == hosting.StatusError && srv.IPv4 == nil && srv.IPv6 == nil:
+			// Its provisioning failed, and what it made was undone: there is no machine
+			// to write the image on (docs/api.md, Failed operations).
+			return hosting.Invalid("server", "validation.server_no_machine")
+		case srv.Status == hosting.StatusRunning, srv.Status == hosting.StatusStopped, srv.Status == hosting.StatusError:
 		default:
 			return hosting.Invalid("server", "validation.server_state", "status", string(srv.Status))
 		}
@@ -62,7 +67,7 @@ func (s *Service) Reinstall(ctx context.Context, p hosting.Principal, id int64, 
 			return err
 		}
 		srv.Operation, srv.Status = &op, hosting.StatusReinstalling
-		return internal("set status", tx.SetServerStatus(ctx, srv.ID, srv.Status))
+		return internal("set status", s.setStatus(ctx, tx, srv.ID, srv.Status))
 	})
 	return srv, err
 }
@@ -153,7 +158,7 @@ func (s *Service) Rescale(ctx context.Context, p hosting.Principal, id int64, pl
 			return err
 		}
 		srv.Operation, srv.Status = &op, hosting.StatusRescaling
-		return internal("set status", tx.SetServerStatus(ctx, srv.ID, srv.Status))
+		return internal("set status", s.setStatus(ctx, tx, srv.ID, srv.Status))
 	})
 	return srv, err
 }

@@ -34,7 +34,7 @@ func (s *Service) ReconcilePower(ctx context.Context, serverID int64, state comp
 		}
 		changed = true
 		s.log.Info("server status follows its machine", "server", srv.Name, "from", srv.Status, "to", to)
-		return tx.SetServerStatus(ctx, srv.ID, to)
+		return s.setStatus(ctx, tx, srv.ID, to)
 	})
 	return changed, internal("reconcile power", err)
 }

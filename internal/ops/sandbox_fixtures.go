@@ -54,66 +54,28 @@ type FixedToken struct {
 // expired, is an error; so is anything the account's own rules refuse (a seed's
 // validation error is a *hosting.Error naming the item's field).
 func (s *Service) EnsureFixedAccount(ctx context.Context, a FixedAccount) (hosting.Account, bool, error) {
-	type token struct {
-		hosting.Token
-		have bool
-	}
-	tokens := make([]token, len(a.Tokens))
-	for i, ft := range a.Tokens {
-		if err := CheckFixedToken(ft.Value); err != nil {
-			return hosting.Account{}, false, fmt.Errorf("token %q: %w", ft.Name, err)
-		}
-		scopes := ft.Scopes
-		if scopes == "" {
-			scopes = allScopes()
-		}
-		name, sc, err := checkToken(ft.Name, scopes)
-		if err != nil {
-			return hosting.Account{}, false, fmt.Errorf("token %q: %w", ft.Name, err)
-		}
-		tokens[i].Token = hosting.Token{Name: name, Hash: HashToken(ft.Value), Scopes: sc}
+	tokens, err := fixedTokens(a.Tokens)
+	if err != nil {
+		return hosting.Account{}, false, err
 	}
 	acct, err := s.store.AccountByEmail(ctx, strings.TrimSpace(a.Email))
 	create := errors.Is(err, store.ErrNotFound)
 	if err != nil && !create {
 		return acct, false, err
 	}
-	for i := range tokens {
-		t, owner, err := s.store.TokenByHash(ctx, tokens[i].Hash)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return acct, false, err
-		case create || owner.ID != acct.ID:
-			return acct, false, fmt.Errorf("token %q: its value is a token of another account (%d)", tokens[i].Name, owner.ID)
-		case !t.Usable(s.Now()):
-			return acct, false, fmt.Errorf("token %q: the account's token of this value (%d) was revoked or has expired", tokens[i].Name, t.ID)
-		default:
-			tokens[i].have = true
-		}
+	if err := s.findFixedTokens(ctx, acct, create, tokens); err != nil {
+		return acct, false, err
 	}
 	err = s.atomically(ctx, func(ctx context.Context) error {
 		if create {
-			n := a.NewAccount
-			if n.Password == "" {
-				n.Password, _ = NewTokenSecret() // unknown to anyone: the console stays closed
-			}
-			var err error
-			if acct, err = s.CreateAccount(ctx, n); err != nil {
+			made, err := s.createFixedAccount(ctx, a.NewAccount)
+			if err != nil {
 				return err
 			}
+			acct = made
 		}
-		for _, t := range tokens {
-			if t.have {
-				continue
-			}
-			t.AccountID, t.CreatedAt = acct.ID, s.Now()
-			if _, err := s.addToken(ctx, t.Token); err != nil {
-				return fmt.Errorf("token %q: %w", t.Name, err)
-			}
-		}
-		if !create {
-			return nil
+		if err := s.addFixedTokens(ctx, acct, tokens); err != nil || !create {
+			return err
 		}
 		_, err := s.Seed(ctx, hosting.Principal{Account: acct}, a.Seed)
 		return err
@@ -127,6 +89,77 @@ func (s *Service) EnsureFixedAccount(ctx context.Context, a FixedAccount) (hosti
 		}
 	}
 	return acct, create, nil
+}
+
+// fixedToken is a fixed token to have: the token, and whether the account has it.
+type fixedToken struct {
+	hosting.Token
+	have bool
+}
+
+// fixedTokens checks the fixed tokens' values, names and scopes, and returns the
+// tokens they are.
+func fixedTokens(fts []FixedToken) ([]fixedToken, error) {
+	tokens := make([]fixedToken, len(fts))
+	for i, ft := range fts {
+		if err := CheckFixedToken(ft.Value); err != nil {
+			return nil, fmt.Errorf("token %q: %w", ft.Name, err)
+		}
+		scopes := ft.Scopes
+		if scopes == "" {
+			scopes = allScopes()
+		}
+		name, sc, err := checkToken(ft.Name, scopes)
+		if err != nil {
+			return nil, fmt.Errorf("token %q: %w", ft.Name, err)
+		}
+		tokens[i].Token = hosting.Token{Name: name, Hash: HashToken(ft.Value), Scopes: sc}
+	}
+	return tokens, nil
+}
+
+// findFixedTokens marks the tokens the account has already (have). A token value
+// that is another account's (any account's, when the account is still to be
+// created), or one of the account's that was revoked or has expired, is an error.
+func (s *Service) findFixedTokens(ctx context.Context, acct hosting.Account, create bool, tokens []fixedToken) error {
+	for i := range tokens {
+		t, owner, err := s.store.TokenByHash(ctx, tokens[i].Hash)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return err
+		case create || owner.ID != acct.ID:
+			return fmt.Errorf("token %q: its value is a token of another account (%d)", tokens[i].Name, owner.ID)
+		case !t.Usable(s.Now()):
+			return fmt.Errorf("token %q: the account's token of this value (%d) was revoked or has expired", tokens[i].Name, t.ID)
+		default:
+			tokens[i].have = true
+		}
+	}
+	return nil
+}
+
+// createFixedAccount creates a fixed account; without a password it gets a random
+// one, unknown to anyone: the console stays closed.
+func (s *Service) createFixedAccount(ctx context.Context, n NewAccount) (hosting.Account, error) {
+	if n.Password == "" {
+		n.Password, _ = NewTokenSecret()
+	}
+	return s.CreateAccount(ctx, n)
+}
+
+// addFixedTokens gives the account the fixed tokens it does not have.
+func (s *Service) addFixedTokens(ctx context.Context, acct hosting.Account, tokens []fixedToken) error {
+	for _, t := range tokens {
+		if t.have {
+			continue
+		}
+		t.AccountID, t.CreatedAt = acct.ID, s.Now()
+		if _, err := s.addToken(ctx, t.Token); err != nil {
+			return fmt.Errorf("token %q: %w", t.Name, err)
+		}
+	}
+	return nil
 }
 
 // allScopes is every scope, as ParseScopes reads them.

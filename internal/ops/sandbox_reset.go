@@ -84,9 +84,13 @@ func (s *Service) ResetAccount(ctx context.Context, p hosting.Principal, credit 
 			give = &r.OpeningCredit
 		}
 		if *give > 0 {
-			if _, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxTopup, Amount: *give,
-				CreatedAt: s.Now()}); err != nil {
+			t, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxTopup, Amount: *give,
+				CreatedAt: s.Now()})
+			if err != nil {
 				return internal("top-up", err)
+			}
+			if err := s.toppedUp(ctx, tx, t); err != nil {
+				return err
 			}
 		}
 		acct, err = tx.Account(ctx, id)

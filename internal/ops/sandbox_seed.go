@@ -74,104 +74,162 @@ var seedServerNames = map[string]string{"project_id": "project", "ssh_key_ids": 
 // insufficient_credit when the credit is short), reported together; nothing is made
 // then.
 func (s *Service) Seed(ctx context.Context, p hosting.Principal, r SeedRequest) (Seeded, error) {
+	if err := r.checkSizes(); err != nil {
+		return Seeded{}, err
+	}
+	if len(r.Servers) > 0 && s.instant == nil {
+		return Seeded{}, internal("seed", errNoInstantMachines)
+	}
+	var sd *seeding
+	err := s.atomically(ctx, func(ctx context.Context) error {
+		var err error
+		if sd, err = s.newSeeding(ctx, p); err != nil {
+			return err
+		}
+		for _, step := range []func(context.Context, SeedRequest) error{sd.sshKeys, sd.projects, sd.recipes, sd.servers} {
+			if err := step(ctx, r); err != nil {
+				return err
+			}
+		}
+		if err := sd.v.Err(r.errorOrder()...); err != nil {
+			return err
+		}
+		sd.countProjectServers()
+		return nil
+	})
+	if err != nil {
+		return Seeded{}, err
+	}
+	out := sd.out
+	s.log.Info("sandbox account seeded", "account", p.Account.ID, "ssh_keys", len(out.SSHKeys), "projects", len(out.Projects),
+		"recipes", len(out.Recipes), "servers", len(out.Servers))
+	return out, nil
+}
+
+// checkSizes refuses a seed with more than SeedMaxItems items of a kind.
+func (r SeedRequest) checkSizes() error {
 	var v hosting.Validation
 	for i, n := range []int{len(r.SSHKeys), len(r.Projects), len(r.Recipes), len(r.Servers)} {
 		if n > SeedMaxItems {
 			v.Add(seedFields[i], "validation.sandbox_seed_too_many", "max", SeedMaxItems)
 		}
 	}
-	if err := v.Err(seedFields...); err != nil {
-		return Seeded{}, err
-	}
-	if len(r.Servers) > 0 && s.instant == nil {
-		return Seeded{}, internal("seed", errNoInstantMachines)
-	}
-	out := Seeded{SSHKeys: []hosting.SSHKey{}, Projects: []hosting.Project{}, Recipes: []hosting.Recipe{}, Servers: []hosting.Server{}}
-	err := s.atomically(ctx, func(ctx context.Context) error {
-		// The names servers may refer to: the account's, then the seeded ones.
-		keys, projects := map[string][]int64{}, map[string]int64{}
-		if err := s.store.InTx(ctx, func(tx store.Tx) error {
-			ks, err := tx.SSHKeys(ctx, p.Account.ID)
-			if err != nil {
-				return internal("ssh keys", err)
-			}
-			for _, k := range ks {
-				keys[k.Name] = append(keys[k.Name], k.ID)
-			}
-			ps, err := tx.Projects(ctx, p.Account.ID)
-			for _, pr := range ps {
-				projects[pr.Name] = pr.ID
-			}
-			return internal("projects", err)
-		}); err != nil {
-			return err
+	return v.Err(seedFields...)
+}
+
+// seeding is a seed under way: what it made so far, the names its servers may refer
+// to, and what failed.
+type seeding struct {
+	s   *Service
+	p   hosting.Principal
+	out Seeded
+	v   hosting.Validation
+	// The names servers may refer to: the account's, then the seeded ones.
+	keyIDs     map[string][]int64
+	projectIDs map[string]int64
+	// Names of items that failed: a server naming one is not told again.
+	failedKeys, failedProjects map[string]bool
+}
+
+// newSeeding starts a seed of the principal's account with the names of its SSH keys
+// and projects.
+func (s *Service) newSeeding(ctx context.Context, p hosting.Principal) (*seeding, error) {
+	sd := &seeding{s: s, p: p, keyIDs: map[string][]int64{}, projectIDs: map[string]int64{},
+		failedKeys: map[string]bool{}, failedProjects: map[string]bool{},
+		out: Seeded{SSHKeys: []hosting.SSHKey{}, Projects: []hosting.Project{}, Recipes: []hosting.Recipe{}, Servers: []hosting.Server{}}}
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		ks, err := tx.SSHKeys(ctx, p.Account.ID)
+		if err != nil {
+			return internal("ssh keys", err)
 		}
-		// Names of items that failed: a server naming one is not told again.
-		failedKeys, failedProjects := map[string]bool{}, map[string]bool{}
-		for i, k := range r.SSHKeys {
-			key, err := s.CreateSSHKey(ctx, p, k.Name, k.PublicKey)
-			if err == nil {
-				out.SSHKeys = append(out.SSHKeys, key)
-				keys[key.Name] = append(keys[key.Name], key.ID)
-			} else if v.AddItem(hosting.Item("ssh_keys", i), err, nil) {
-				failedKeys[trimmed(k.Name)] = true
-			} else {
-				return err
-			}
+		for _, k := range ks {
+			sd.keyIDs[k.Name] = append(sd.keyIDs[k.Name], k.ID)
 		}
-		for i, pr := range r.Projects {
-			made, err := s.CreateProject(ctx, p, pr.Name)
-			if err == nil {
-				out.Projects = append(out.Projects, made)
-				projects[made.Name] = made.ID
-			} else if v.AddItem(hosting.Item("projects", i), err, nil) {
-				failedProjects[trimmed(pr.Name)] = true
-			} else {
-				return err
-			}
+		ps, err := tx.Projects(ctx, p.Account.ID)
+		for _, pr := range ps {
+			sd.projectIDs[pr.Name] = pr.ID
 		}
-		for i, rc := range r.Recipes {
-			made, err := s.CreateRecipe(ctx, p, rc.Name, rc.Script)
-			if err == nil {
-				out.Recipes = append(out.Recipes, made)
-			} else if !v.AddItem(hosting.Item("recipes", i), err, nil) {
-				return err
-			}
-		}
-		for i, sv := range r.Servers {
-			item := hosting.Item("servers", i)
-			o, status, refs := serverOrder(sv, keys, projects, failedKeys, failedProjects)
-			if err := refs.Err(); err != nil {
-				v.AddItem(item, err, nil)
-			}
-			if sv.ImageID == nil {
-				continue // an order would ask for image_id or app_id: a seed has only the first
-			}
-			srv, err := s.seedServer(ctx, p, o, status)
-			if err == nil {
-				out.Servers = append(out.Servers, srv)
-			} else if !v.AddItem(item, err, seedServerNames) {
-				return err
-			}
-		}
-		if err := v.Err(r.errorOrder()...); err != nil {
-			return err
-		}
-		for i := range out.Projects {
-			for _, srv := range out.Servers {
-				if srv.ProjectID != nil && *srv.ProjectID == out.Projects[i].ID {
-					out.Projects[i].ServerCount++
-				}
-			}
-		}
-		return nil
+		return internal("projects", err)
 	})
-	if err != nil {
-		return Seeded{}, err
+	return sd, err
+}
+
+// sshKeys makes r's SSH keys through the real create call.
+func (sd *seeding) sshKeys(ctx context.Context, r SeedRequest) error {
+	for i, k := range r.SSHKeys {
+		key, err := sd.s.CreateSSHKey(ctx, sd.p, k.Name, k.PublicKey)
+		if err == nil {
+			sd.out.SSHKeys = append(sd.out.SSHKeys, key)
+			sd.keyIDs[key.Name] = append(sd.keyIDs[key.Name], key.ID)
+		} else if sd.v.AddItem(hosting.Item("ssh_keys", i), err, nil) {
+			sd.failedKeys[trimmed(k.Name)] = true
+		} else {
+			return err
+		}
 	}
-	s.log.Info("sandbox account seeded", "account", p.Account.ID, "ssh_keys", len(out.SSHKeys), "projects", len(out.Projects),
-		"recipes", len(out.Recipes), "servers", len(out.Servers))
-	return out, nil
+	return nil
+}
+
+// projects makes r's projects through the real create call.
+func (sd *seeding) projects(ctx context.Context, r SeedRequest) error {
+	for i, pr := range r.Projects {
+		made, err := sd.s.CreateProject(ctx, sd.p, pr.Name)
+		if err == nil {
+			sd.out.Projects = append(sd.out.Projects, made)
+			sd.projectIDs[made.Name] = made.ID
+		} else if sd.v.AddItem(hosting.Item("projects", i), err, nil) {
+			sd.failedProjects[trimmed(pr.Name)] = true
+		} else {
+			return err
+		}
+	}
+	return nil
+}
+
+// recipes makes r's recipes through the real create call.
+func (sd *seeding) recipes(ctx context.Context, r SeedRequest) error {
+	for i, rc := range r.Recipes {
+		made, err := sd.s.CreateRecipe(ctx, sd.p, rc.Name, rc.Script)
+		if err == nil {
+			sd.out.Recipes = append(sd.out.Recipes, made)
+		} else if !sd.v.AddItem(hosting.Item("recipes", i), err, nil) {
+			return err
+		}
+	}
+	return nil
+}
+
+// servers makes r's servers through the real order's checks and billing, each in its
+// status at once (seedServer).
+func (sd *seeding) servers(ctx context.Context, r SeedRequest) error {
+	for i, sv := range r.Servers {
+		item := hosting.Item("servers", i)
+		o, status, refs := serverOrder(sv, sd.keyIDs, sd.projectIDs, sd.failedKeys, sd.failedProjects)
+		if err := refs.Err(); err != nil {
+			sd.v.AddItem(item, err, nil)
+		}
+		if sv.ImageID == nil {
+			continue // an order would ask for image_id or app_id: a seed has only the first
+		}
+		srv, err := sd.s.seedServer(ctx, sd.p, o, status)
+		if err == nil {
+			sd.out.Servers = append(sd.out.Servers, srv)
+		} else if !sd.v.AddItem(item, err, seedServerNames) {
+			return err
+		}
+	}
+	return nil
+}
+
+// countProjectServers sets the server count of each seeded project.
+func (sd *seeding) countProjectServers() {
+	for i := range sd.out.Projects {
+		for _, srv := range sd.out.Servers {
+			if srv.ProjectID != nil && *srv.ProjectID == sd.out.Projects[i].ID {
+				sd.out.Projects[i].ServerCount++
+			}
+		}
+	}
 }
 
 // serverOrder is the order a seeded server makes and the status it is to be in, with
@@ -223,7 +281,7 @@ func (s *Service) seedServer(ctx context.Context, p hosting.Principal, o Order, 
 		state = compute.StateStopped
 	}
 	return s.createServer(ctx, p, o, status, func(tx store.Tx, srv *hosting.Server) error {
-		m, err := s.instant.PlaceTx(ctx, tx.SQL(), machineSpec(*srv), state)
+		m, err := s.instant.PlaceTx(ctx, tx.SQL(), MachineSpec(*srv), state)
 		if err != nil {
 			return internal("place machine", err)
 		}

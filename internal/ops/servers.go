@@ -3,28 +3,11 @@ package ops
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-
-	"github.com/riverqueue/river"
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
-
-// OperationArgs is the one job kind: carry out operation OperationID. Its kind string
-// is stable: renaming it strands queued jobs.
-type OperationArgs struct {
-	OperationID int64 `json:"operation_id"`
-}
-
-// Kind implements river.JobArgs.
-func (OperationArgs) Kind() string { return "berth.operation" }
-
-// InsertOpts: a job keeps retrying transient failures (a hypervisor away) for long.
-func (OperationArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 50}
-}
 
 // startOperation marks srv busy with a new operation and enqueues its job, in tx.
 // A server already busy answers CodeBusy naming what holds it.
@@ -73,7 +56,7 @@ func (s *Service) startOp(ctx context.Context, tx store.Tx, srv hosting.Server, 
 	if err := s.enqueue(ctx, tx, OperationArgs{OperationID: id}); err != nil {
 		return op, internal("enqueue", err)
 	}
-	return op, nil
+	return op, s.emitOperation(ctx, tx, hosting.EventOperationStarted, op, hosting.OpRunning, "")
 }
 
 // changed reports whether what an operation is decided on differs between two reads
@@ -150,9 +133,6 @@ type Order struct {
 	RootPassword *string
 }
 
-// orderFields is the order of the request schema, which orders the errors.
-var orderFields = []string{"plan_id", "location_id", "image_id", "ssh_key_ids", "display_name", "project_id", "app_id", "recipe_id", "root_password"}
-
 // OrderServer checks an order, writes the server in status provisioning and enqueues
 // its provisioning. Every failed rule is a CodeValidationFailed on its field.
 func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order) (hosting.Server, error) {
@@ -169,189 +149,217 @@ func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order)
 // createServer checks an order and writes its server in status, billed from now (its
 // first hour charged), then has then finish it in the same transaction: an order
 // enqueues its provisioning, a sandbox's seed makes its machine at once. Every failed
-// rule is a CodeValidationFailed on its field (CodeInsufficientCredit for the credit).
+// rule is a CodeValidationFailed on its field (CodeInsufficientCredit for the credit),
+// all reported together (hosting.OrderFields orders them).
 func (s *Service) createServer(ctx context.Context, p hosting.Principal, o Order, status hosting.Status,
 	then func(tx store.Tx, srv *hosting.Server) error) (hosting.Server, error) {
 	var v hosting.Validation
-	if o.DisplayName != nil {
-		hosting.CheckLabel(&v, "display_name", *o.DisplayName)
-	}
-	var passHash string
-	if o.RootPassword != nil {
-		hosting.CheckRootPassword(&v, "root_password", *o.RootPassword)
-		if !v.Has("root_password") {
-			h, err := hashRootPassword(*o.RootPassword)
-			if err != nil {
-				return hosting.Server{}, internal("hash password", err)
-			}
-			passHash = h
-		}
+	passHash, err := checkOrderFields(&v, o)
+	if err != nil {
+		return hosting.Server{}, err
 	}
 	var srv hosting.Server
-	err := s.store.InTx(ctx, func(tx store.Tx) error {
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		acct, err := tx.Account(ctx, p.Account.ID)
 		if err != nil {
 			return internal("account", err)
 		}
-		var plan hosting.Plan
-		var loc hosting.Location
-		if o.PlanID == nil {
-			v.Add("plan_id", "validation.required")
-		} else if plan, err = tx.Plan(ctx, *o.PlanID); errors.Is(err, store.ErrNotFound) {
-			v.Add("plan_id", "validation.plan_unknown")
-		} else if err != nil {
-			return internal("plan", err)
+		c, err := s.resolveCatalog(ctx, tx, o, &v)
+		if err != nil {
+			return err
 		}
-		if o.LocationID == nil {
-			v.Add("location_id", "validation.required")
-		} else if loc, err = tx.Location(ctx, *o.LocationID); errors.Is(err, store.ErrNotFound) {
-			v.Add("location_id", "validation.location_unknown")
-		} else if err != nil {
-			return internal("location", err)
+		keys, err := checkOwnership(ctx, tx, acct.ID, o, &v)
+		if err != nil {
+			return err
 		}
-		haveLoc := loc.ID != 0
-		if plan.ID != 0 && haveLoc {
-			offered := false
-			for _, lp := range loc.Plans {
-				if lp.ID == plan.ID {
-					offered = true
-					plan = lp // carries the capacity at this location
-				}
-			}
-			if !offered {
-				v.Add("plan_id", "validation.plan_not_offered")
-			} else if ok, err := s.inStock(ctx, tx, loc.ID, plan); err != nil {
-				return err
-			} else if !ok {
-				v.Add("plan_id", "validation.plan_out_of_stock")
-			}
-		}
-		// Image or app, exactly one.
-		var imageID int64
-		var app *hosting.App
-		switch {
-		case o.ImageID != nil && o.AppID != nil:
-			v.Add("image_id", "validation.image_app_both")
-		case o.ImageID == nil && o.AppID == nil:
-			v.Add("image_id", "validation.image_app_none")
-		case o.ImageID != nil:
-			if _, err := tx.Image(ctx, *o.ImageID); errors.Is(err, store.ErrNotFound) {
-				v.Add("image_id", "validation.image_unknown")
-			} else if err != nil {
-				return internal("image", err)
-			} else if haveLoc && !offersImage(loc, *o.ImageID) {
-				v.Add("image_id", "validation.image_not_offered")
-			} else {
-				imageID = *o.ImageID
-			}
-		default:
-			a, err := tx.App(ctx, *o.AppID)
-			if errors.Is(err, store.ErrNotFound) {
-				v.Add("app_id", "validation.app_unknown")
-			} else if err != nil {
-				return internal("app", err)
-			} else {
-				app = &a
-				if haveLoc {
-					for _, img := range loc.Images {
-						if img.IsUbuntu() && imageID == 0 {
-							imageID = img.ID
-						}
-					}
-					if imageID == 0 {
-						v.Add("app_id", "validation.app_no_ubuntu")
-					}
-				}
-			}
-		}
-		var keys []hosting.SSHKey
-		seen := map[int64]bool{}
-		for _, id := range o.SSHKeyIDs {
-			if seen[id] {
-				v.Add("ssh_key_ids", "validation.ssh_key_repeated", "id", id)
-				continue
-			}
-			seen[id] = true
-			k, err := tx.SSHKey(ctx, acct.ID, id)
-			if errors.Is(err, store.ErrNotFound) {
-				v.Add("ssh_key_ids", "validation.ssh_key_unknown", "id", id)
-			} else if err != nil {
-				return internal("ssh key", err)
-			} else {
-				keys = append(keys, k)
-			}
-		}
-		if o.ProjectID != nil {
-			if _, err := tx.Project(ctx, acct.ID, *o.ProjectID); errors.Is(err, store.ErrNotFound) {
-				v.Add("project_id", "validation.project_unknown")
-			} else if err != nil {
-				return internal("project", err)
-			}
-		}
-		if o.RecipeID != nil {
-			if _, err := tx.Recipe(ctx, acct.ID, *o.RecipeID); errors.Is(err, store.ErrNotFound) {
-				v.Add("recipe_id", "validation.recipe_unknown")
-			} else if err != nil {
-				return internal("recipe", err)
-			}
-		}
-		if plan.ID != 0 && !v.Has("plan_id") && acct.Credit < plan.PriceHourly {
-			v.Add("plan_id", "validation.credit_too_low", "amount", plan.PriceHourly.String(), "currency", acct.Currency)
-			v.SetCode(hosting.CodeInsufficientCredit)
-		}
+		hosting.CheckOrderCredit(&v, acct, c.plan)
 		if err := s.checkQuota(ctx, tx, acct.ID, hosting.QuotaServers, &v); err != nil {
 			return err
 		}
-		if err := v.Err(orderFields...); err != nil {
+		if err := v.Err(hosting.OrderFields...); err != nil {
 			return err
 		}
-
-		srv = hosting.Server{
-			AccountID: acct.ID, Name: hosting.NewServerName(), ProjectID: o.ProjectID, Status: status,
-			LocationID: loc.ID, PlanID: plan.ID, ImageID: imageID, RecipeID: o.RecipeID,
-			VCPUs: plan.VCPUs, MemoryMB: plan.MemoryMB, DiskGB: plan.DiskGB, RootPassHash: passHash, Keys: keys,
-			CreatedAt: s.NowFor(acct.ID),
-		}
-		if app != nil {
-			srv.AppID = &app.ID
-		}
-		srv.DisplayName = srv.Name
-		if o.DisplayName != nil {
-			srv.DisplayName = strings.TrimSpace(*o.DisplayName)
-		}
-		// Names are unique forever; on the rare collision, draw again.
-		for attempt := 0; ; attempt++ {
-			srv.ID, err = tx.CreateServer(ctx, srv)
-			if !errors.Is(err, store.ErrConflict) || attempt == 5 {
-				break
-			}
-			srv.Name = hosting.NewServerName()
-			if o.DisplayName == nil {
-				srv.DisplayName = srv.Name
-			}
-		}
-		if err != nil {
-			return internal("create server", err)
-		}
-		if err := s.openServerMeter(ctx, tx, acct, srv, plan); err != nil {
+		srv = s.newServer(acct, o, c, keys, status, passHash)
+		if srv, err = s.writeServer(ctx, tx, acct, srv, c.plan, o.DisplayName != nil); err != nil {
 			return err
-		}
-		srv.SSHKeyIDs = make([]int64, len(keys))
-		for i, k := range keys {
-			srv.SSHKeyIDs[i] = k.ID
 		}
 		return then(tx, &srv)
 	})
 	return srv, err
 }
 
-func offersImage(l hosting.Location, id int64) bool {
-	for _, i := range l.Images {
-		if i.ID == id {
-			return true
+// checkOrderFields checks the fields of an order that need no lookup (its display
+// name and root password), and returns the root password's hash.
+func checkOrderFields(v *hosting.Validation, o Order) (passHash string, err error) {
+	if o.DisplayName != nil {
+		hosting.CheckLabel(v, "display_name", *o.DisplayName)
+	}
+	if o.RootPassword == nil {
+		return "", nil
+	}
+	if hosting.CheckRootPassword(v, "root_password", *o.RootPassword); v.Has("root_password") {
+		return "", nil
+	}
+	h, err := hashRootPassword(*o.RootPassword)
+	return h, internal("hash password", err)
+}
+
+// orderCatalog is what an order names of the catalog.
+type orderCatalog struct {
+	plan    hosting.Plan // as the location sells it (its capacity there)
+	loc     hosting.Location
+	imageID int64        // the image ordered, or the one the app installs on
+	app     *hosting.App // nil: none ordered
+}
+
+// resolveCatalog finds what an order names of the catalog: its plan, its location,
+// and its image or its app. What is missing, unknown, not offered at the location or
+// out of stock there is recorded on its field.
+func (s *Service) resolveCatalog(ctx context.Context, tx store.Tx, o Order, v *hosting.Validation) (orderCatalog, error) {
+	var c orderCatalog
+	hosting.CheckOrderChoice(v, o.PlanID, o.LocationID, o.ImageID, o.AppID)
+	plan, havePlan, err := lookup(ctx, v, "plan_id", "validation.plan_unknown", o.PlanID, tx.Plan)
+	if err != nil {
+		return c, internal("plan", err)
+	}
+	loc, haveLoc, err := lookup(ctx, v, "location_id", "validation.location_unknown", o.LocationID, tx.Location)
+	if err != nil {
+		return c, internal("location", err)
+	}
+	c.plan, c.loc = plan, loc
+	if havePlan && haveLoc {
+		if c.plan, err = s.checkStock(ctx, tx, v, loc, plan); err != nil {
+			return c, err
 		}
 	}
-	return false
+	if v.Has("image_id") { // neither or both of image and app: nothing to look up
+		return c, nil
+	}
+	if o.ImageID != nil {
+		_, ok, err := lookup(ctx, v, "image_id", "validation.image_unknown", o.ImageID, tx.Image)
+		if ok && (!haveLoc || hosting.CheckImageOffered(v, loc, *o.ImageID)) {
+			c.imageID = *o.ImageID
+		}
+		return c, internal("image", err)
+	}
+	app, ok, err := lookup(ctx, v, "app_id", "validation.app_unknown", o.AppID, tx.App)
+	if ok {
+		c.app = &app
+		if haveLoc {
+			c.imageID = hosting.CheckAppImage(v, loc)
+		}
+	}
+	return c, internal("app", err)
+}
+
+// checkStock returns plan as loc sells it, recording on plan_id that loc does not
+// sell it or has no room left for it.
+func (s *Service) checkStock(ctx context.Context, tx store.Tx, v *hosting.Validation, loc hosting.Location, plan hosting.Plan) (hosting.Plan, error) {
+	plan, offered := hosting.CheckPlanOffered(v, loc, plan)
+	if !offered {
+		return plan, nil
+	}
+	ok, err := s.inStock(ctx, tx, loc.ID, plan)
+	if err == nil && !ok {
+		v.Add("plan_id", "validation.plan_out_of_stock")
+	}
+	return plan, err
+}
+
+// checkOwnership finds the SSH keys, the project and the recipe an order names: each
+// must be the account's, else the failure is recorded on its field. It returns the
+// keys.
+func checkOwnership(ctx context.Context, tx store.Tx, accountID int64, o Order, v *hosting.Validation) ([]hosting.SSHKey, error) {
+	known := map[int64]hosting.SSHKey{}
+	looked := map[int64]bool{}
+	for _, id := range o.SSHKeyIDs {
+		if looked[id] {
+			continue
+		}
+		looked[id] = true
+		k, err := tx.SSHKey(ctx, accountID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, internal("ssh key", err)
+		}
+		known[id] = k
+	}
+	keys := hosting.CheckSSHKeyIDs(v, o.SSHKeyIDs, known)
+	_, _, err := lookup(ctx, v, "project_id", "validation.project_unknown", o.ProjectID, accountsOwn(accountID, tx.Project))
+	if err != nil {
+		return nil, internal("project", err)
+	}
+	_, _, err = lookup(ctx, v, "recipe_id", "validation.recipe_unknown", o.RecipeID, accountsOwn(accountID, tx.Recipe))
+	return keys, internal("recipe", err)
+}
+
+// lookup finds the record id names with get (nothing when id is nil: a field left
+// out); one that does not exist is recorded on field as msg. ok says it was found.
+func lookup[T any](ctx context.Context, v *hosting.Validation, field, msg string, id *int64,
+	get func(context.Context, int64) (T, error)) (t T, ok bool, err error) {
+	if id == nil {
+		return t, false, nil
+	}
+	t, err = get(ctx, *id)
+	if errors.Is(err, store.ErrNotFound) {
+		v.Add(field, msg)
+		return t, false, nil
+	}
+	return t, err == nil, err
+}
+
+// accountsOwn is a lookup of an account's own records by id.
+func accountsOwn[T any](accountID int64, get func(context.Context, int64, int64) (T, error)) func(context.Context, int64) (T, error) {
+	return func(ctx context.Context, id int64) (T, error) { return get(ctx, accountID, id) }
+}
+
+// newServer is the server an order that passed its checks makes.
+func (s *Service) newServer(acct hosting.Account, o Order, c orderCatalog, keys []hosting.SSHKey, status hosting.Status, passHash string) hosting.Server {
+	srv := hosting.Server{
+		AccountID: acct.ID, Name: hosting.NewServerName(), ProjectID: o.ProjectID, Status: status,
+		LocationID: c.loc.ID, PlanID: c.plan.ID, ImageID: c.imageID, RecipeID: o.RecipeID,
+		VCPUs: c.plan.VCPUs, MemoryMB: c.plan.MemoryMB, DiskGB: c.plan.DiskGB, RootPassHash: passHash, Keys: keys,
+		CreatedAt: s.NowFor(acct.ID),
+	}
+	if c.app != nil {
+		srv.AppID = &c.app.ID
+	}
+	srv.DisplayName = srv.Name
+	if o.DisplayName != nil {
+		srv.DisplayName = strings.TrimSpace(*o.DisplayName)
+	}
+	srv.SSHKeyIDs = make([]int64, len(keys))
+	for i, k := range keys {
+		srv.SSHKeyIDs[i] = k.ID
+	}
+	return srv
+}
+
+// writeServer writes a new server of plan, billed from now: its meter opens and its
+// first hour is charged (CodeInsufficientCredit when the credit no longer covers it).
+// Names are unique forever; on the rare collision a name is drawn again, and so is
+// the display name unless the order named the server (named).
+func (s *Service) writeServer(ctx context.Context, tx store.Tx, acct hosting.Account, srv hosting.Server, plan hosting.Plan,
+	named bool) (hosting.Server, error) {
+	var err error
+	for attempt := 0; ; attempt++ {
+		srv.ID, err = tx.CreateServer(ctx, srv)
+		if !errors.Is(err, store.ErrConflict) || attempt == 5 {
+			break
+		}
+		srv.Name = hosting.NewServerName()
+		if !named {
+			srv.DisplayName = srv.Name
+		}
+	}
+	if err != nil {
+		return srv, internal("create server", err)
+	}
+	if err := s.emitServer(ctx, tx, hosting.EventServerCreated, srv); err != nil {
+		return srv, err
+	}
+	return srv, s.openServerMeter(ctx, tx, acct, srv, plan)
 }
 
 // ServerUpdate is what PATCH /servers/{id} changes: nil leaves a field alone;
@@ -385,6 +393,7 @@ func (s *Service) UpdateServer(ctx context.Context, p hosting.Principal, id int6
 		if err := v.Err("display_name", "project_id"); err != nil {
 			return err
 		}
+		was := srv
 		if u.DisplayName != nil {
 			srv.DisplayName = strings.TrimSpace(*u.DisplayName)
 		}
@@ -393,7 +402,13 @@ func (s *Service) UpdateServer(ctx context.Context, p hosting.Principal, id int6
 		} else if u.ProjectID != nil {
 			srv.ProjectID = u.ProjectID
 		}
-		return internal("update server", tx.UpdateServer(ctx, srv))
+		if err := tx.UpdateServer(ctx, srv); err != nil {
+			return internal("update server", err)
+		}
+		if changes := serverChanges(was, srv); len(changes) > 0 {
+			return s.emitServer(ctx, tx, hosting.EventServerUpdated, srv, changes...)
+		}
+		return nil
 	})
 	return srv, err
 }
@@ -418,11 +433,17 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 			if err := tx.DeleteSnapshot(ctx, snap.ID, s.NowFor(srv.AccountID)); err != nil {
 				return internal("delete snapshot", err)
 			}
+			if err := s.emitSnapshot(ctx, tx, hosting.EventSnapshotDeleted, snap, "deleted"); err != nil {
+				return err
+			}
 		}
 		if err := s.stopServerMeters(ctx, tx, srv, snaps); err != nil {
 			return err
 		}
-		return internal("delete server", tx.DeleteServer(ctx, srv.ID, s.NowFor(srv.AccountID)))
+		if err := tx.DeleteServer(ctx, srv.ID, s.NowFor(srv.AccountID)); err != nil {
+			return internal("delete server", err)
+		}
+		return s.emitServer(ctx, tx, hosting.EventServerDeleted, srv)
 	})
 }
 
@@ -465,15 +486,7 @@ func (s *Service) Power(ctx context.Context, p hosting.Principal, id int64, acti
 			return err
 		}
 		srv.Operation, srv.Status = &op, to
-		return internal("set status", tx.SetServerStatus(ctx, srv.ID, to))
+		return internal("set status", s.setStatus(ctx, tx, srv.ID, to))
 	})
 	return srv, err
-}
-
-// describe is for logs.
-func describe(op hosting.Operation) string {
-	if op.Action != "" {
-		return fmt.Sprintf("%s(%s)#%d", op.Type, op.Action, op.ID)
-	}
-	return fmt.Sprintf("%s#%d", op.Type, op.ID)
 }

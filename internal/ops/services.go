@@ -156,8 +156,8 @@ type ConsoleService interface {
 
 // EventService is what happened to the principal's account.
 type EventService interface {
-	// Events lists the events f admits, oldest first; with wait > 0 and none yet, it
-	// holds until one comes or wait passes.
+	// Events lists the events f admits, oldest first (newest first with f.Newest);
+	// with wait > 0 and none yet, it holds until one comes or wait passes.
 	Events(ctx context.Context, p hosting.Principal, f hosting.EventFilter, wait time.Duration) ([]hosting.Event, error)
 }
 

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/riverqueue/river"
-
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -100,8 +98,10 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 		} else if err != nil {
 			return internal("create snapshot", err)
 		}
-		_, err = s.startOp(ctx, tx, srv, hosting.Operation{Type: hosting.OpSnapshot, SnapshotID: &snap.ID})
-		return err
+		if _, err = s.startOp(ctx, tx, srv, hosting.Operation{Type: hosting.OpSnapshot, SnapshotID: &snap.ID}); err != nil {
+			return err
+		}
+		return s.emitSnapshot(ctx, tx, hosting.EventSnapshotCreated, snap, hosting.SnapshotCreating)
 	})
 	return snap, err
 }
@@ -136,7 +136,7 @@ func (s *Service) RestoreSnapshot(ctx context.Context, p hosting.Principal, id, 
 			return err
 		}
 		srv.Operation, srv.Status = &op, hosting.StatusRestoring
-		return internal("set status", tx.SetServerStatus(ctx, srv.ID, srv.Status))
+		return internal("set status", s.setStatus(ctx, tx, srv.ID, srv.Status))
 	})
 	return srv, err
 }
@@ -155,7 +155,10 @@ func (s *Service) DeleteSnapshot(ctx context.Context, p hosting.Principal, id, s
 			return err
 		}
 		if srv.Operation != nil || snap.Status == hosting.SnapshotCreating {
-			return internal("schedule snapshot deletion", tx.ScheduleSnapshotDeletion(ctx, snap.ID))
+			if err := tx.ScheduleSnapshotDeletion(ctx, snap.ID); err != nil {
+				return internal("schedule snapshot deletion", err)
+			}
+			return s.emitSnapshot(ctx, tx, hosting.EventSnapshotUpdated, snap, hosting.SnapshotDeleting)
 		}
 		deleted = true
 		return s.deleteSnapshot(ctx, tx, snap)
@@ -175,7 +178,7 @@ func (s *Service) deleteSnapshot(ctx context.Context, tx store.Tx, snap hosting.
 	if err := s.enqueue(ctx, tx, SnapshotDeleteArgs{SnapshotID: snap.ID}); err != nil {
 		return internal("enqueue", err)
 	}
-	return nil
+	return s.emitSnapshot(ctx, tx, hosting.EventSnapshotDeleted, snap, "deleted")
 }
 
 // holdOperationEnd makes tx the only transaction that ends the server's operation or
@@ -247,44 +250,4 @@ func (s *Service) runScheduledDeletions(ctx context.Context, tx store.Tx, server
 		}
 	}
 	return nil
-}
-
-// SnapshotDeleteArgs is the job that removes a deleted snapshot's data from its
-// machine. It holds no operation: the server stays free meanwhile.
-type SnapshotDeleteArgs struct {
-	SnapshotID int64 `json:"snapshot_id"`
-}
-
-// Kind implements river.JobArgs.
-func (SnapshotDeleteArgs) Kind() string { return "berth.snapshot_delete" }
-
-// SnapshotDeleteWorker carries out SnapshotDeleteArgs.
-type SnapshotDeleteWorker struct {
-	river.WorkerDefaults[SnapshotDeleteArgs]
-	w *Worker
-}
-
-// NewSnapshotDeleteWorker returns the worker for snapshot deletions.
-func NewSnapshotDeleteWorker(w *Worker) *SnapshotDeleteWorker { return &SnapshotDeleteWorker{w: w} }
-
-// Work implements river.Worker. The driver call is keyed by the snapshot, so a
-// repeated job removes the data once.
-func (sw *SnapshotDeleteWorker) Work(ctx context.Context, job *river.Job[SnapshotDeleteArgs]) error {
-	st := sw.w.svc.store
-	snap, err := st.SnapshotAny(ctx, job.Args.SnapshotID)
-	if errors.Is(err, store.ErrNotFound) {
-		return river.JobCancel(err)
-	}
-	if err != nil {
-		return err
-	}
-	srv, err := st.ServerAny(ctx, snap.ServerID)
-	if err != nil {
-		return err
-	}
-	err = sw.w.driver.DeleteSnapshot(ctx, "snapshot-delete-"+snap.DriverName(), srv.Name, snap.DriverName())
-	if err == nil {
-		sw.w.svc.log.Info("snapshot deleted", "snapshot", snap.ID, "server", srv.Name)
-	}
-	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/worker"
 )
 
 // scheduleHookStore is the store with a pause inside every transaction that schedules
@@ -70,24 +71,9 @@ func TestScheduledDeletionMeetsOperationEnd(t *testing.T) {
 	})
 	ctx := context.Background()
 	a := env.NewAccount("en", "100", "")
-	srv := a.Do("POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1}).Want(t, 201).Map(t)["data"].(map[string]any)
-	serverID := int64(srv["id"].(float64))
-	a.WaitStatus(t, fmt.Sprint(serverID), "running", time.Minute)
-	snap := a.Do("POST", fmt.Sprintf("/servers/%d/snapshots", serverID), map[string]any{"name": "before"}).Want(t, 201).Map(t)["data"].(map[string]any)
-	snapID := int64(snap["id"].(float64))
-	waitIdle(t, a, serverID) // the snapshot is taken
+	serverID, snapID := snapshotted(t, a)
 
-	reached, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	hooked := scheduleHookStore{Store: env.App.DB, onSchedule: func() {
-		once.Do(func() {
-			close(reached)
-			select {
-			case <-release:
-			case <-time.After(2 * time.Minute):
-			}
-		})
-	}}
+	hooked, reached, release := holdingSchedule(env)
 	queue := &recordingQueue{}
 	svc := ops.New(ops.Deps{Store: hooked, Jobs: queue, Driver: driver, Log: slog.New(slog.DiscardHandler)})
 	p, err := svc.Authenticate(ctx, a.Token)
@@ -95,23 +81,16 @@ func TestScheduledDeletionMeetsOperationEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An operation only this test carries out: its job is in the recording queue.
-	if _, err := svc.Power(ctx, p, serverID, hosting.PowerOff); err != nil {
-		t.Fatal(err)
+	srv, err := svc.Power(ctx, p, serverID, hosting.PowerOff)
+	if err != nil || srv.Operation == nil {
+		t.Fatalf("power off: %+v, %v", srv, err)
 	}
-	cur, err := env.App.DB.ServerAny(ctx, serverID)
-	if err != nil || cur.Operation == nil {
-		t.Fatalf("server after power off: %+v, %v", cur, err)
-	}
-	op := cur.Operation.ID
+	op := srv.Operation.ID
 
-	type result struct {
-		deleted bool
-		err     error
-	}
-	deletion := make(chan result, 1)
+	deletion := make(chan deletionResult, 1)
 	go func() {
 		deleted, err := svc.DeleteSnapshot(ctx, p, serverID, snapID)
-		deletion <- result{deleted, err}
+		deletion <- deletionResult{deleted, err}
 	}()
 	select {
 	case <-reached:
@@ -120,12 +99,8 @@ func TestScheduledDeletionMeetsOperationEnd(t *testing.T) {
 	}
 
 	// The operation ends while the deletion holds its decision.
-	w := ops.NewWorker(svc, driver, func(context.Context, *sql.Tx, *river.Job[ops.OperationArgs]) error { return nil })
 	ended := make(chan error, 1)
-	go func() {
-		ended <- w.Work(ctx, &river.Job[ops.OperationArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25},
-			Args: ops.OperationArgs{OperationID: op}})
-	}()
+	go func() { ended <- carryOut(ctx, svc, hooked, driver, op) }()
 	endedFirst := false
 	select {
 	case err := <-ended:
@@ -146,7 +121,58 @@ func TestScheduledDeletionMeetsOperationEnd(t *testing.T) {
 		}
 	}
 
-	got, err := env.App.DB.SnapshotAny(ctx, snapID)
+	wantDeletionRan(t, env, queue, snapID, endedFirst)
+}
+
+// carryOut carries out operation op with a worker of svc's, as its job would.
+func carryOut(ctx context.Context, svc *ops.Service, st store.Reader, driver compute.Driver, op int64) error {
+	w := worker.New(worker.Deps{Service: svc, Store: st, Driver: driver, Log: slog.New(slog.DiscardHandler),
+		Complete: func(context.Context, *sql.Tx, *river.Job[ops.OperationArgs]) error { return nil }})
+	return w.Work(ctx, &river.Job[ops.OperationArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25},
+		Args: ops.OperationArgs{OperationID: op}})
+}
+
+// deletionResult is what a DeleteSnapshot answered.
+type deletionResult struct {
+	deleted bool
+	err     error
+}
+
+// holdingSchedule is env's store holding the first transaction that schedules a
+// snapshot deletion just before its write: reached closes there, and it goes on once
+// release closes.
+func holdingSchedule(env *testenv.Env) (hooked scheduleHookStore, reached, release chan struct{}) {
+	reached, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hooked = scheduleHookStore{Store: env.App.DB, onSchedule: func() {
+		once.Do(func() {
+			close(reached)
+			select {
+			case <-release:
+			case <-time.After(2 * time.Minute):
+			}
+		})
+	}}
+	return hooked, reached, release
+}
+
+// snapshotted is a running server of a's with a snapshot taken: their ids.
+func snapshotted(t *testing.T, a *testenv.Account) (serverID, snapID int64) {
+	t.Helper()
+	srv := a.Do("POST", "/servers", map[string]any{"plan_id": 1, "location_id": 1, "image_id": 1}).Want(t, 201).Map(t)["data"].(map[string]any)
+	serverID = int64(srv["id"].(float64))
+	a.WaitStatus(t, fmt.Sprint(serverID), "running", time.Minute)
+	snap := a.Do("POST", fmt.Sprintf("/servers/%d/snapshots", serverID), map[string]any{"name": "before"}).Want(t, 201).Map(t)["data"].(map[string]any)
+	snapID = int64(snap["id"].(float64))
+	waitIdle(t, a, serverID) // the snapshot is taken
+	return serverID, snapID
+}
+
+// wantDeletionRan checks that the scheduled deletion of snapshot snapID ran with its
+// server's operation's end: the snapshot is deleted, and a job removes its data.
+func wantDeletionRan(t *testing.T, env *testenv.Env, queue *recordingQueue, snapID int64, endedFirst bool) {
+	t.Helper()
+	got, err := env.App.DB.SnapshotAny(context.Background(), snapID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ const (
 	// MaxDelayMS bounds delay_ms.
 	MaxDelayMS = 30000
 	// MaxSlow bounds slow: at the realistic scale, the longest step (a reinstall,
-	// 40 s) then still ends within an attempt's bound (ops.Worker.AttemptTimeout,
+	// 40 s) then still ends within an attempt's bound (worker.Worker.AttemptTimeout,
 	// 7 min by default), so a slow operation is slow, never cut off and retried.
 	MaxSlow = 10
 	// MaxTimes bounds times.

@@ -6,7 +6,7 @@
 //
 // The sandbox only decides; the faults are carried out by the code that serves
 // production: httpapi answers an HTTP fault through its own error writer, and
-// ops.Worker fails an operation through its own failure handling.
+// worker.Worker fails an operation through its own failure handling.
 package sandbox
 
 import (

@@ -137,8 +137,8 @@ type Reader interface {
 	// DailySpend is what an account's charges net of refunds came to per UTC day, for
 	// hours starting at or after from, oldest first; days without any are left out.
 	DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error)
-	// Events lists an account's events that f admits, oldest first (docs/api.md,
-	// Events). f.Limit is the caller's to bound.
+	// Events lists an account's events that f admits, oldest first, or newest first
+	// with f.Newest (docs/api.md, Events). f.Limit is the caller's to bound.
 	Events(ctx context.Context, accountID int64, f hosting.EventFilter) ([]hosting.Event, error)
 	// Event finds one of an account's events.
 	Event(ctx context.Context, accountID, id int64) (hosting.Event, error)
@@ -178,6 +178,9 @@ type ChargeResult struct {
 	Total hosting.Money
 	// Overdrawn lists the accounts it took below zero credit.
 	Overdrawn []int64
+	// CreditLow lists the accounts it took below hosting.CreditLowDays of their
+	// hourly burn, from at or above it.
+	CreditLow []int64
 }
 
 // AccountReset is what a ResetAccount removed that its caller still needs.

@@ -187,6 +187,7 @@ func (c *Console) routes() []route {
 		{"POST /recipes/{id}", c.updateRecipe},
 		{"POST /recipes/{id}/delete", c.deleteRecipe},
 		{"GET /billing", c.billingPage},
+		{"GET /activity", c.activityPage},
 		{"GET /settings", c.settingsPage},
 		{"POST /settings/language", c.setLanguage},
 		{"POST /settings/budget", c.setBudget},

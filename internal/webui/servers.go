@@ -353,6 +353,10 @@ func (c *Console) serverPage(r *req) error {
 		rng = metrics.Ranges[0]
 	}
 	charts := c.charts(r, srv.ID, rng)
+	activity, err := c.serverActivity(r, srv)
+	if err != nil {
+		return err
+	}
 	var actions []hosting.PowerAction
 	for _, a := range hosting.PowerActions {
 		if _, ok := a.Transition(srv.Status); ok && srv.Operation == nil && !srv.Suspended {
@@ -367,7 +371,8 @@ func (c *Console) serverPage(r *req) error {
 	c.render(r, http.StatusOK, "server", "console.server_title", "servers", map[string]any{
 		"S": &row, "Live": transient(srv), "Actions": actions,
 		"Projects": projects, "Snapshots": snaps, "Rescale": opts, "Images": cat.loc[srv.LocationID].Images,
-		"Range": rng.Name, "Ranges": ranges, "Charts": charts})
+		"Range": rng.Name, "Ranges": ranges, "Charts": charts, "Activity": activity,
+		"ActivityAll": activityQuery{Resource: "server:" + itoa(srv.ID)}.url(0)})
 	return nil
 }
 

@@ -60,7 +60,10 @@ type Options struct {
 	// NoTrafficFilter leaves guest NICs without Berth's network filter: for tests
 	// that show what the filter stops, never for tenants.
 	NoTrafficFilter bool
-	Log             *slog.Logger
+	// CreateFault fails a step of making a machine, for tests of what a failed
+	// creation leaves (nil: none).
+	CreateFault compute.CreateFault
+	Log         *slog.Logger
 }
 
 // Driver is the libvirt driver.

@@ -52,6 +52,9 @@ func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (com
 	if err != nil {
 		return compute.Machine{}, err
 	}
+	if err := d.fault(m, "start"); err != nil {
+		return compute.Machine{}, err
+	}
 	if err := d.ensureRunning(l, h, dom); err != nil {
 		return compute.Machine{}, err
 	}
@@ -100,6 +103,9 @@ func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m mach
 		return dom, err
 	}
 	t.step("lookup")
+	if err := d.fault(m, "disk"); err != nil {
+		return dom, err
+	}
 	if _, err := l.StorageVolLookupByName(pool, m.diskVolume()); isCode(err, libvirt.ErrNoStorageVol) {
 		capacity := max(uint64(m.DiskGB)*gib, base.size)
 		if _, err := l.StorageVolCreateXML(pool, volumeXML(m.diskVolume(), capacity, "qcow2", base.path), 0); err != nil {
@@ -110,6 +116,9 @@ func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m mach
 	}
 	t.step("disk")
 	// The seed is written afresh: one left by an interrupted upload may be partial.
+	if err := d.fault(m, "seed"); err != nil {
+		return dom, err
+	}
 	seed, err := d.seed(ctx, m, spec)
 	if err != nil {
 		return dom, err
@@ -123,12 +132,23 @@ func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m mach
 	if err != nil {
 		return dom, err
 	}
+	if err := d.fault(m, "define"); err != nil {
+		return dom, err
+	}
 	dom, err = l.DomainDefineXML(x)
 	if err != nil {
 		return dom, d.lv(h, "define domain", err)
 	}
 	t.step("define")
 	return dom, nil
+}
+
+// fault is Options.CreateFault's answer for a step of making m.
+func (d *Driver) fault(m machine, step string) error {
+	if d.opt.CreateFault == nil {
+		return nil
+	}
+	return d.opt.CreateFault(m.Name, step)
 }
 
 // seed builds a machine's NoCloud seed.

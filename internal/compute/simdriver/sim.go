@@ -38,6 +38,11 @@ type Driver struct {
 	now   func() time.Time
 	// Rebind turns a query written with ? placeholders into the database's dialect.
 	rebind func(string) string
+	// CreateFault fails a step of making a machine, for tests of what a failed
+	// creation leaves (nil: none). The machine's row is its disk: a fault at "disk"
+	// leaves nothing, one at a later step leaves the row. Set it before the driver is
+	// used.
+	CreateFault compute.CreateFault
 }
 
 var _ compute.Driver = (*Driver)(nil)
@@ -142,28 +147,20 @@ func (d *Driver) transition(ctx context.Context, key, name, event string, from [
 	return d.waitUntil(ctx, readyAt)
 }
 
-// Create implements compute.Driver.
+// Create implements compute.Driver. A destroyed machine's name is not made again
+// (compute.ErrFailed), as the libvirt driver refuses it: a server's name is never
+// reused, so a Create of one is a repeated step of a provisioning undone since.
 func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (compute.Machine, error) {
-	tx, err := d.db.BeginTx(ctx, nil)
-	if err != nil {
+	if err := d.fault(spec.Name, "disk"); err != nil {
 		return compute.Machine{}, err
 	}
-	defer tx.Rollback()
-	now := d.now().UnixMilli()
-	res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_machines (name, state, vcpus, memory_mb, disk_gb, image, ready_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`),
-		spec.Name, string(compute.StateRunning), spec.VCPUs, spec.MemoryMB, spec.DiskGB, spec.Image,
-		now+d.scaled(ctx, CreateTime).Milliseconds(), now)
-	if err != nil {
+	if err := d.insert(ctx, key, spec); err != nil {
 		return compute.Machine{}, err
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_events (machine, event, op_key, at) VALUES (?, 'create', ?, ?)`), spec.Name, key, now); err != nil {
+	for _, step := range compute.CreateSteps[1:] {
+		if err := d.fault(spec.Name, step); err != nil {
 			return compute.Machine{}, err
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return compute.Machine{}, err
 	}
 	_, readyAt, err := d.machine(ctx, spec.Name)
 	if err != nil {
@@ -174,6 +171,46 @@ func (d *Driver) Create(ctx context.Context, key string, spec compute.Spec) (com
 	}
 	m, _, err := d.machine(ctx, spec.Name)
 	return m, err
+}
+
+// fault is CreateFault's answer for a step of making machine name.
+func (d *Driver) fault(name, step string) error {
+	if d.CreateFault == nil {
+		return nil
+	}
+	return d.CreateFault(name, step)
+}
+
+// insert writes a new machine's row, running once its creation's time has passed; a
+// row there already is kept (a repeated Create), unless destroyed.
+func (d *Driver) insert(ctx context.Context, key string, spec compute.Spec) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := d.now().UnixMilli()
+	res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_machines (name, state, vcpus, memory_mb, disk_gb, image, ready_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`),
+		spec.Name, string(compute.StateRunning), spec.VCPUs, spec.MemoryMB, spec.DiskGB, spec.Image,
+		now+d.scaled(ctx, CreateTime).Milliseconds(), now)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_events (machine, event, op_key, at) VALUES (?, 'create', ?, ?)`), spec.Name, key, now); err != nil {
+			return err
+		}
+	} else {
+		var destroyed sql.NullInt64
+		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT destroyed_at FROM sim_machines WHERE name = ?`), spec.Name).Scan(&destroyed); err != nil {
+			return err
+		}
+		if destroyed.Valid {
+			return fmt.Errorf("%w: machine %s was destroyed; names are not reused", compute.ErrFailed, spec.Name)
+		}
+	}
+	return tx.Commit()
 }
 
 // Start implements compute.Driver.

@@ -235,6 +235,16 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 		WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`); err != nil {
 		return res, err
 	}
+	// The accounts this batch took below CreditLowDays of their burn (the rates of
+	// their active meters, as billing.Summarize counts it), from at or above it.
+	if res.CreditLow, err = column[int64](ctx, q.q, `SELECT a.id FROM accounts a
+		JOIN (SELECT account_id, SUM(amount) AS charged FROM charge_batch WHERE amount > 0 GROUP BY account_id) c ON c.account_id = a.id
+		JOIN (SELECT account_id, SUM(rate) AS burn FROM meters WHERE next_at IS NOT NULL AND stopped_at IS NULL GROUP BY account_id) m
+			ON m.account_id = a.id
+		WHERE a.credit < m.burn * ? AND a.credit + c.charged >= m.burn * ? ORDER BY a.id`,
+		hosting.CreditLowDays*24, hosting.CreditLowDays*24); err != nil {
+		return res, err
+	}
 	_, err = q.q.ExecContext(ctx, `DELETE FROM charge_batch`)
 	return res, err
 }

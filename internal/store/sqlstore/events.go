@@ -66,6 +66,10 @@ func (q queries) Events(ctx context.Context, accountID int64, f hosting.EventFil
 	var where strings.Builder
 	args := []any{accountID, f.After}
 	where.WriteString(`account_id = ? AND id > ?`)
+	if f.Before > 0 {
+		where.WriteString(` AND id < ?`)
+		args = append(args, f.Before)
+	}
 	if f.Resource != nil {
 		where.WriteString(` AND resource_type = ? AND resource_id = ?`)
 		args = append(args, f.Resource.Type, f.Resource.ID)
@@ -74,8 +78,12 @@ func (q queries) Events(ctx context.Context, accountID int64, f hosting.EventFil
 		where.WriteString(" AND (" + cond + ")")
 		args = append(args, cargs...)
 	}
+	order := `id`
+	if f.Newest {
+		order = `id DESC`
+	}
 	args = append(args, f.Limit)
-	rows, err := q.q.QueryContext(ctx, `SELECT `+eventCols+` FROM events WHERE `+where.String()+` ORDER BY id LIMIT ?`, args...)
+	rows, err := q.q.QueryContext(ctx, `SELECT `+eventCols+` FROM events WHERE `+where.String()+` ORDER BY `+order+` LIMIT ?`, args...)
 	return orEmpty(collect(rows, err, scanEvent))
 }
 

@@ -95,6 +95,13 @@ func events(t *testing.T, open func(t *testing.T) store.Store) {
 			{"every type", hosting.EventFilter{Types: []hosting.EventPattern{"*"}}, []int64{w[0].ID, w[1].ID}},
 			{"a resource", hosting.EventFilter{Resource: &hosting.EventResource{Type: "ssh_key", ID: 3}}, []int64{w[1].ID}},
 			{"a resource of another id", hosting.EventFilter{Resource: &hosting.EventResource{Type: "ssh_key", ID: 7}}, []int64{}},
+			{"before the last", hosting.EventFilter{Before: w[1].ID}, []int64{w[0].ID}},
+			{"before the first", hosting.EventFilter{Before: w[0].ID}, []int64{}},
+			{"newest first", hosting.EventFilter{Newest: true}, []int64{w[1].ID, w[0].ID}},
+			{"the newest one", hosting.EventFilter{Newest: true, Limit: 1}, []int64{w[1].ID}},
+			{"newest before the last", hosting.EventFilter{Newest: true, Before: w[1].ID}, []int64{w[0].ID}},
+			{"newest of a glob", hosting.EventFilter{Newest: true, Types: []hosting.EventPattern{"ssh_key.*"}}, []int64{w[1].ID}},
+			{"newest of a resource", hosting.EventFilter{Newest: true, Resource: &hosting.EventResource{Type: "server", ID: 7}}, []int64{w[0].ID}},
 		} {
 			if got := list(t, s, a, c.f); !slices.Equal(got, c.want) {
 				t.Errorf("%s: %v, want %v", c.name, got, c.want)
