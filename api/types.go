@@ -375,3 +375,44 @@ type EventListMeta struct {
 	NextAfter int64 `json:"next_after"`
 	HasMore   bool  `json:"has_more"`
 }
+
+// Webhook is where the account's events are sent (docs/webhooks.md). Secret is only
+// in the answers of its creation and of a rotation of its secret.
+type Webhook struct {
+	ID             int64     `json:"id"`
+	URL            string    `json:"url"`
+	EventTypes     []string  `json:"event_types"`
+	Enabled        bool      `json:"enabled"`
+	DisabledReason *string   `json:"disabled_reason"`
+	CreatedAt      time.Time `json:"created_at"`
+	Secret         string    `json:"secret,omitempty"`
+}
+
+// WebhookWrite is POST /webhooks (url required) and PATCH /webhooks/{id}.
+type WebhookWrite struct {
+	URL        *string   `json:"url,omitempty"`
+	EventTypes *[]string `json:"event_types,omitempty"`
+	Enabled    *bool     `json:"enabled,omitempty"`
+}
+
+// WebhookDelivery is one event sent to one webhook, with its attempts.
+type WebhookDelivery struct {
+	ID            int64            `json:"id"`
+	WebhookID     int64            `json:"webhook_id"`
+	EventID       int64            `json:"event_id"`
+	EventType     string           `json:"event_type"`
+	State         string           `json:"state"`
+	AttemptCount  int              `json:"attempt_count"`
+	NextAttemptAt *time.Time       `json:"next_attempt_at"`
+	CreatedAt     time.Time        `json:"created_at"`
+	Attempts      []WebhookAttempt `json:"attempts"`
+}
+
+// WebhookAttempt is one attempt of a delivery: Status null when no answer came.
+type WebhookAttempt struct {
+	At        time.Time `json:"at"`
+	Status    *int      `json:"status"`
+	LatencyMS int64     `json:"latency_ms"`
+	Answer    string    `json:"answer"`
+	Reason    *string   `json:"reason"`
+}

@@ -42,6 +42,8 @@ type serveFlags struct {
 	seed          string
 	rateLimit     int
 	allowInsecure bool
+	// webhooks
+	webhookAllowPrivate bool
 	// behind a proxy, and browser clients
 	publicURL   string
 	corsOrigins []string
@@ -87,6 +89,8 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.seed, "seed", "", "with --sandbox: a YAML file of accounts to create at start if absent, with fixed tokens for a "+
 		"client's CI and what to seed in them (docs/sandbox-seed.md); starting again with the same file changes nothing")
 	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")
+	fl.BoolVar(&f.webhookAllowPrivate, "webhook-allow-private", false, "let webhooks deliver to loopback, private and the address "+
+		"pools' addresses, and over plain http: a receiver on this machine (on under --sandbox; never in production, docs/SECURITY.md)")
 	fl.BoolVar(&f.allowInsecure, "allow-insecure-http", false, "serve plain HTTP on a non-loopback address (behind a TLS-terminating proxy)")
 	fl.StringVar(&f.publicURL, "public-url", "", "the address clients reach the service at, without /v1, e.g. https://api.example.com: "+
 		"the API's absolute links (pagination) start with it (default: the request's scheme and Host)")
@@ -230,7 +234,8 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		ShutdownTimeout: f.shutdownTimeout, StepAllowance: f.stepAllowance, SweepEvery: f.sweepEvery,
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
 		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: f.sandbox,
-		Consoles: ops.ConsoleCaps{PerServer: f.consolesPerServer, PerAccount: f.consolesPerAccount, Lease: f.consoleLease}})
+		Consoles:            ops.ConsoleCaps{PerServer: f.consolesPerServer, PerAccount: f.consolesPerAccount, Lease: f.consoleLease},
+		WebhookAllowPrivate: f.webhookAllowPrivate})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/berthhq/berth/internal/sandbox"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/webhook"
 	"github.com/berthhq/berth/internal/webui"
 	"github.com/berthhq/berth/internal/worker"
 )
@@ -104,6 +105,12 @@ type Config struct {
 	// account, over every process on the database (serve --console-sessions-per-server,
 	// --console-sessions-per-account; zero fields: ops' defaults).
 	Consoles ops.ConsoleCaps
+	// WebhookAllowPrivate lets webhooks deliver to private addresses and over plain
+	// http (serve --webhook-allow-private; always under Sandbox).
+	WebhookAllowPrivate bool
+	// Webhook tunes the webhook deliveries' client: its Timeout, Resolver and Dial
+	// (tests; zero: production's). Its AllowPrivate and OwnPools are set from the above.
+	Webhook webhook.Options
 }
 
 // ErrSandboxDriver is why Open refuses a sandbox on another driver than sim.
@@ -184,7 +191,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	deps := ops.Deps{Store: db, Jobs: a.queue, Driver: a.driver, Log: cfg.Logger, Clock: cfg.Clock,
-		ConsoleCaps: cfg.Consoles}
+		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions()}
 	if cfg.Telemetry != nil {
 		deps.Telemetry = cfg.Telemetry
 	}
@@ -262,6 +269,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := w.Register(workers); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, ops.NewWebhookDeliveryWorker(a.Service, a.cfg.Webhook)); err != nil {
+		return err
+	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
 		return err
 	}
@@ -287,6 +297,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		FetchPollInterval: a.cfg.FetchPoll,
 		FetchCooldown:     min(a.cfg.FetchPoll, 20*time.Millisecond),
 		JobTimeout:        -1,
+		RetryPolicy:       &retryPolicy{},
 		// An operation's attempt is cut off after w.AttemptTimeout(); a job still
 		// running past that is stuck (its end was never recorded) and retried. The
 		// sweep (rescue.go) finds those of this process sooner.

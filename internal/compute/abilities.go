@@ -1,6 +1,9 @@
 package compute
 
-import "context"
+import (
+	"context"
+	"net/netip"
+)
 
 // Beside Driver, a driver may have abilities that only some drivers have. Berth finds
 // them by asking the driver (As), never by being told about them separately.
@@ -10,6 +13,13 @@ import "context"
 // everywhere.
 type Placer interface {
 	HasRoom(ctx context.Context, locationID int64, vcpus, memoryMB, diskGB int) (bool, error)
+}
+
+// Networks is a driver that gives its machines addresses from networks of its own
+// (libvirt: its address pools). A webhook never delivers into them (docs/webhooks.md,
+// "Where Berth delivers").
+type Networks interface {
+	Networks(ctx context.Context) ([]netip.Prefix, error)
 }
 
 // Reachability is a driver that knows when the hypervisor of a machine cannot be

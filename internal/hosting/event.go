@@ -57,6 +57,11 @@ const (
 	EventAccountUpdated      EventType = "account.updated"
 	EventAccountSuspended    EventType = "account.suspended"
 	EventAccountUnsuspended  EventType = "account.unsuspended"
+	EventWebhookCreated      EventType = "webhook.created"
+	EventWebhookUpdated      EventType = "webhook.updated"
+	EventWebhookDeleted      EventType = "webhook.deleted"
+	EventWebhookDisabled     EventType = "webhook.disabled"
+	EventWebhookTest         EventType = "webhook.test"
 )
 
 // EventTypes is every event type, in the order the API's document lists them.
@@ -69,10 +74,11 @@ var EventTypes = []EventType{
 	EventRecipeCreated, EventRecipeUpdated, EventRecipeDeleted,
 	EventBillingToppedUp, EventBillingCreditLow,
 	EventAccountUpdated, EventAccountSuspended, EventAccountUnsuspended,
+	EventWebhookCreated, EventWebhookUpdated, EventWebhookDeleted, EventWebhookDisabled, EventWebhookTest,
 }
 
 // EventResourceTypes are what events are about. Billing events are about the account.
-var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account"}
+var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook"}
 
 // CreditLowDays: billing.credit_low says that an hourly charge took the credit below
 // this many days of the account's hourly burn.
@@ -197,6 +203,15 @@ type (
 	// AccountEventData: Changes for account.updated, Reason for a suspension and
 	// its end ("credit").
 	AccountEventData struct {
+		Changes []string `json:"changes,omitempty"`
+		Reason  string   `json:"reason,omitempty"`
+	}
+	// WebhookEventData: Changes (the fields changed) for webhook.updated, Reason
+	// (WebhookGone, WebhookFailing) for webhook.disabled.
+	WebhookEventData struct {
+		ID      int64    `json:"id"`
+		URL     string   `json:"url"`
+		Enabled bool     `json:"enabled"`
 		Changes []string `json:"changes,omitempty"`
 		Reason  string   `json:"reason,omitempty"`
 	}

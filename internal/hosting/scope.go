@@ -25,6 +25,11 @@ const (
 var AllScopes = []Scope{ScopeRead, ScopePower, ScopeServers, ScopeSnapshots, ScopeSSHKeys,
 	ScopeRecipes, ScopeDomains, ScopeStorage, ScopeLicenses, ScopeTickets}
 
+// ScopeAll is what a route needing every scope names: changing webhooks, which are
+// sent every kind of event (docs/api.md, Webhooks). It is no scope a token holds:
+// Scopes.Missing says what a token lacks of it.
+const ScopeAll Scope = "all"
+
 // Scopes is a set of scopes kept in SPEC.md's order.
 type Scopes []Scope
 
@@ -49,6 +54,24 @@ func ParseScopes(list string) (s Scopes, bad []string) {
 		}
 	}
 	return s, bad
+}
+
+// Missing lists what the set lacks of need: need itself, or for ScopeAll every scope
+// of AllScopes it lacks, in SPEC.md's order. None when it holds it.
+func (s Scopes) Missing(need Scope) []Scope {
+	if need != ScopeAll {
+		if s.Has(need) {
+			return nil
+		}
+		return []Scope{need}
+	}
+	var out []Scope
+	for _, sc := range AllScopes {
+		if !s.Has(sc) {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // Has reports whether sc is in the set.

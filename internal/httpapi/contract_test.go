@@ -286,6 +286,9 @@ type fixture struct {
 	opID                    string
 	snapshot                map[string]any // an available snapshot of server
 	snapshotID              string
+	// webhook's delivery is of its own webhook.created event (to an address that
+	// never resolves under testenv).
+	webhookID, deliveryID string
 }
 
 // newFixture creates a running server (in a project) with an available snapshot, a
@@ -300,6 +303,18 @@ func newFixture(t testing.TB, c caller) *fixture {
 	f.snapshot, f.server = createSnapshot(t, c, f.serverName, map[string]any{"name": "fixture"})
 	f.snapshotID = itoa(num(t, f.snapshot["id"]))
 	f.keyID, f.projectID, f.recID = itoa(num(t, f.key["id"])), itoa(num(t, f.project["id"])), itoa(num(t, f.recipe["id"]))
+	// An account holds at most hosting.MaxWebhooks: the fixtures of one account make
+	// their own until one is left for POST /webhooks, then share its newest.
+	hooks := items(t, c.Do("GET", "/webhooks", nil).Want(t, 200))
+	if len(hooks) < hosting.MaxWebhooks-1 {
+		hooks = append(hooks, data(t, c.Do("POST", "/webhooks", map[string]any{"url": "https://hooks.example.com/berth"}).Want(t, 201)))
+	}
+	f.webhookID = itoa(num(t, hooks[len(hooks)-1]["id"]))
+	ds := items(t, c.Do("GET", "/webhooks/"+f.webhookID+"/deliveries", nil).Want(t, 200))
+	if len(ds) == 0 {
+		t.Fatal("the fixture's webhook has no delivery, not even of its webhook.created")
+	}
+	f.deliveryID = itoa(num(t, ds[len(ds)-1]["id"]))
 	return f
 }
 
@@ -311,12 +326,14 @@ func (f *fixture) params(byName bool) map[string]string {
 		srv = f.serverName
 	}
 	return map[string]string{
-		"servers/{id}":         srv,
-		"ssh-keys/{id}":        f.keyID,
-		"projects/{id}":        f.projectID,
-		"recipes/{id}":         f.recID,
-		"operations/{id}":      f.opID,
-		"snapshots/{snapshot}": f.snapshotID,
+		"servers/{id}":          srv,
+		"ssh-keys/{id}":         f.keyID,
+		"projects/{id}":         f.projectID,
+		"recipes/{id}":          f.recID,
+		"operations/{id}":       f.opID,
+		"snapshots/{snapshot}":  f.snapshotID,
+		"webhooks/{id}":         f.webhookID,
+		"deliveries/{delivery}": f.deliveryID,
 	}
 }
 
@@ -368,6 +385,10 @@ func validBody(t testing.TB, method, path string) any {
 		return map[string]any{"name": "recipe", "script": "#!/bin/sh\ntrue\n"}
 	case "PATCH /v1/recipes/{id}":
 		return map[string]any{"name": "renamed"}
+	case "POST /v1/webhooks":
+		return map[string]any{"url": "https://hooks.example.com/" + uniqueName("hook")}
+	case "PATCH /v1/webhooks/{id}":
+		return map[string]any{"event_types": []string{"server.*"}}
 	}
 	return nil
 }

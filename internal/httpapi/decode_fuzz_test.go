@@ -47,6 +47,11 @@ var bodyRoutes = []struct {
 	{"PATCH /projects/{id}", func() any { return new(api.ProjectWrite) }, MaxBody},
 	{"POST /recipes", func() any { return new(api.RecipeWrite) }, MaxRecipeBody},
 	{"PATCH /recipes/{id}", func() any { return new(api.RecipeWrite) }, MaxRecipeBody},
+	{"POST /webhooks", func() any { return new(api.WebhookWrite) }, MaxBody},
+	{"PATCH /webhooks/{id}", func() any { return new(api.WebhookWrite) }, MaxBody},
+	{"POST /webhooks/{id}/test", func() any { return new(struct{}) }, MaxBody},
+	{"POST /webhooks/{id}/rotate-secret", func() any { return new(struct{}) }, MaxBody},
+	{"POST /webhooks/{id}/deliveries/{delivery}/redeliver", func() any { return new(struct{}) }, MaxBody},
 }
 
 var decodeCatalog = sync.OnceValue(i18n.MustLoad)

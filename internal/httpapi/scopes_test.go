@@ -29,7 +29,7 @@ func TestScopes(t *testing.T) {
 		for _, rt := range rs {
 			key := rt.Method + " " + strings.TrimPrefix(rt.Path, "/v1")
 			inTable[key] = true
-			if rt.Scope != "" && !slices.Contains(hosting.AllScopes, hosting.Scope(rt.Scope)) {
+			if rt.Scope != "" && rt.Scope != string(hosting.ScopeAll) && !slices.Contains(hosting.AllScopes, hosting.Scope(rt.Scope)) {
 				t.Errorf("%s: scope %q is not one of SPEC.md's", key, rt.Scope)
 			}
 			item := doc.Paths.Find(strings.TrimPrefix(rt.Path, "/v1"))
@@ -103,6 +103,28 @@ func TestScopes(t *testing.T) {
 					if r.Status != http.StatusOK {
 						t.Errorf("token %q: %d %s, want 200", scopes, r.Status, r.Body)
 					}
+				}
+			case string(hosting.ScopeAll):
+				// Every scope: a token lacking any one is refused, naming what it lacks.
+				c := as(env, a, "")
+				f := newFixture(t, c)
+				path := fillPath(t, rt.Path, f.params(false))
+				for _, tc := range []struct{ scopes, missing string }{
+					{allScopesBut("tickets"), "tickets"},
+					{allScopesBut("power"), "power"},
+					{"read", allScopesBut("read")},
+					{"read,servers,tickets", "power,snapshots,ssh-keys,recipes,domains,storage,licenses"},
+				} {
+					r := env.Do(a.NewToken(tc.scopes), rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
+					e := wantError(t, r, http.StatusForbidden, "missing_scope")
+					if e.Message != msg("en", "error.missing_scopes", "scopes", tc.missing) {
+						t.Errorf("token %q: message %q, want it to name %s", tc.scopes, e.Message, tc.missing)
+					}
+				}
+				assertFixtureIntact(t, c, f)
+				r := env.Do(a.NewToken(""), rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
+				if r.Status == http.StatusForbidden || r.Status >= 500 {
+					t.Errorf("token with every scope: %d %s", r.Status, r.Body)
 				}
 			default:
 				// Fresh resources: the request with the scope may change or delete them.

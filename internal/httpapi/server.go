@@ -171,7 +171,7 @@ func New(svc ops.Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 
 func (s *Server) routes() []route {
 	R, P, S, K, C := hosting.ScopeRead, hosting.ScopePower, hosting.ScopeServers, hosting.ScopeSSHKeys, hosting.ScopeRecipes
-	N := hosting.ScopeSnapshots
+	N, A := hosting.ScopeSnapshots, hosting.ScopeAll
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
@@ -211,6 +211,15 @@ func (s *Server) routes() []route {
 		{"GET", "/operations", R, s.listOperations},
 		{"GET", "/operations/{id}", R, s.getOperation},
 		{"GET", "/events", R, s.listEvents},
+		{"GET", "/webhooks", R, s.listWebhooks},
+		{"POST", "/webhooks", A, s.createWebhook},
+		{"GET", "/webhooks/{id}", R, s.getWebhook},
+		{"PATCH", "/webhooks/{id}", A, s.updateWebhook},
+		{"DELETE", "/webhooks/{id}", A, s.deleteWebhook},
+		{"POST", "/webhooks/{id}/test", A, s.testWebhook},
+		{"POST", "/webhooks/{id}/rotate-secret", A, s.rotateWebhookSecret},
+		{"GET", "/webhooks/{id}/deliveries", R, s.listWebhookDeliveries},
+		{"POST", "/webhooks/{id}/deliveries/{delivery}/redeliver", A, s.redeliverWebhook},
 	}
 }
 
@@ -421,8 +430,8 @@ func (s *Server) admit(w http.ResponseWriter, req *request, rt route) (lang stri
 	if req.p, lang, ok = s.authenticate(w, r, lang, !sandboxCall); !ok {
 		return lang, false
 	}
-	if !sandboxCall && !req.p.Token.Scopes.Has(rt.scope) {
-		s.fail(w, r, lang, hosting.Errorf(hosting.CodeMissingScope, "error.missing_scope", "scope", string(rt.scope)))
+	if missing := req.p.Token.Scopes.Missing(rt.scope); !sandboxCall && len(missing) > 0 {
+		s.fail(w, r, lang, missingScope(rt.scope, missing))
 		return lang, false
 	}
 	if req.p.Account.Blocked && !(rt.method == "GET" && rt.path == "/me") {
@@ -433,6 +442,15 @@ func (s *Server) admit(w http.ResponseWriter, req *request, rt route) (lang stri
 		return lang, false
 	}
 	return lang, true
+}
+
+// missingScope is the 403 of a token that lacks missing of need: for ScopeAll it
+// names every scope the token lacks.
+func missingScope(need hosting.Scope, missing []hosting.Scope) error {
+	if need != hosting.ScopeAll {
+		return hosting.Errorf(hosting.CodeMissingScope, "error.missing_scope", "scope", string(need))
+	}
+	return hosting.Errorf(hosting.CodeMissingScope, "error.missing_scopes", "scopes", hosting.Scopes(missing).String())
 }
 
 // run calls the route's handler and renders what it returns.

@@ -14,6 +14,9 @@ import (
 // event is written as the transaction's last step (store.Tx.BeforeCommit), so that it
 // exists exactly when the change does, and whoever waits on the account's events is
 // woken once it has committed. data is the event's JSON object.
+//
+// The same last step writes the event's deliveries to the account's webhooks that
+// want it, with their jobs (fanOut, webhooks.go).
 func (s *Service) emit(ctx context.Context, tx store.Tx, account int64, typ hosting.EventType, res hosting.EventResource, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -22,8 +25,11 @@ func (s *Service) emit(ctx context.Context, tx store.Tx, account int64, typ host
 	e := hosting.Event{AccountID: account, Type: typ, Resource: res, Data: raw, RequestID: hosting.RequestIDOf(ctx),
 		CreatedAt: s.NowFor(account)}
 	tx.BeforeCommit(func(ctx context.Context) error {
-		_, err := tx.AddEvents(ctx, []hosting.Event{e})
-		return internal("write event", err)
+		written, err := tx.AddEvents(ctx, []hosting.Event{e})
+		if err != nil {
+			return internal("write event", err)
+		}
+		return s.fanOut(ctx, tx, written[0])
 	})
 	tx.AfterCommit(func() { s.eventWaits.notify(account) })
 	return nil

@@ -96,6 +96,9 @@ type Service struct {
 	// between from and to, times on the account's clock (a test clock's advance).
 	backfill BackfillFunc
 
+	// webhooks are the rules of webhooks' urls (webhooks.go).
+	webhooks WebhookOptions
+
 	// clocks are the accounts' test clocks (nil: every account is on Now).
 	clocks *testClocks
 	// consoles are this process's open serial console sessions.
@@ -128,6 +131,9 @@ type Deps struct {
 	// Backfill, when set, stores the metrics samples an account's servers would have
 	// had over the time a test clock's advance skips.
 	Backfill BackfillFunc
+	// Webhooks are the rules of webhooks' urls (serve --webhook-allow-private, the
+	// driver's address pools).
+	Webhooks WebhookOptions
 }
 
 // BackfillFunc stores the metrics samples an account's servers would have had
@@ -154,7 +160,7 @@ func New(d Deps) *Service {
 	}
 	s := &Service{store: d.Store, jobs: d.Jobs, log: d.Log, now: func() time.Time { return clock().UTC().Truncate(time.Millisecond) },
 		opWaits: newWakeups(), eventWaits: newWakeups(), touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{}),
-		driver: d.Driver, faults: d.Faults, consoleCaps: d.ConsoleCaps.withDefaults(), telemetry: d.Telemetry, backfill: d.Backfill,
+		driver: d.Driver, faults: d.Faults, consoleCaps: d.ConsoleCaps.withDefaults(), telemetry: d.Telemetry, backfill: d.Backfill, webhooks: d.Webhooks,
 		consoles: newConsoleSessions()}
 	s.instant, _ = compute.As[InstantMachines](d.Driver)
 	s.placer, _ = compute.As[compute.Placer](d.Driver)

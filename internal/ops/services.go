@@ -30,12 +30,13 @@ type Services struct {
 	Consoles   ConsoleService
 	Sandbox    SandboxService
 	Events     EventService
+	Webhooks   WebhookService
 }
 
 // Services is every one of the core's interfaces answered by s.
 func (s *Service) Services() Services {
 	return Services{Gate: s, Sessions: s, Accounts: s, Catalog: s, Servers: s, Snapshots: s, SSHKeys: s,
-		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s}
+		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s, Webhooks: s}
 }
 
 // GateService is what every request passes through: its token, its idempotency key,
@@ -160,6 +161,24 @@ type EventService interface {
 	Events(ctx context.Context, p hosting.Principal, f hosting.EventFilter, wait time.Duration) ([]hosting.Event, error)
 }
 
+// WebhookService is the principal's webhooks (docs/webhooks.md). A webhook's secret
+// is in what CreateWebhook and RotateWebhookSecret answer; the edge shows it there
+// only.
+type WebhookService interface {
+	Webhooks(ctx context.Context, p hosting.Principal) ([]hosting.Webhook, error)
+	Webhook(ctx context.Context, p hosting.Principal, id int64) (hosting.Webhook, error)
+	CreateWebhook(ctx context.Context, p hosting.Principal, u WebhookWrite) (hosting.Webhook, error)
+	UpdateWebhook(ctx context.Context, p hosting.Principal, id int64, u WebhookWrite) (hosting.Webhook, error)
+	DeleteWebhook(ctx context.Context, p hosting.Principal, id int64) error
+	RotateWebhookSecret(ctx context.Context, p hosting.Principal, id int64) (hosting.Webhook, error)
+	// TestWebhook sends the webhook a webhook.test event.
+	TestWebhook(ctx context.Context, p hosting.Principal, id int64) error
+	// WebhookDeliveries is a page (from 1) of its deliveries, newest first, and how
+	// many it has.
+	WebhookDeliveries(ctx context.Context, p hosting.Principal, id int64, page int) ([]hosting.WebhookDelivery, int, error)
+	Redeliver(ctx context.Context, p hosting.Principal, id, deliveryID int64) (hosting.WebhookDelivery, error)
+}
+
 // SandboxService is the sandbox's calls (serve --sandbox).
 type SandboxService interface {
 	AdvanceClock(ctx context.Context, p hosting.Principal, by time.Duration) (time.Time, error)
@@ -183,4 +202,5 @@ var (
 	_ ConsoleService   = (*Service)(nil)
 	_ SandboxService   = (*Service)(nil)
 	_ EventService     = (*Service)(nil)
+	_ WebhookService   = (*Service)(nil)
 )

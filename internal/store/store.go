@@ -140,6 +140,20 @@ type Reader interface {
 	// Events lists an account's events that f admits, oldest first, or newest first
 	// with f.Newest (docs/api.md, Events). f.Limit is the caller's to bound.
 	Events(ctx context.Context, accountID int64, f hosting.EventFilter) ([]hosting.Event, error)
+	// Event finds one of an account's events.
+	Event(ctx context.Context, accountID, id int64) (hosting.Event, error)
+
+	// Webhooks lists an account's webhooks by id (docs/webhooks.md).
+	Webhooks(ctx context.Context, accountID int64) ([]hosting.Webhook, error)
+	Webhook(ctx context.Context, accountID, id int64) (hosting.Webhook, error)
+	// WebhookDeliveries is a page of a webhook's deliveries, newest first, each with
+	// its attempts (Log), and how many it has in all.
+	WebhookDeliveries(ctx context.Context, accountID, webhookID int64, limit, offset int) ([]hosting.WebhookDelivery, int, error)
+	// WebhookDelivery finds one of an account's deliveries, with its attempts.
+	WebhookDelivery(ctx context.Context, accountID, id int64) (hosting.WebhookDelivery, error)
+	// WebhookDeliveryByID finds a delivery of any account, without its attempts:
+	// for the job that attempts it, which knows only its id.
+	WebhookDeliveryByID(ctx context.Context, id int64) (hosting.WebhookDelivery, error)
 	// ClockOffsets is how far each account's test clock runs ahead of the system
 	// clock (the sandbox's, API-DECISIONS §11), as hosting.ClockOffset reads what is
 	// stored (0 to hosting.MaxClockAhead); accounts on the system clock are left out.
@@ -340,6 +354,19 @@ type Writer interface {
 	// PruneEvents removes at most limit of the events created before before, the
 	// oldest first, and says how many it removed.
 	PruneEvents(ctx context.Context, before time.Time, limit int) (int, error)
+
+	// CreateWebhook stores a webhook and returns its id.
+	CreateWebhook(ctx context.Context, w hosting.Webhook) (int64, error)
+	// UpdateWebhook writes a webhook's url, event types, state and secrets.
+	UpdateWebhook(ctx context.Context, w hosting.Webhook) error
+	// DeleteWebhook removes a webhook with its deliveries and their attempts.
+	DeleteWebhook(ctx context.Context, accountID, id int64) error
+	// AddWebhookDelivery stores a delivery and returns its id.
+	AddWebhookDelivery(ctx context.Context, d hosting.WebhookDelivery) (int64, error)
+	// UpdateWebhookDelivery writes a delivery's state, attempts and next attempt.
+	UpdateWebhookDelivery(ctx context.Context, d hosting.WebhookDelivery) error
+	// AddWebhookAttempt records an attempt of a delivery.
+	AddWebhookAttempt(ctx context.Context, a hosting.WebhookAttempt) (int64, error)
 }
 
 // Tx is a transaction: reads see its own writes; SQL exposes it so a job can be

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -29,6 +31,7 @@ import (
 	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/telemetry"
 	"github.com/berthhq/berth/internal/testpg"
+	"github.com/berthhq/berth/internal/webhook"
 )
 
 // Options tune an Env.
@@ -73,6 +76,44 @@ type Options struct {
 	// Consoles caps the serial console sessions (serve's --console-sessions-...;
 	// default: ops' defaults).
 	Consoles ops.ConsoleCaps
+	// WebhookAllowPrivate is serve's --webhook-allow-private (on with Sandbox).
+	WebhookAllowPrivate bool
+	// Webhook tunes the webhook deliveries' client (a short Timeout). Its Resolver
+	// and Dial default to ones that never leave the machine: no name resolves but
+	// localhost, and only 127.0.0.1 and ::1 are dialed (NoNetwork).
+	Webhook webhook.Options
+}
+
+// NoNetwork are webhook client options under which a delivery reaches nothing but
+// this machine's loopback: localhost resolves to 127.0.0.1, no other name resolves,
+// and a connection to another address fails without a packet sent.
+func NoNetwork(o webhook.Options) webhook.Options {
+	if o.Resolver == nil {
+		o.Resolver = loopbackResolver{}
+	}
+	if o.Dial == nil {
+		o.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return nil, err
+			}
+			if ip, err := netip.ParseAddr(host); err != nil || !ip.IsLoopback() {
+				return nil, fmt.Errorf("testenv dials only loopback, not %s", address)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, address)
+		}
+	}
+	return o
+}
+
+type loopbackResolver struct{}
+
+func (loopbackResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if host == "localhost" {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, &net.DNSError{Err: "testenv resolves no name but localhost", Name: host, IsNotFound: true}
 }
 
 // unreachable is a driver whose hosts are away as a test says (Options.Unreachable).
@@ -154,7 +195,8 @@ func New(t testing.TB, opts ...Options) *Env {
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit, RateWindow: o.RateWindow,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: wrap, WrapBackfill: o.WrapBackfill, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
-		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles})
+		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles,
+		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook)})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -43,8 +43,9 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		// recording its end (River's completer fails on a job row that is gone).
 		{`DELETE FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'scheduled') AND (
 			(kind = 'berth.operation' AND ` + q.jsonInt("args", "operation_id") + ` IN (SELECT id FROM operations WHERE account_id = ?))
-			OR (kind = 'berth.snapshot_delete' AND ` + q.jsonInt("args", "snapshot_id") + ` IN (SELECT id FROM snapshots WHERE account_id = ?)))`,
-			[]any{accountID, accountID}},
+			OR (kind = 'berth.snapshot_delete' AND ` + q.jsonInt("args", "snapshot_id") + ` IN (SELECT id FROM snapshots WHERE account_id = ?))
+			OR (kind = 'berth.webhook_delivery' AND ` + q.jsonInt("args", "delivery_id") + ` IN (SELECT id FROM webhook_deliveries WHERE account_id = ?)))`,
+			[]any{accountID, accountID, accountID}},
 		// Deleted at once, without an operation; their projects are about to go.
 		{`UPDATE servers SET deleted_at = ? WHERE account_id = ? AND deleted_at IS NULL`, []any{ms(at), accountID}},
 		{`UPDATE servers SET operation_id = NULL WHERE account_id = ? AND operation_id IS NOT NULL`, id},
@@ -59,6 +60,9 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM ssh_keys WHERE account_id = ?`, id},
 		{`DELETE FROM projects WHERE account_id = ?`, id},
 		{`DELETE FROM recipes WHERE account_id = ?`, id},
+		{`DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE account_id = ?)`, id},
+		{`DELETE FROM webhook_deliveries WHERE account_id = ?`, id},
+		{`DELETE FROM webhooks WHERE account_id = ?`, id},
 		{`DELETE FROM events WHERE account_id = ?`, id},
 		{`UPDATE accounts SET credit = 0 WHERE id = ?`, id},
 	})
