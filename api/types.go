@@ -19,7 +19,7 @@ type List[T any] struct {
 	Data []T `json:"data"`
 }
 
-// Error is every error body (API-DECISIONS §2).
+// Error is every error body (docs/api.md, Errors).
 type Error struct {
 	Message   string              `json:"message"`
 	Code      string              `json:"code"`
@@ -281,7 +281,7 @@ type RescaleOption struct {
 	DiskOK bool `json:"disk_ok"`
 }
 
-// Billing is GET /billing (API-DECISIONS §8).
+// Billing is GET /billing (docs/api.md, Billing).
 type Billing struct {
 	Credit      string  `json:"credit"`
 	Currency    string  `json:"currency"`

@@ -11,7 +11,7 @@ import (
 	"github.com/berthhq/berth/api"
 )
 
-// Error is an error answer of the API (API-DECISIONS §2): every status of 400 and
+// Error is an error answer of the API (docs/api.md, Errors): every status of 400 and
 // above that the server sent, decoded. Compare it with the sentinels below through
 // errors.Is, or take it apart with errors.As:
 //
@@ -92,7 +92,7 @@ func (s *sentinel) Error() string {
 	return "berth: " + s.code
 }
 
-// The codes of API-DECISIONS §2 and api/openapi.yaml, one sentinel each; use with
+// The codes of docs/api.md, Errors and api/openapi.yaml, one sentinel each; use with
 // errors.Is. ErrForbidden and ErrValidation match their whole status.
 var (
 	// ErrUnauthenticated: 401, the token is missing, unknown, expired or revoked.

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// RateLimit is a token's budget as an answer stated it (API-DECISIONS §4): Limit
+// RateLimit is a token's budget as an answer stated it (docs/api.md, Rate limits): Limit
 // requests per rolling minute, Remaining of them left, and Reset, when the whole
 // budget is back.
 type RateLimit struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/berthhq/berth/api"
 )
 
-// The sandbox API (API-DECISIONS §11), present only on a Berth run with `berthd
+// The sandbox API (docs/api.md, The sandbox), present only on a Berth run with `berthd
 // serve --sandbox`: faults, the account's test clock, reset, seed and the request
 // journal, for testing a client against Berth. Its paths are under /sandbox/v1 beside
 // the base URL's /v1; every call acts on the token's account only, needs no scope and

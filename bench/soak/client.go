@@ -679,7 +679,7 @@ func (c *client) check(k kind, method, path string, resp *http.Response, b []byt
 		c.failure(fmt.Sprintf("%s %s: status %d is neither 2xx nor 4xx: %s", method, path, st, clip(b)))
 	}
 
-	// Limit headers on every response (API-DECISIONS §4), the same under both names.
+	// Limit headers on every response (docs/api.md, Rate limits), the same under both names.
 	h := resp.Header
 	var bad []string
 	for _, name := range []string{"Limit", "Remaining", "Reset"} {

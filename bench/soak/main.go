@@ -52,7 +52,7 @@ import (
 	"github.com/berthhq/berth/bench/internal/berthdbin"
 )
 
-// allScopes is every scope a token can have (SPEC.md §5).
+// allScopes is every scope a token can have (docs/api.md, Tokens and scopes).
 const allScopes = "read,power,servers,snapshots,ssh-keys,recipes,domains,storage,licenses,tickets"
 
 type config struct {

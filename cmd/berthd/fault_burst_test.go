@@ -93,7 +93,7 @@ func startBurst(round int, base, token string) *burst {
 	return b
 }
 
-// final reports whether an answer is one a key keeps (API-DECISIONS §9: 409, 429 and
+// final reports whether an answer is one a key keeps (docs/api.md, Idempotency and operations: 409, 429 and
 // 5xx are not remembered).
 func final(a burstAnswer) bool {
 	return a.err == nil && a.code < 500 && a.code != 409 && a.code != 429

@@ -85,7 +85,7 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file (PEM)")
 	fl.BoolVar(&f.demo, "demo", false, "create (once) a demo account with credit and an all-scopes token, and print the token")
 	fl.BoolVar(&f.sandbox, "sandbox", false, "serve the sandbox API for client authors under /sandbox/v1: injected faults, "+
-		"a request journal (API-DECISIONS §11; sim driver and SQLite --data only, never in production)")
+		"a request journal (docs/api.md, The sandbox; sim driver and SQLite --data only, never in production)")
 	fl.StringVar(&f.seed, "seed", "", "with --sandbox: a YAML file of accounts to create at start if absent, with fixed tokens for a "+
 		"client's CI and what to seed in them (docs/sandbox-seed.md); starting again with the same file changes nothing")
 	fl.IntVar(&f.rateLimit, "rate-limit", 120, "requests per minute per token")

@@ -34,7 +34,7 @@ type Client struct {
 	MaxAttempts int
 }
 
-// Error is an error answer of the API (API-DECISIONS §2).
+// Error is an error answer of the API (docs/api.md, Errors).
 type Error struct {
 	Status     int
 	Code       string              `json:"code"`

@@ -160,7 +160,7 @@ func (c *Checker) checkRoute(t testing.TB, req *http.Request, route *routers.Rou
 }
 
 // checkRequestID checks the one X-Request-Id every answer carries, also where no
-// route is documented (API-DECISIONS §11).
+// route is documented (docs/api.md, The sandbox).
 func (c *Checker) checkRequestID(t testing.TB, what string, header http.Header) {
 	t.Helper()
 	if ids := header.Values("X-Request-Id"); len(ids) != 1 {

@@ -98,7 +98,7 @@ type Config struct {
 	// (serve --ipv6-limit-prefix; the zero Grouping counts an IPv6 client by its /64).
 	Grouping realip.Grouping
 	// Sandbox turns on the sandbox API for client authors (serve --sandbox,
-	// API-DECISIONS §11): /sandbox/v1 is served, faults are injected. It works with
+	// docs/api.md, The sandbox): /sandbox/v1 is served, faults are injected. It works with
 	// the sim driver only.
 	Sandbox bool
 	// Consoles caps the serial console sessions open at once, per server and per

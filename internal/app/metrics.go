@@ -9,7 +9,7 @@ import (
 )
 
 // sampleInterval is the metrics sampling interval: a minute, scaled like the
-// simulated driver's durations (API-DECISIONS §10), and never below 10 ms.
+// simulated driver's durations (docs/api.md, Shapes and small rules), and never below 10 ms.
 func (a *App) sampleInterval() time.Duration {
 	return max(time.Duration(float64(metrics.Interval)*a.cfg.SimTimeScale), 10*time.Millisecond)
 }

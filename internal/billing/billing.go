@@ -1,4 +1,4 @@
-// Package billing holds the rules of money over time (API-DECISIONS §8): the hours a
+// Package billing holds the rules of money over time (docs/api.md, Billing): the hours a
 // meter charges, the monthly cap, what a snapshot costs, and the burn figures of
 // GET /billing. It does no I/O: the store runs a metering pass as set-based SQL built
 // on these same rules, and the tests hold the two to each other.

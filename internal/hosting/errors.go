@@ -8,7 +8,7 @@ import (
 	"sort"
 )
 
-// Code is a stable, machine-readable error word (API-DECISIONS §2). Codes are never
+// Code is a stable, machine-readable error word (docs/api.md, Errors). Codes are never
 // translated; messages are.
 type Code string
 

@@ -1,7 +1,7 @@
 package hosting
 
 // Fuzz tests of the input rules (issue 6). Each checks a rule against an independent,
-// deliberately naive statement of what SPEC.md and API-DECISIONS.md say, so that a
+// deliberately naive statement of what docs/api.md says, so that a
 // change to either shows; and every rejection against the message catalog, so that no
 // client ever reads a bare message id. Seeds are here; what the fuzzer found worth
 // keeping is under testdata/fuzz/<Name>.
@@ -61,7 +61,7 @@ func checkMessages(t *testing.T, err error, fields ...string) {
 	}
 }
 
-// FuzzSnapshotName: CheckSnapshotName accepts exactly the names of SPEC.md §2
+// FuzzSnapshotName: CheckSnapshotName accepts exactly the names of docs/api.md, Servers
 // (2 to 40 characters, [A-Za-z][A-Za-z0-9_-]*, no "auto-" prefix in any case), and
 // rejects the others with one catalogued message on the field.
 func FuzzSnapshotName(f *testing.F) {
@@ -223,7 +223,7 @@ func sshKeySamples(tb testing.TB) []sshKeySample {
 }
 
 // TestParsePublicKeyOpenSSH: keys made by ssh-keygen get the fingerprint ssh-keygen
-// gives them, and the verdict of API-DECISIONS §7.
+// gives them, and the verdict of docs/api.md, SSH keys, projects and recipes.
 func TestParsePublicKeyOpenSSH(t *testing.T) {
 	t.Parallel()
 	for _, k := range sshKeySamples(t) {

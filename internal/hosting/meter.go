@@ -9,7 +9,7 @@ const (
 )
 
 // Meter charges one billable resource (a server, a stored snapshot) for each hour of
-// its life as the hour starts (API-DECISIONS §8).
+// its life as the hour starts (docs/api.md, Billing).
 type Meter struct {
 	ID           int64
 	AccountID    int64

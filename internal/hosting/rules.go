@@ -12,7 +12,7 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// Limits of field lengths (API-DECISIONS §5, §7).
+// Limits of field lengths (docs/api.md, Servers; SSH keys, projects and recipes).
 const (
 	NameMaxLen         = 64
 	RootPasswordMinLen = 8
@@ -153,7 +153,7 @@ func ParseID(s string) (int64, error) {
 	return id, nil
 }
 
-// Snapshot name rules (SPEC.md §2).
+// Snapshot name rules (docs/api.md, Servers).
 const (
 	SnapshotNameMinLen = 2
 	SnapshotNameMaxLen = 40

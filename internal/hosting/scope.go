@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Scope is a permission a token holds (SPEC.md §5).
+// Scope is a permission a token holds (docs/api.md, Tokens and scopes).
 type Scope string
 
 const (
@@ -21,7 +21,7 @@ const (
 	ScopeTickets   Scope = "tickets"
 )
 
-// AllScopes lists every scope in SPEC.md's order.
+// AllScopes lists every scope in the order of docs/api.md, Tokens and scopes.
 var AllScopes = []Scope{ScopeRead, ScopePower, ScopeServers, ScopeSnapshots, ScopeSSHKeys,
 	ScopeRecipes, ScopeDomains, ScopeStorage, ScopeLicenses, ScopeTickets}
 
@@ -30,7 +30,7 @@ var AllScopes = []Scope{ScopeRead, ScopePower, ScopeServers, ScopeSnapshots, Sco
 // Scopes.Missing says what a token lacks of it.
 const ScopeAll Scope = "all"
 
-// Scopes is a set of scopes kept in SPEC.md's order.
+// Scopes is a set of scopes kept in the order of docs/api.md, Tokens and scopes.
 type Scopes []Scope
 
 // ParseScopes reads a comma-separated list. read is always added. Unknown scope names
@@ -57,7 +57,7 @@ func ParseScopes(list string) (s Scopes, bad []string) {
 }
 
 // Missing lists what the set lacks of need: need itself, or for ScopeAll every scope
-// of AllScopes it lacks, in SPEC.md's order. None when it holds it.
+// of AllScopes it lacks, in the order of docs/api.md, Tokens and scopes. None when it holds it.
 func (s Scopes) Missing(need Scope) []Scope {
 	if need != ScopeAll {
 		if s.Has(need) {

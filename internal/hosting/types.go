@@ -27,8 +27,8 @@ type Account struct {
 
 // Quotas bound what an account may hold at once: live servers, SSH keys, projects,
 // recipes, live snapshots (of all its servers together) and tokens that can still
-// authenticate. They also bound every list the API does not paginate (API-DECISIONS
-// §1). 0 means none may be made. The same shape counts what an account holds
+// authenticate. They also bound every list the API does not paginate (docs/api.md,
+// Wire format). 0 means none may be made. The same shape counts what an account holds
 // (Usage).
 type Quotas struct {
 	Servers, SSHKeys, Projects, Recipes, Snapshots, Tokens int
@@ -160,7 +160,7 @@ type Recipe struct {
 	CreatedAt  time.Time
 }
 
-// Status is the life-cycle status of a server (API-DECISIONS §5).
+// Status is the life-cycle status of a server (docs/api.md, Servers).
 type Status string
 
 const (
@@ -287,7 +287,7 @@ const (
 	PowerReset    PowerAction = "reset"
 )
 
-// PowerActions lists the actions in SPEC.md's order.
+// PowerActions lists the actions in the order of docs/api.md, Tokens and scopes.
 var PowerActions = []PowerAction{PowerOn, PowerShutdown, PowerOff, PowerReboot, PowerReset}
 
 // Transition returns the transient status a power action moves a server in status

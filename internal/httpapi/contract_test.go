@@ -1,7 +1,7 @@
 package httpapi_test
 
 // The contract of every route of the /v1 table: its success path and every 4xx that
-// SPEC.md and API-DECISIONS.md give it. The helpers at the top are shared by the other
+// docs/api.md gives it. The helpers at the top are shared by the other
 // test files of the package (scopes_test.go, crossaccount_test.go, errors_test.go).
 
 import (
@@ -82,7 +82,7 @@ func msg(lang, id string, kv ...any) string {
 	return messages.T(lang, id, args)
 }
 
-// apiError is the error body (API-DECISIONS §2).
+// apiError is the error body (docs/api.md, Errors).
 type apiError struct {
 	Message   string              `json:"message"`
 	Code      string              `json:"code"`

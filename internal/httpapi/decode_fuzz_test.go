@@ -1,6 +1,6 @@
 package httpapi
 
-// FuzzDecodeBodies: request body decoding (API-DECISIONS §1, §2), for every route that
+// FuzzDecodeBodies: request body decoding (docs/api.md, Wire format and Errors), for every route that
 // reads a body, against the OpenAPI document's schema of that body.
 //
 //	go test -run='^$' -fuzz='^FuzzDecodeBodies$' -fuzztime=1m ./internal/httpapi

@@ -1,7 +1,7 @@
 package httpapi_test
 
-// The error format (API-DECISIONS §2): body, 422 message and its order, languages,
-// precedence of the checks, and the rate limit (§4).
+// The error format (docs/api.md, Errors): body, 422 message and its order, languages,
+// precedence of the checks, and the rate limit (docs/api.md, Rate limits).
 
 import (
 	"context"

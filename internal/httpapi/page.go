@@ -11,7 +11,7 @@ import (
 )
 
 // The paginated lists (the ledger, the operations) read their page and build their
-// links and meta here, one way for all (API-DECISIONS §1).
+// links and meta here, one way for all (docs/api.md, Wire format).
 
 // pageFromQuery is the list page the request asks for (1 when it names none): a
 // whole number of at least 1, given once; anything else is recorded on v under page.

@@ -874,7 +874,7 @@ func (g *propGen) checkMessage(ctx context.Context, env *testenv.Env, acct *test
 }
 
 // headerField is the errors key of a header's 422: Idempotency-Key's is
-// idempotency_key (API-DECISIONS §10).
+// idempotency_key (docs/api.md, Shapes and small rules).
 func headerField(name string) string {
 	if name == "Idempotency-Key" {
 		return ops.IdempotencyKeyField

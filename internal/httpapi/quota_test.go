@@ -1,7 +1,7 @@
 package httpapi_test
 
 // Per-account quotas (issue 12, item 5): what an account may hold bounds every list
-// the API does not paginate (API-DECISIONS §1). Past a quota, a create is 422 on the
+// the API does not paginate (docs/api.md, Wire format). Past a quota, a create is 422 on the
 // quota's key, in the account's language; below it again, it succeeds.
 
 import (

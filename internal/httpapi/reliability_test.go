@@ -14,7 +14,7 @@ import (
 
 func withKey(key string) http.Header { return http.Header{"Idempotency-Key": {key}} }
 
-// TestIdempotencyKey: API-DECISIONS §9 — the same key and body within 24 h answer the
+// TestIdempotencyKey: docs/api.md, Idempotency and operations — the same key and body within 24 h answer the
 // first response again without doing the work twice; another body is 422.
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()

@@ -18,7 +18,7 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 )
 
-// MaxBody is the largest request body accepted (API-DECISIONS §1).
+// MaxBody is the largest request body accepted (docs/api.md, Wire format).
 const MaxBody = 64 << 10
 
 // MaxRecipeBody caps a recipe's body: its script may be 64 KiB itself, and JSON

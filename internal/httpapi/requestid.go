@@ -7,7 +7,7 @@ import (
 	"net/http"
 )
 
-// Request ids (API-DECISIONS §11). Every answer of the API carries X-Request-Id, and
+// Request ids (docs/api.md, The sandbox). Every answer of the API carries X-Request-Id, and
 // the server's log line of the request names it, so that a client's report and the
 // operator's log meet. A client may bring its own (a proxy's, a trace's): it is kept
 // when it is exactly one X-Request-Id field of 1 to 128 visible ASCII characters

@@ -13,7 +13,7 @@ import (
 // newID is the form of an id Berth makes itself.
 var newID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
-// TestRequestID: every answer of the API carries X-Request-Id (API-DECISIONS §11),
+// TestRequestID: every answer of the API carries X-Request-Id (docs/api.md, The sandbox),
 // success or error, a path no route has, OPTIONS, a 401 and a 429, the OpenAPI
 // document and a replayed POST: the client's own when it sent exactly one of 1 to 128
 // visible ASCII characters, else a new one, never the same twice.

@@ -12,7 +12,7 @@ import (
 )
 
 // TestRootPasswordCharacters: root_password is 8 to 72 characters, whatever their
-// bytes (SPEC.md); the hash the guest gets is one its crypt(3) checks.
+// bytes (docs/api.md, Servers); the hash the guest gets is one its crypt(3) checks.
 func TestRootPasswordCharacters(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)

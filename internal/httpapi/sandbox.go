@@ -16,7 +16,7 @@ import (
 	"github.com/berthhq/berth/internal/sandbox"
 )
 
-// The sandbox API (API-DECISIONS §11), served under /sandbox/v1 only when the server
+// The sandbox API (docs/api.md, The sandbox), served under /sandbox/v1 only when the server
 // runs with a sandbox (serve --sandbox; Config.Sandbox). Without one, every
 // /sandbox/v1 path falls to unknown and answers 404 not_found like any unknown path.
 //
@@ -25,7 +25,7 @@ import (
 // call is not counted against the token's rate limit (its rate-limit headers show
 // the token's budget as it stands, untouched, and a token that spent its budget may
 // still call). An address guessing tokens is limited as on /v1. Answers use the data
-// wrapper and the errors of §2. A sandbox call is never replayed by Idempotency-Key
+// wrapper and the errors of docs/api.md, Errors. A sandbox call is never replayed by Idempotency-Key
 // (it is a test harness's instruction, not an order); a state-changing one goes to
 // the audit log like any other.
 

@@ -9,7 +9,7 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 )
 
-// The sandbox's test clock (API-DECISIONS §11): each account's own now, which only
+// The sandbox's test clock (docs/api.md, The sandbox): each account's own now, which only
 // moves forward, and by which the real metering code charges the account.
 
 // getClock answers GET /sandbox/v1/clock.

@@ -85,7 +85,7 @@ func advanceAsync(a *testenv.Account, by string) <-chan *testenv.Response {
 }
 
 // TestClockAdvancesOfAccountsRunApart: another account never feels an advance
-// (API-DECISIONS §11). Account b's advance of a month with a server running (720
+// (docs/api.md, The sandbox). Account b's advance of a month with a server running (720
 // hours to charge) is held in the middle, after its metering; account a's hour
 // advances, charges and answers meanwhile. (One lock over all accounts had a's hour
 // take 3.4 s behind b's year.) Proved by order, not by a timing: b is held until a

@@ -11,7 +11,7 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 )
 
-// The sandbox's reset and seed (API-DECISIONS §11).
+// The sandbox's reset and seed (docs/api.md, The sandbox).
 
 // MaxSeedBody caps a seed's body: it may hold recipes of 64 KiB each.
 const MaxSeedBody = 4 << 20

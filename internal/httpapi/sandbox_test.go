@@ -18,7 +18,7 @@ import (
 	"github.com/berthhq/berth/internal/testenv"
 )
 
-// sandboxPaths are paths of the sandbox API (API-DECISIONS §11), with the methods
+// sandboxPaths are paths of the sandbox API (docs/api.md, The sandbox), with the methods
 // each takes.
 var sandboxPaths = []struct{ method, path string }{
 	{"GET", ""},

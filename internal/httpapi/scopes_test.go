@@ -30,7 +30,7 @@ func TestScopes(t *testing.T) {
 			key := rt.Method + " " + strings.TrimPrefix(rt.Path, "/v1")
 			inTable[key] = true
 			if rt.Scope != "" && rt.Scope != string(hosting.ScopeAll) && !slices.Contains(hosting.AllScopes, hosting.Scope(rt.Scope)) {
-				t.Errorf("%s: scope %q is not one of SPEC.md's", key, rt.Scope)
+				t.Errorf("%s: scope %q is not one of docs/api.md's", key, rt.Scope)
 			}
 			item := doc.Paths.Find(strings.TrimPrefix(rt.Path, "/v1"))
 			if item == nil || item.GetOperation(rt.Method) == nil {

@@ -37,7 +37,7 @@ type Config struct {
 	// (default 60).
 	AnonRateLimit int
 	// RateWindow is the rolling window both limits count over (default 1 minute, as
-	// API-DECISIONS §4 has it; tests shorten it to see a Retry-After of seconds).
+	// docs/api.md, Rate limits has it; tests shorten it to see a Retry-After of seconds).
 	RateWindow time.Duration
 	// Metrics answers GET /servers/{id}/metrics (nil: that route answers 503).
 	Metrics MetricsReader
@@ -58,7 +58,7 @@ type Config struct {
 	// default). See ParseCORSOrigin and cors.go.
 	CORSOrigins []string
 	// Sandbox, when set, serves the /sandbox/v1 API on its state (serve --sandbox,
-	// API-DECISIONS §11; sandbox.go). Nil: every /sandbox/v1 path is 404.
+	// docs/api.md, The sandbox; sandbox.go). Nil: every /sandbox/v1 path is 404.
 	Sandbox *sandbox.State
 }
 
@@ -368,9 +368,9 @@ func setLimitHeaders(h http.Header, res ratelimit.Result) {
 	}
 }
 
-// dispatch applies, in order (API-DECISIONS §2): 401, 429, 403 (scope, blocked), then
+// dispatch applies, in order (docs/api.md, Errors): 401, 429, 403 (scope, blocked), then
 // the handler's own 404 → 403 → 422 → 409 → 422 → 503. A POST with an Idempotency-Key
-// runs at most once per key (API-DECISIONS §9); every state-changing request goes to
+// runs at most once per key (docs/api.md, Idempotency and operations); every state-changing request goes to
 // the audit log with its outcome.
 func (s *Server) dispatch(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -425,7 +425,7 @@ func (s *Server) admit(w http.ResponseWriter, req *request, rt route) (lang stri
 		return lang, true
 	}
 	// A sandbox call is not counted against the token's rate limit and needs no
-	// scope of its own (API-DECISIONS §11): any valid token of the account will do.
+	// scope of its own (docs/api.md, The sandbox): any valid token of the account will do.
 	sandboxCall := rt.scope == scopeSandbox
 	if req.p, lang, ok = s.authenticate(w, r, lang, !sandboxCall); !ok {
 		return lang, false
@@ -697,7 +697,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, lang string, err e
 
 // unknown answers paths outside the route table: 405 with Allow when the path exists
 // for other methods, else 404, both in the API's error format. A request that presents
-// a token is authenticated and counted first, like every other (API-DECISIONS §4), and
+// a token is authenticated and counted first, like every other (docs/api.md, Rate limits), and
 // answered in the account's language; a blocked account's is 403.
 func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 	lang := i18n.MatchAcceptLanguage(r.Header.Get("Accept-Language"))

@@ -68,7 +68,7 @@ func (s *Server) createSnapshot(r *request) (int, any, error) {
 }
 
 // snapshotTarget resolves {id} and {snapshot} before the body is read: an unknown
-// server or snapshot is 404, then a suspended server 403 (API-DECISIONS §2). The use
+// server or snapshot is 404, then a suspended server 403 (docs/api.md, Errors). The use
 // case checks both again in its transaction.
 func (s *Server) snapshotTarget(r *request) (hosting.Server, int64, error) {
 	ref, err := s.serverRef(r)

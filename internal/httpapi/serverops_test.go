@@ -1,7 +1,7 @@
 package httpapi_test
 
 // The contract of the server operations of issue "Server operations": reinstall,
-// rescale options, rescale and snapshots (SPEC.md §4, API-DECISIONS §5 and §6).
+// rescale options, rescale and snapshots (docs/api.md, Servers and Snapshots).
 // Every answer is checked against api/openapi.yaml by the test client.
 
 import (

@@ -1,5 +1,5 @@
 // Package i18n renders Berth's user-facing messages (API error messages above all) in
-// the reader's language (API-DECISIONS §2): English, German and French, with English
+// the reader's language (docs/api.md, Errors): English, German and French, with English
 // as the fallback for anything else.
 //
 // Messages live in embedded go-i18n catalogs (locales/<lang>.yaml): flat ids mapping to

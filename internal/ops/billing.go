@@ -11,7 +11,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// Billing (API-DECISIONS §8): every billable resource has a meter; its first hour is
+// Billing (docs/api.md, Billing): every billable resource has a meter; its first hour is
 // charged when it comes into being, each later hour by the metering pass as it starts.
 
 // openServerMeter starts billing a server being ordered and charges its first hour,
@@ -298,7 +298,7 @@ func (s *Service) Billing(ctx context.Context, p hosting.Principal) (billing.Sum
 	return billing.Summarize(acct, meters, spent, now), nil
 }
 
-// TransactionsPageSize is how many ledger entries a page holds (SPEC.md §8).
+// TransactionsPageSize is how many ledger entries a page holds (docs/api.md, Rate limits).
 const TransactionsPageSize = 50
 
 // Transactions returns page (from 1) of the principal's ledger, newest first, and

@@ -9,7 +9,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// Test clocks (API-DECISIONS §11, serve --sandbox): each account may have a clock of
+// Test clocks (docs/api.md, The sandbox, serve --sandbox): each account may have a clock of
 // its own, ahead of the system clock by an offset that only grows. Everything the
 // account's records say about time — created_at, the ledger, operations, metrics —
 // is read from it, and the real metering code charges the account's meters up to

@@ -155,7 +155,7 @@ func (s *Service) AccountTokens(ctx context.Context, p hosting.Principal) ([]hos
 }
 
 // CreateAccountToken issues an API token of the principal's account: name 1–64,
-// scopes from SPEC.md's list (read is always added), expiresIn 0 for never. The secret
+// scopes from the list of docs/api.md, Tokens and scopes (read is always added), expiresIn 0 for never. The secret
 // is returned once. Failures are validation errors on name, scopes or expires_in.
 func (s *Service) CreateAccountToken(ctx context.Context, p hosting.Principal, name string, scopes []string, expiresIn time.Duration) (hosting.Token, string, error) {
 	var v hosting.Validation

@@ -9,7 +9,7 @@ import (
 )
 
 // OperationFaults injects the operation faults a sandbox's account asked for
-// (serve --sandbox, API-DECISIONS §11; internal/sandbox implements it). A fault
+// (serve --sandbox, docs/api.md, The sandbox; internal/sandbox implements it). A fault
 // changes only what the driver does or how long it takes: the operation then ends
 // through the worker's own success or failure handling, as it would in production
 // (internal/worker asks for it with Service.OperationFault).

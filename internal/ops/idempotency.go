@@ -11,7 +11,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// Idempotency-Key (API-DECISIONS §9): the same key and request within 24 h answer the
+// Idempotency-Key (docs/api.md, Idempotency and operations): the same key and request within 24 h answer the
 // first response again without doing the work twice; the same key with another
 // request is a validation error on Idempotency-Key.
 //
@@ -26,7 +26,7 @@ const (
 	// IdempotencyTTL is how long a key is remembered.
 	IdempotencyTTL = 24 * time.Hour
 	// IdempotencyKeyField names the Idempotency-Key header in validation errors, as
-	// API-DECISIONS §10 writes it.
+	// docs/api.md, Shapes and small rules writes it.
 	IdempotencyKeyField = "idempotency_key"
 )
 

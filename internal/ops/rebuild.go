@@ -9,7 +9,7 @@ import (
 )
 
 // writable finds a server the principal may change inside tx: 404, then 403 when it
-// is suspended (API-DECISIONS §2).
+// is suspended (docs/api.md, Errors).
 func (s *Service) writable(ctx context.Context, tx store.Tx, p hosting.Principal, id int64) (hosting.Server, error) {
 	srv, err := s.server(ctx, tx, p, hosting.ServerRef{ID: id})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // The sandbox's use cases that change an account's records (serve --sandbox,
-// API-DECISIONS §11): reset (sandbox_reset.go), seed (sandbox_seed.go) and the fixed
+// docs/api.md, The sandbox): reset (sandbox_reset.go), seed (sandbox_seed.go) and the fixed
 // accounts of serve --seed (sandbox_fixtures.go). They run the real use cases and
 // rules; what they add is doing at once what an operation would take its time for.
 

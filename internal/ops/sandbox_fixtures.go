@@ -11,7 +11,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// Fixed accounts (serve --sandbox --seed FILE.yaml, API-DECISIONS §11): accounts a
+// Fixed accounts (serve --sandbox --seed FILE.yaml, docs/api.md, The sandbox): accounts a
 // client's CI finds at start, with tokens whose values it hard-codes.
 
 // SandboxTokenPrefix starts every fixed token's value.

@@ -32,7 +32,7 @@ func ParseSandboxCredit(field, s string) (hosting.Money, error) {
 }
 
 // ResetAccount empties the principal's account, as POST /sandbox/v1/reset does
-// (API-DECISIONS §11), in one transaction: its servers are deleted at once, without
+// (docs/api.md, The sandbox), in one transaction: its servers are deleted at once, without
 // operations, and their machines removed at once; its snapshots, SSH keys, projects,
 // recipes, operations (and their jobs), ledger, meters, idempotency records and its
 // servers' metrics are gone, and its test clock is back on the system clock. Then the

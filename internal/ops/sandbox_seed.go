@@ -9,7 +9,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// SeedRequest is what POST /sandbox/v1/seed asks for (API-DECISIONS §11): records to
+// SeedRequest is what POST /sandbox/v1/seed asks for (docs/api.md, The sandbox): records to
 // make at once, by kind. Nil pointers are fields left out.
 type SeedRequest struct {
 	SSHKeys  []SeedSSHKey

@@ -41,7 +41,7 @@ type IssuedTicket struct {
 }
 
 // ConsoleTicket issues a one-use ticket to attach to a server's serial console
-// within ConsoleTicketTTL. Errors, in the order of API-DECISIONS §2: not_found,
+// within ConsoleTicketTTL. Errors, in the order of docs/api.md, Errors: not_found,
 // server_suspended (403); busy (409) when the server or its account has as many
 // console sessions open as ConsoleCaps allow (no operation named; the connection is
 // refused too if they still have when it arrives), or while an operation takes the

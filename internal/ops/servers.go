@@ -102,7 +102,7 @@ func (s *Service) server(ctx context.Context, r store.Reader, p hosting.Principa
 
 // WritableServer finds a server the principal may change: CodeNotFound, or
 // CodeServerSuspended when it is suspended. Handlers call it before decoding a body,
-// so that 404 and 403 come before 422 (API-DECISIONS §2).
+// so that 404 and 403 come before 422 (docs/api.md, Errors).
 func (s *Service) WritableServer(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) (hosting.Server, error) {
 	srv, err := s.Server(ctx, p, ref)
 	if err != nil {

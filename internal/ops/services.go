@@ -44,7 +44,7 @@ func (s *Service) Services() Services {
 type GateService interface {
 	// Authenticate resolves a bearer token: CodeUnauthenticated when it is not one.
 	Authenticate(ctx context.Context, secret string) (hosting.Principal, error)
-	// Idempotent runs run once per key and body (API-DECISIONS §9) and answers the
+	// Idempotent runs run once per key and body (docs/api.md, Idempotency and operations) and answers the
 	// first response again for a repeat; replayed tells which.
 	Idempotent(ctx context.Context, p hosting.Principal, key string, hash []byte, run func(ctx context.Context) Response) (Response, bool, error)
 	// Audit records a request that changed something.

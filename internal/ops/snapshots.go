@@ -31,7 +31,7 @@ func (s *Service) snapshot(ctx context.Context, r store.Reader, srv hosting.Serv
 
 // WritableSnapshot finds a server and one of its snapshots that the principal may
 // change: CodeNotFound for either, then CodeServerSuspended. Handlers call it before
-// decoding a body, so that 404 and 403 come before 422 (API-DECISIONS §2).
+// decoding a body, so that 404 and 403 come before 422 (docs/api.md, Errors).
 func (s *Service) WritableSnapshot(ctx context.Context, p hosting.Principal, ref hosting.ServerRef, snapshotID int64) (hosting.Server, hosting.Snapshot, error) {
 	return s.writableSnapshot(ctx, s.store, p, ref, snapshotID)
 }
@@ -108,7 +108,7 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 
 // RestoreSnapshot rebuilds a server from one of its snapshots. The server answers in
 // status restoring; from a memory snapshot it ends running, from a disk-only one in
-// the power state it had when the restore was asked for (API-DECISIONS §6).
+// the power state it had when the restore was asked for (docs/api.md, Snapshots).
 func (s *Service) RestoreSnapshot(ctx context.Context, p hosting.Principal, id, snapshotID int64) (hosting.Server, error) {
 	var srv hosting.Server
 	err := s.store.InTx(ctx, func(tx store.Tx) error {

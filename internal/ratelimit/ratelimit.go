@@ -4,7 +4,7 @@
 // is bounded by N per active key, and idle keys are swept.
 //
 // This is stricter than GCRA, which lets a client burst N and then continue at the
-// steady rate, reaching about 2N in one window; API-DECISIONS §4 promises 120 per
+// steady rate, reaching about 2N in one window; docs/api.md, Rate limits promises 120 per
 // rolling minute, and clients may rely on the cap not being exceeded.
 package ratelimit
 
@@ -135,7 +135,7 @@ func (sh *shard) sweep(floor int64) {
 
 // Counter is a rate limit wherever it is kept: in this process (a Limiter), or in a
 // store every process of a deployment shares, so that the limit holds for the
-// deployment as a whole (API-DECISIONS §4). A shared one can fail to answer: the
+// deployment as a whole (docs/api.md, Rate limits). A shared one can fail to answer: the
 // error says why, and the request is then not served.
 type Counter interface {
 	// Allow counts a request for key at now, if the window has room for it.

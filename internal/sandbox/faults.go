@@ -8,7 +8,7 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 )
 
-// Limits of a fault (API-DECISIONS §11; api/openapi.yaml states them too).
+// Limits of a fault (docs/api.md, The sandbox; api/openapi.yaml states them too).
 const (
 	// MaxFaults is how many faults that still apply an account may hold.
 	MaxFaults = 100

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the request journal (API-DECISIONS §11; api/openapi.yaml states them).
+// Limits of the request journal (docs/api.md, The sandbox; api/openapi.yaml states them).
 const (
 	// MaxJournal is how many requests the journal keeps per account, the newest.
 	MaxJournal = 1000

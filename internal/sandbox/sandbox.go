@@ -1,5 +1,5 @@
 // Package sandbox keeps what `berthd serve --sandbox` adds for client authors
-// (API-DECISIONS §11): per account, the faults to inject into its requests and
+// (docs/api.md, The sandbox): per account, the faults to inject into its requests and
 // operations, and the journal of its latest /v1 requests. It all lives in this
 // process's memory: a restart forgets it, and processes serving one database
 // together each keep their own.

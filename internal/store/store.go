@@ -155,7 +155,7 @@ type Reader interface {
 	// for the job that attempts it, which knows only its id.
 	WebhookDeliveryByID(ctx context.Context, id int64) (hosting.WebhookDelivery, error)
 	// ClockOffsets is how far each account's test clock runs ahead of the system
-	// clock (the sandbox's, API-DECISIONS §11), as hosting.ClockOffset reads what is
+	// clock (the sandbox's, docs/api.md, The sandbox), as hosting.ClockOffset reads what is
 	// stored (0 to hosting.MaxClockAhead); accounts on the system clock are left out.
 	ClockOffsets(ctx context.Context) (map[int64]time.Duration, error)
 }
@@ -202,7 +202,7 @@ type Writer interface {
 	SetAccountBlocked(ctx context.Context, id int64, blocked bool) error
 	// SetQuotas replaces an account's quotas.
 	SetQuotas(ctx context.Context, id int64, q hosting.Quotas) error
-	// ResetAccount empties an account for a sandbox reset (API-DECISIONS §11): its
+	// ResetAccount empties an account for a sandbox reset (docs/api.md, The sandbox): its
 	// servers are deleted at once (kept only as deleted rows, so that their names stay
 	// used forever), and its snapshots, SSH keys, projects, recipes, operations (with
 	// their jobs that wait to run), ledger (credit 0), meters, idempotency

@@ -431,7 +431,7 @@ func (a *Account) WaitStatusEvery(t testing.TB, server string, status string, ti
 // As is an existing account (say, of an Env before a restart) calling through e.
 func (e *Env) As(a *Account) *Account { return &Account{ID: a.ID, Token: a.Token, env: e} }
 
-// AssertLedger checks the ledger invariants of API-DECISIONS §8 over every account:
+// AssertLedger checks the ledger invariants of docs/api.md, Billing over every account:
 // the credit equals the sum of the account's transactions, each entry's balance_after
 // is the running sum up to it, and no (resource, hour) is charged twice.
 func (e *Env) AssertLedger(t testing.TB) {

@@ -23,7 +23,7 @@ import (
 	"github.com/berthhq/berth/internal/testenv"
 )
 
-// fault adds a sandbox fault (API-DECISIONS §11) to the account.
+// fault adds a sandbox fault (docs/api.md, The sandbox) to the account.
 func (a *acc) fault(spec map[string]any) {
 	a.t.Helper()
 	a.acct.Sandbox("POST", "/faults", spec).Want(a.t, http.StatusCreated)

@@ -201,7 +201,7 @@ func (w *Worker) reset(ctx context.Context, a attempt) error {
 
 // gracefulShutdown asks the guest to power off (ACPI) and reports whether it is off.
 // A guest that ignores it until ShutdownTimeout keeps running: the operation then
-// ends in error, the server running (API-DECISIONS §5), and off is false with the
+// ends in error, the server running (docs/api.md, Servers), and off is false with the
 // error of recording that (nil once recorded).
 func (w *Worker) gracefulShutdown(ctx context.Context, a attempt) (off bool, err error) {
 	err = w.driver.Shutdown(ctx, a.key("shutdown"), a.srv.Name, w.shutdownTimeout)

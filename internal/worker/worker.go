@@ -45,7 +45,7 @@ type Deps struct {
 	// Log is where the workers log (default slog.Default()).
 	Log *slog.Logger
 	// ShutdownTimeout is how long a graceful shutdown may take before it is given up
-	// (API-DECISIONS §5: the server stays running; it is never forced silently).
+	// (docs/api.md, Servers: the server stays running; it is never forced silently).
 	// Default 120 s.
 	ShutdownTimeout time.Duration
 	// StepAllowance is what an attempt may take beside its graceful shutdowns: the

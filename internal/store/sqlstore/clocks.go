@@ -10,7 +10,7 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 )
 
-// The sandbox's test clocks (API-DECISIONS §11): account_clocks holds how far each
+// The sandbox's test clocks (docs/api.md, The sandbox): account_clocks holds how far each
 // account's clock runs ahead of the system clock, in milliseconds. Every offset is
 // read through hosting.ClockOffset (0 to hosting.MaxClockAhead), and no advance
 // stores one past that limit, so no sum or conversion of an offset can overflow.
