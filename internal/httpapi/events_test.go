@@ -273,3 +273,17 @@ func TestEventsOfServersAndBilling(t *testing.T) {
 		t.Errorf("credit_low's credit %q, want 1.1690", low.Credit)
 	}
 }
+
+// TestEventsOfTheAccount: PATCH /me writes account.updated naming what changed, and
+// nothing when nothing did.
+func TestEventsOfTheAccount(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1000})
+	a := env.NewAccount("en", "100", "")
+	a.Do("PATCH", "/me", map[string]any{"language": "de"}).Want(t, 200)
+	as(env, a, "").Do("PATCH", "/me", map[string]any{"language": "de"}).Want(t, 200) // unchanged
+	l := events(t, a, "?types=account.*")
+	if !slices.Equal(eventTypes(l), []string{"account.updated"}) || string(l.Data[0].Data) != `{"changes":["language"]}` {
+		t.Errorf("events %v%s", eventTypes(l), eventLog(l))
+	}
+}

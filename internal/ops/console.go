@@ -130,7 +130,7 @@ func (s *Service) SetLanguage(ctx context.Context, p hosting.Principal, lang str
 			return notFoundOr("set language", err)
 		}
 		var err error
-		if a, err = tx.Account(ctx, p.Account.ID); err != nil {
+		if a, err = tx.Account(ctx, p.Account.ID); err != nil || p.Account.Language == lang {
 			return internal("account", err)
 		}
 		return s.emitAccount(ctx, tx, hosting.EventAccountUpdated, a.ID, hosting.AccountEventData{Changes: []string{"language"}})
