@@ -283,6 +283,7 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Errorf("ListTransactions: %+v", tx.Meta)
 	}
 
+	everyWebhookEndpoint(t, ctx, c)
 	if err := c.DeleteServer(ctx, srv.Name); err != nil {
 		t.Fatal(err)
 	}

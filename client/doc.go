@@ -11,8 +11,18 @@
 // ListTransactions, ...) and takes a context.Context first. A server is named by its
 // numeric id (ID(42)) or its name ("server-a1b2c3"); other resources by their id.
 // Lists answer every item, except the histories, which are paginated: ListTransactions,
-// ListOperations and ListServerOperations answer one page, and AllTransactions,
-// AllOperations and AllServerOperations walk every page as an iter.Seq2.
+// ListOperations, ListServerOperations and ListWebhookDeliveries answer one page, and
+// AllTransactions, AllOperations, AllServerOperations and AllWebhookDeliveries walk
+// every page as an iter.Seq2.
+//
+// # Webhooks
+//
+// CreateWebhook has the account's events sent to a URL as they happen, signed with a
+// secret its answer alone shows (RotateWebhookSecret gives another); TestWebhook
+// sends a test event, ListWebhookDeliveries shows each delivery with its attempts and
+// RedeliverWebhookDelivery sends one again. A receiver checks what it gets with
+// client/webhook.Verify (docs/webhooks.md). Changing webhooks needs a token holding
+// every scope (ErrMissingScope).
 //
 // # Waiting
 //

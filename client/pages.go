@@ -62,3 +62,11 @@ func walk[T any](ctx context.Context, fetch func(context.Context, int) (*api.Pag
 		}
 	}
 }
+
+// AllWebhookDeliveries yields a webhook's delivery log, newest first, page after
+// page; as AllTransactions. ErrNotFound.
+func (c *Client) AllWebhookDeliveries(ctx context.Context, id int64) iter.Seq2[api.WebhookDelivery, error] {
+	return walk(ctx, func(ctx context.Context, p int) (*api.Page[api.WebhookDelivery], error) {
+		return c.ListWebhookDeliveries(ctx, id, p)
+	}, func(d api.WebhookDelivery) int64 { return d.ID })
+}

@@ -130,7 +130,8 @@ func rootCmd(g *globals) *cobra.Command {
 		return err
 	}
 	cmd.AddCommand(contextCmd(g), meCmd(g), locations.command(g), plans.command(g), images.command(g), apps.command(g),
-		serverCmd(g), snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g), eventCmd(g))
+		serverCmd(g), snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g), eventCmd(g),
+		webhookCmd(g))
 	completeServerNames(cmd, g)
 	cmd.InitDefaultCompletionCmd()
 	strictGroups(cmd)

@@ -112,9 +112,23 @@ func (r *resource[T]) lookup(ctx context.Context, c *client.Client, parent, s st
 		return nil, err
 	}
 	if it, ok := r.find(items, s); ok {
+		if n := r.named(items, s); n > 1 {
+			return nil, fmt.Errorf("%q names %d %ss: give the id of one (berth %s list)", s, n, strings.ToLower(r.noun), r.name)
+		}
 		return &it, nil
 	}
 	return nil, r.notFound(parent, s)
+}
+
+// named is how many of items s is a name of (the URL of two webhooks names neither).
+func (r *resource[T]) named(items []T, s string) int {
+	n := 0
+	for _, it := range items {
+		if r.names != nil && slices.Contains(r.names(it), s) {
+			n++
+		}
+	}
+	return n
 }
 
 // ref resolves the argument s (of parent) to what the API's calls take: s itself
