@@ -75,7 +75,13 @@ func (q queries) UpdateWebhook(ctx context.Context, w hosting.Webhook) error {
 // DeleteWebhook implements store.Writer; the deliveries and attempts go by their
 // references' ON DELETE CASCADE.
 func (q queries) DeleteWebhook(ctx context.Context, accountID, id int64) error {
-	return q.execOne(ctx, `DELETE FROM webhooks WHERE id = ? AND account_id = ?`, id, accountID)
+	if err := q.execOne(ctx, `DELETE FROM webhooks WHERE id = ? AND account_id = ?`, id, accountID); err != nil {
+		return err
+	}
+	// Its deliveries have no foreign key to it (the migration says why); their
+	// attempts go with them.
+	_, err := q.q.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id = ? AND account_id = ?`, id, accountID)
+	return err
 }
 
 const deliveryCols = `SELECT id, account_id, webhook_id, event_id, event_type, state, attempts, next_attempt_at, created_at

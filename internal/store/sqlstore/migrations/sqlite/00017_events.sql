@@ -3,9 +3,14 @@
 -- written in the change's transaction. An account's rows get ids in commit order, so
 -- GET /events can page on id; kept 30 days (created_at, Unix ms). data is the event's
 -- JSON object.
+-- account_id names the account without a foreign key: the row is written last in
+-- its transaction, under the account's turn for events (docs/api.md, Events), and a
+-- key check would lock the account's row there, behind a transaction that holds that
+-- row and waits for the same turn (PostgreSQL found the deadlock; accounts are never
+-- deleted).
 CREATE TABLE events (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    account_id    INTEGER NOT NULL REFERENCES accounts(id),
+    account_id    INTEGER NOT NULL,
     type          TEXT    NOT NULL,
     resource_type TEXT    NOT NULL,
     resource_id   INTEGER NOT NULL,

@@ -19,10 +19,15 @@ CREATE INDEX webhooks_account ON webhooks(account_id, id);
 
 -- One event sent to one webhook. It goes with its webhook, and with its event when
 -- the events are pruned (30 days).
+-- account_id and webhook_id without a foreign key, as events' account_id: a delivery
+-- is written with its event, last in the transaction, under the account's turn for
+-- events, where a key check would wait on a row another transaction holds while it
+-- waits for that turn (a webhook being deleted). A webhook's deliveries are deleted
+-- with it (DeleteWebhook); one its fan-out wrote as it went ends unsent.
 CREATE TABLE webhook_deliveries (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
-    account_id      INTEGER NOT NULL REFERENCES accounts(id),
-    webhook_id      INTEGER NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    account_id      INTEGER NOT NULL,
+    webhook_id      INTEGER NOT NULL,
     event_id        INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
     event_type      TEXT    NOT NULL,
     state           TEXT    NOT NULL,
