@@ -165,6 +165,7 @@ func (p *Provider) Resources(context.Context) []func() resource.Resource {
 		newSSHKeyResource,
 		newProjectResource,
 		newRecipeResource,
+		newWebhookResource,
 	}
 }
 

@@ -45,7 +45,7 @@ func TestSchemas(t *testing.T) {
 	}
 	slices.Sort(resources)
 	slices.Sort(dataSources)
-	if want := []string{"berth_project", "berth_recipe", "berth_server", "berth_snapshot", "berth_ssh_key"}; !slices.Equal(resources, want) {
+	if want := []string{"berth_project", "berth_recipe", "berth_server", "berth_snapshot", "berth_ssh_key", "berth_webhook"}; !slices.Equal(resources, want) {
 		t.Errorf("resources %v, want %v", resources, want)
 	}
 	if want := []string{"berth_account", "berth_app", "berth_image", "berth_location", "berth_plan", "berth_project",

@@ -194,6 +194,15 @@ func (c *Console) routes() []route {
 		{"GET /settings/api", c.apiPage},
 		{"POST /settings/api/tokens", c.createToken},
 		{"POST /settings/api/tokens/{id}/revoke", c.revokeToken},
+		{"GET /settings/webhooks", c.webhooksPage},
+		{"POST /settings/webhooks", c.createWebhook},
+		{"GET /settings/webhooks/{id}", c.webhookPage},
+		{"POST /settings/webhooks/{id}/enabled", c.setWebhookEnabled},
+		{"POST /settings/webhooks/{id}/test", c.testWebhook},
+		{"POST /settings/webhooks/{id}/rotate-secret", c.rotateWebhookSecret},
+		{"GET /settings/webhooks/{id}/delete", c.deleteWebhookPage},
+		{"POST /settings/webhooks/{id}/delete", c.deleteWebhook},
+		{"POST /settings/webhooks/{id}/deliveries/{delivery}/redeliver", c.redeliver},
 	}
 }
 
@@ -281,7 +290,7 @@ func (c *Console) audit(r *req, w *statusWriter, err error) {
 		e.AccountID = &r.p.Account.ID
 	}
 	var targets []string
-	for _, name := range []string{"id", "sid"} {
+	for _, name := range []string{"id", "sid", "delivery"} {
 		if v := r.PathValue(name); v != "" {
 			targets = append(targets, name+"="+v)
 		}
