@@ -143,6 +143,11 @@ var wantSentences = map[hosting.EventType]string{
 	hosting.EventAccountUpdated:      "The account's settings were changed: Language.",
 	hosting.EventAccountSuspended:    "The servers were suspended: the credit ran out.",
 	hosting.EventAccountUnsuspended:  "The suspension was lifted.",
+	hosting.EventWebhookCreated:      "A webhook was created.",
+	hosting.EventWebhookUpdated:      "A webhook was changed.",
+	hosting.EventWebhookDeleted:      "A webhook was deleted.",
+	hosting.EventWebhookDisabled:     "Berth disabled a webhook: its receiver is gone or failed every attempt.",
+	hosting.EventWebhookTest:         "A webhook was sent a test event.",
 }
 
 // TestActivityShowsEveryType: each event type is shown as its sentence, newest first,
