@@ -536,7 +536,8 @@ func TestContractAuthentication(t *testing.T) {
 	t.Run("every route but openapi.json needs a token", func(t *testing.T) {
 		for _, rt := range routes(t, env) {
 			path := fillPath(t, rt.Path, map[string]string{"servers/{id}": "1", "ssh-keys/{id}": "1",
-				"projects/{id}": "1", "recipes/{id}": "1", "operations/{id}": "1", "snapshots/{snapshot}": "1"})
+				"projects/{id}": "1", "recipes/{id}": "1", "operations/{id}": "1", "snapshots/{snapshot}": "1",
+				"webhooks/{id}": "1", "deliveries/{delivery}": "1"})
 			r := env.Do("", rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
 			if rt.Scope == "" {
 				if r.Status != 200 {

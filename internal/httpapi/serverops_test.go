@@ -29,7 +29,13 @@ func createSnapshot(t testing.TB, c caller, server string, body map[string]any) 
 		t.Fatalf("created snapshot %v for %v", created, body)
 	}
 	srv = data(t, c.Do("GET", "/servers/"+server, nil).Want(t, 200))
-	if op, ok := srv["operation"].(map[string]any); ok {
+	// Wait on each snapshot operation the server shows: a caller sharing the server
+	// (TestScopes' fixture) may have started the next one meanwhile.
+	for range 5 {
+		op, ok := srv["operation"].(map[string]any)
+		if !ok {
+			break
+		}
 		if op["type"] != "snapshot" {
 			t.Fatalf("server busy with %v after a snapshot create", op)
 		}

@@ -33,9 +33,10 @@ func TestPruneEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Set(clock.Now().Add(11 * 24 * time.Hour)) // the first 2406 are 31 days old, the last 11 days
+	// The periodic housekeeping of the test's Berth may prune some of them first.
 	n, err := svc.PruneEvents(ctx)
-	if err != nil || n != 2406 {
-		t.Fatalf("PruneEvents: %d, %v; want the 2406 old events", n, err)
+	if err != nil || n > 2406 {
+		t.Fatalf("PruneEvents: %d, %v; want at most the 2406 old events", n, err)
 	}
 	left, err := svc.Events(ctx, p, hosting.EventFilter{Limit: 10}, 0)
 	if err != nil || len(left) != 1 || left[0].Type != hosting.EventProjectCreated {
