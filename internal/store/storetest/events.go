@@ -16,22 +16,7 @@ import (
 func events(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	setup := func(t *testing.T) (store.Store, int64, int64) {
-		s := open(t)
-		var a, b int64
-		err := s.InTx(ctx, func(tx store.Tx) error {
-			var err error
-			if a, err = tx.CreateAccount(ctx, hosting.Account{Email: "ev-a@example.com", Language: "en", Currency: "EUR", CreatedAt: now}); err != nil {
-				return err
-			}
-			b, err = tx.CreateAccount(ctx, hosting.Account{Email: "ev-b@example.com", Language: "en", Currency: "EUR", CreatedAt: now})
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, a, b
-	}
+	setup := func(t *testing.T) (store.Store, int64, int64) { return twoAccounts(t, open, "ev", now) }
 	ev := func(account int64, typ hosting.EventType, kind string, id int64, at time.Time) hosting.Event {
 		return hosting.Event{AccountID: account, Type: typ, Resource: hosting.EventResource{Type: kind, ID: id},
 			Data: []byte(`{"n":1}`), RequestID: "req-1", CreatedAt: at}
@@ -255,4 +240,24 @@ func events(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Errorf("another account's events after a reset: %v", got)
 		}
 	})
+}
+
+// twoAccounts opens a store holding two accounts, prefix-a@ and prefix-b@example.com.
+func twoAccounts(t *testing.T, open func(t *testing.T) store.Store, prefix string, at time.Time) (store.Store, int64, int64) {
+	t.Helper()
+	ctx := context.Background()
+	s := open(t)
+	var a, b int64
+	err := s.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		if a, err = tx.CreateAccount(ctx, hosting.Account{Email: prefix + "-a@example.com", Language: "en", Currency: "EUR", CreatedAt: at}); err != nil {
+			return err
+		}
+		b, err = tx.CreateAccount(ctx, hosting.Account{Email: prefix + "-b@example.com", Language: "en", Currency: "EUR", CreatedAt: at})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, a, b
 }

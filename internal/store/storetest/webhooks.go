@@ -18,22 +18,7 @@ import (
 func webhooks(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	setup := func(t *testing.T) (store.Store, int64, int64) {
-		s := open(t)
-		var a, b int64
-		err := s.InTx(ctx, func(tx store.Tx) error {
-			var err error
-			if a, err = tx.CreateAccount(ctx, hosting.Account{Email: "wh-a@example.com", Language: "en", Currency: "EUR", CreatedAt: now}); err != nil {
-				return err
-			}
-			b, err = tx.CreateAccount(ctx, hosting.Account{Email: "wh-b@example.com", Language: "en", Currency: "EUR", CreatedAt: now})
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, a, b
-	}
+	setup := func(t *testing.T) (store.Store, int64, int64) { return twoAccounts(t, open, "wh", now) }
 	do := func(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
 		t.Helper()
 		if err := s.InTx(ctx, fn); err != nil {
