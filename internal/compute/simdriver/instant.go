@@ -39,7 +39,7 @@ func (d *Driver) PlaceTx(ctx context.Context, tx *sql.Tx, spec compute.Spec, sta
 }
 
 // RemoveTx destroys the named machines at once, in tx, with their snapshots and
-// counters, as Destroy does but without its duration; names without a machine (or
+// counters, their volumes left detached, as Destroy does but without its duration; names without a machine (or
 // whose machine is destroyed already) are left alone.
 func (d *Driver) RemoveTx(ctx context.Context, tx *sql.Tx, names []string) error {
 	now := d.now().UnixMilli()
@@ -56,6 +56,9 @@ func (d *Driver) RemoveTx(ctx context.Context, tx *sql.Tx, names []string) error
 			if _, err := tx.ExecContext(ctx, d.rebind(w.stmt), w.args...); err != nil {
 				return err
 			}
+		}
+		if err := d.detachAll(ctx, tx, name); err != nil {
+			return err
 		}
 	}
 	return nil
