@@ -2,6 +2,7 @@ package simdriver_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -238,5 +239,80 @@ func TestRemoveTxDetaches(t *testing.T) {
 	}
 	if v, err := d.Volume(ctx, "volume-9"); err != nil || v != (compute.VolumeState{Name: "volume-9", SizeGB: 10}) {
 		t.Errorf("volume of a removed machine: %+v, %v; want it detached", v, err)
+	}
+}
+
+// A volume placed in a transaction is there at once, attached as asked and seen by
+// the guest, and works as any volume; volumes removed in one are gone at once,
+// attached or not; a rolled back transaction leaves nothing.
+func TestPlaceAndRemoveVolumesAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := sqlstoretest.SQLite(t, t.TempDir(), simdriver.Storage())
+	// A scale at which every change takes minutes: nothing here waits for one.
+	d := simdriver.New(db.WriteDB(), 60, db.Rebind)
+	in := func(fn func(tx *sql.Tx) error) error {
+		tx, err := db.WriteDB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fn(tx); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	attached := compute.VolumeSpec{Name: "volume-1", ID: 1, LocationID: 1, SizeGB: 10, Format: "ext4"}
+	loose := compute.VolumeSpec{Name: "volume-2", ID: 2, LocationID: 1, SizeGB: 20}
+	if err := in(func(tx *sql.Tx) error {
+		if _, err := d.PlaceTx(ctx, tx, compute.Spec{Name: "server-pv1", VCPUs: 1, MemoryMB: 512, DiskGB: 10}, compute.StateRunning); err != nil {
+			return err
+		}
+		if err := d.PlaceVolumeTx(ctx, tx, attached, "server-pv1", true); err != nil {
+			return err
+		}
+		return d.PlaceVolumeTx(ctx, tx, loose, "", false)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := d.Volume(ctx, "volume-1"); err != nil || v != (compute.VolumeState{Name: "volume-1", SizeGB: 10, Machine: "server-pv1"}) {
+		t.Errorf("placed attached volume = %+v, %v", v, err)
+	}
+	if v, err := d.Volume(ctx, "volume-2"); err != nil || v != (compute.VolumeState{Name: "volume-2", SizeGB: 20}) {
+		t.Errorf("placed detached volume = %+v, %v", v, err)
+	}
+	disks, err := d.GuestDisks(ctx, "server-pv1")
+	if err != nil || len(disks) != 1 || disks[0].Serial != "1" || disks[0].MountPoint != "/mnt/volume-1" {
+		t.Errorf("guest of the placed machine sees %+v, %v; want volume 1 mounted", disks, err)
+	}
+	for _, bad := range []struct {
+		spec    compute.VolumeSpec
+		machine string
+	}{{attached, ""}, {compute.VolumeSpec{Name: "volume-3", ID: 3, SizeGB: 10}, "server-none"}} {
+		if err := in(func(tx *sql.Tx) error { return d.PlaceVolumeTx(ctx, tx, bad.spec, bad.machine, false) }); err == nil {
+			t.Errorf("placed %s on %q", bad.spec.Name, bad.machine)
+		}
+	}
+	errRollback := errors.New("rollback")
+	if err := in(func(tx *sql.Tx) error {
+		if err := d.RemoveVolumesTx(ctx, tx, []string{"volume-1"}); err != nil {
+			return err
+		}
+		return errRollback
+	}); !errors.Is(err, errRollback) {
+		t.Fatal(err)
+	}
+	if _, err := d.Volume(ctx, "volume-1"); err != nil {
+		t.Errorf("volume removed in a rolled back transaction: %v", err)
+	}
+	if err := in(func(tx *sql.Tx) error {
+		return d.RemoveVolumesTx(ctx, tx, []string{"volume-1", "volume-2", "volume-none"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"volume-1", "volume-2"} {
+		if _, err := d.Volume(ctx, name); !errors.Is(err, compute.ErrVolumeNotFound) {
+			t.Errorf("removed %s: %v, want ErrVolumeNotFound at once", name, err)
+		}
 	}
 }
