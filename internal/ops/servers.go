@@ -421,8 +421,14 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 		if err != nil {
 			return err
 		}
-		if _, err := s.startOperation(ctx, tx, srv, hosting.OpDelete, ""); err != nil {
+		op, err := s.startOperation(ctx, tx, srv, hosting.OpDelete, "")
+		if err != nil {
 			return err
+		}
+		// Its volumes stay; they are busy with the deletion until the machine they are
+		// attached to is gone (ServerDestroyed), then detached.
+		if err := tx.HoldServerVolumes(ctx, srv.ID, op.ID); err != nil {
+			return internal("hold volumes", err)
 		}
 		// Its snapshots go with it; destroying the machine removes their data.
 		snaps, err := tx.Snapshots(ctx, srv.ID)

@@ -197,6 +197,7 @@ type eventData struct {
 	Credit         string   `json:"credit"`
 	Amount         string   `json:"amount"`
 	Reason         string   `json:"reason"`
+	SizeGB         int      `json:"size_gb"`
 }
 
 // sentence says what an event reports in the reader's language
@@ -212,6 +213,8 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 		args = []any{"operation", r.T("console.optype." + d.Type), "server", ex.serverName(d.ServerID)}
 	case "snapshot":
 		args = []any{"name", d.Name, "server", ex.serverName(d.ServerID), "status", r.T("console.snapshot_status." + d.Status)}
+	case "volume":
+		args = []any{"name", d.Name, "server", ex.serverName(d.ServerID), "size", d.SizeGB, "changes", changeList(r, d.Changes)}
 	case "ssh_key", "project", "recipe":
 		args = []any{"name", d.Name}
 	case "billing":
