@@ -193,6 +193,10 @@ type ServerCreate struct {
 	AppID        *int64          `json:"app_id,omitempty"`
 	RecipeID     *int64          `json:"recipe_id,omitempty"`
 	RootPassword *string         `json:"root_password,omitempty"`
+	// VolumeIDs are detached volumes attached once the server is made; Automount
+	// has the guest mount the formatted ones.
+	VolumeIDs []int64 `json:"volume_ids,omitempty"`
+	Automount *bool   `json:"automount,omitempty"`
 }
 
 // ServerUpdate is the body of PATCH /servers/{id}.

@@ -297,3 +297,39 @@ func TestSandboxResetRemovesVolumes(t *testing.T) {
 	}
 	data(t, b.Do("GET", "/volumes/"+itoa(num(t, kept["id"])), nil).Want(t, 200))
 }
+
+// TestOrderWithVolumes: an order's volume_ids are attached once the server is made,
+// the formatted ones mounted with automount; the provisioning holds them (409 for
+// their changes meanwhile); unknown, repeated, attached and other locations' volumes
+// are 422 on volume_ids, and nothing is ordered then.
+func TestOrderWithVolumes(t *testing.T) {
+	t.Parallel()
+	var sim *simdriver.Driver
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.1, // a provisioning of 3 s: the 409 below meets it
+		WrapDriver: func(d compute.Driver) compute.Driver { sim = d.(*simdriver.Driver); return d }})
+	a := env.NewAccount("en", "100", "")
+	data1 := createVolume(t, a, map[string]any{"location_id": 1, "format": "ext4"})
+	blank := createVolume(t, a, map[string]any{"location_id": 1})
+	elsewhere := createVolume(t, a, map[string]any{"location_id": 2})
+	ids := []int64{num(t, data1["id"]), num(t, blank["id"])}
+
+	for _, bad := range [][]int64{{ids[0], ids[0]}, {999}, {num(t, elsewhere["id"])}} {
+		wantInvalid(t, a.Do("POST", "/servers", with(baseOrder(), "volume_ids", bad)), "volume_ids")
+	}
+	srv := data(t, a.Do("POST", "/servers", with(baseOrder(), "volume_ids", ids, "automount", true)).Want(t, 201))
+	wantError(t, a.Do("DELETE", "/volumes/"+itoa(ids[0]), nil), 409, "busy")
+	srv = serverAfter(t, a, srv)
+	for _, id := range ids {
+		if v := data(t, a.Do("GET", "/volumes/"+itoa(id), nil).Want(t, 200)); num(t, v["server_id"]) != num(t, srv["id"]) || v["operation"] != nil {
+			t.Errorf("volume %d after the provisioning: %v", id, v)
+		}
+	}
+	disks, err := sim.GuestDisks(context.Background(), srv["name"].(string))
+	if err != nil || len(disks) != 2 || disks[0].MountPoint != compute.VolumeMountPoint(ids[0]) || disks[1].MountPoint != "" {
+		t.Errorf("the guest sees %+v (%v): want the formatted one mounted, the blank one not", disks, err)
+	}
+	wantInvalid(t, a.Do("POST", "/servers", with(baseOrder(), "volume_ids", []int64{ids[0]})), "volume_ids")
+	if got := items(t, a.Do("GET", "/servers", nil).Want(t, 200)); len(got) != 1 {
+		t.Errorf("refused orders made servers: %d servers", len(got))
+	}
+}

@@ -278,3 +278,71 @@ func (s *Service) startVolumeOp(ctx context.Context, tx store.Tx, vol hosting.Vo
 	}
 	return op, s.emitOperation(ctx, tx, hosting.EventOperationStarted, op, hosting.OpRunning, "")
 }
+
+// checkOrderVolumes adds to v (volume_ids) what keeps an order's volumes from being
+// attached to its server once made: unknown, repeated, in another location, attached
+// or not available, more than a server takes. A busy one is CodeBusy.
+func checkOrderVolumes(ctx context.Context, tx store.Tx, account int64, o Order, loc hosting.Location, v *hosting.Validation) error {
+	if len(o.VolumeIDs) > hosting.VolumesPerServer {
+		v.Add("volume_ids", "validation.server_volumes_full", "max", hosting.VolumesPerServer)
+		return nil
+	}
+	seen := map[int64]bool{}
+	for _, id := range o.VolumeIDs {
+		if seen[id] {
+			v.Add("volume_ids", "validation.volume_repeated", "id", id)
+			continue
+		}
+		seen[id] = true
+		vol, err := tx.Volume(ctx, account, hosting.VolumeRef{ID: id})
+		if errors.Is(err, store.ErrNotFound) {
+			v.Add("volume_ids", "validation.volume_unknown", "id", id)
+			continue
+		} else if err != nil {
+			return internal("volume", err)
+		}
+		switch {
+		case vol.Operation != nil:
+			return busy(vol.Operation)
+		case vol.ServerID != nil:
+			v.Add("volume_ids", "validation.volume_attached", "server", *vol.ServerID)
+		case vol.Status != hosting.VolumeAvailable:
+			v.Add("volume_ids", "validation.volume_state", "status", string(vol.Status))
+		case loc.ID != 0 && vol.LocationID != loc.ID:
+			v.Add("volume_ids", "validation.volume_location_mismatch")
+		}
+	}
+	return nil
+}
+
+// VolumesAttached: the volumes a provisioning held are attached to its server.
+func (s *Service) VolumesAttached(serverID int64, vols []hosting.Volume) Change {
+	return func(ctx context.Context, tx store.Tx) error {
+		for _, vol := range vols {
+			id := serverID
+			if err := tx.SetVolumeServer(ctx, vol.ID, &id); err != nil {
+				return err
+			}
+			vol.ServerID = &id
+			if err := s.emitVolume(ctx, tx, hosting.EventVolumeAttached, vol); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// Changes is each of cs in turn.
+func Changes(cs ...Change) Change {
+	return func(ctx context.Context, tx store.Tx) error {
+		for _, c := range cs {
+			if c == nil {
+				continue
+			}
+			if err := c(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

@@ -101,6 +101,8 @@ type Reader interface {
 	VolumeAny(ctx context.Context, id int64) (hosting.Volume, error)
 	// ServerVolumes lists the live volumes attached to a server.
 	ServerVolumes(ctx context.Context, serverID int64) ([]hosting.Volume, error)
+	// HeldVolumes lists the live volumes busy with operation op.
+	HeldVolumes(ctx context.Context, op int64) ([]hosting.Volume, error)
 
 	// Operation finds an operation of an account.
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
@@ -313,6 +315,9 @@ type Writer interface {
 	// SetVolumeServer records the server a volume is attached to (nil: detached).
 	SetVolumeServer(ctx context.Context, id int64, serverID *int64) error
 	SetVolumeSize(ctx context.Context, id int64, sizeGB int) error
+	// HoldVolumes makes the volumes ids busy with operation op (a provisioning that
+	// attaches them); ErrConflict when one is busy already.
+	HoldVolumes(ctx context.Context, ids []int64, op int64) error
 	// HoldServerVolumes makes the live volumes attached to a server busy with
 	// operation op (its deletion).
 	HoldServerVolumes(ctx context.Context, serverID, op int64) error

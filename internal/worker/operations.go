@@ -50,7 +50,11 @@ func (w *Worker) provision(ctx context.Context, a attempt) error {
 	if err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, w.svc.Provisioned(a.srv.ID, m))
+	vols, err := w.attachOrdered(ctx, a)
+	if err != nil {
+		return err
+	}
+	return w.succeed(ctx, a, ops.Changes(w.svc.Provisioned(a.srv.ID, m), w.svc.VolumesAttached(a.srv.ID, vols)))
 }
 
 // destroy removes the machine of a deleted server.

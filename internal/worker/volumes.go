@@ -115,6 +115,27 @@ func (w *Worker) resizeVolume(ctx context.Context, a attempt) error {
 	return w.succeed(ctx, a, w.svc.VolumeResized(a.op))
 }
 
+// attachOrdered attaches to a machine just made the volumes its order named (those
+// its provisioning holds), automounted as the order asked, each step keyed by the
+// volume.
+func (w *Worker) attachOrdered(ctx context.Context, a attempt) ([]hosting.Volume, error) {
+	vols, err := w.store.HeldVolumes(ctx, a.op.ID)
+	if err != nil || len(vols) == 0 {
+		return nil, err
+	}
+	vs, err := w.volumes()
+	if err != nil {
+		return nil, err
+	}
+	for _, vol := range vols {
+		spec := compute.VolumeSpec{Name: vol.DriverName(), ID: vol.ID, LocationID: vol.LocationID, SizeGB: vol.SizeGB, Format: vol.Format}
+		if err := vs.AttachVolume(ctx, a.key("attach-"+vol.DriverName()), a.srv.Name, spec, a.op.Automount && vol.Format != ""); err != nil {
+			return nil, err
+		}
+	}
+	return vols, nil
+}
+
 // VolumeDeleteWorker removes a deleted volume's data from the driver
 // (ops.VolumeDeleteArgs).
 type VolumeDeleteWorker struct {

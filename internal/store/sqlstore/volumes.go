@@ -89,6 +89,20 @@ func (q queries) SetVolumeSize(ctx context.Context, id int64, sizeGB int) error 
 	return q.execOne(ctx, `UPDATE volumes SET size_gb = ? WHERE id = ?`, sizeGB, id)
 }
 
+func (q queries) HoldVolumes(ctx context.Context, ids []int64, op int64) error {
+	for _, id := range ids {
+		if err := q.markBusy(ctx, "volumes", id, op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q queries) HeldVolumes(ctx context.Context, op int64) ([]hosting.Volume, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+volumeCols+volumeFrom+`WHERE v.operation_id = ? AND v.deleted_at IS NULL ORDER BY v.id`, op)
+	return orEmpty(collect(rows, err, scanVolume))
+}
+
 func (q queries) HoldServerVolumes(ctx context.Context, serverID, op int64) error {
 	_, err := q.q.ExecContext(ctx, `UPDATE volumes SET operation_id = ? WHERE server_id = ? AND deleted_at IS NULL`, op, serverID)
 	return err
