@@ -285,3 +285,39 @@ func TestConsoleVolumeBusy(t *testing.T) {
 		t.Error("the page still polls once the volume is idle")
 	}
 }
+
+// TestActivityOfVolumes: a volume's events link to its page while it exists, named;
+// its operation that concerns no server names the volume, not a server; the kind
+// "Volumes" is offered by its name.
+func TestActivityOfVolumes(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	v, a := signedIn(t, env, "en")
+	forgetEvents(t, env, a.ID)
+	path := createVolume(t, v, url.Values{"name": {"data"}, "size_gb": {"10"}, "place": {"location:1"}})
+	p := v.get("/activity")
+	wantText(t, p, `<option value="volume">Volumes</option>`)
+	got := map[string]string{}
+	for _, r := range shownEvents(p) {
+		got[r.typ] += r.text + "|"
+	}
+	for typ, want := range map[string]string{
+		"volume.created":      "Volume data is being created. data",
+		"operation.started":   "Operation “volume creation” on volume data started.",
+		"operation.succeeded": "Operation “volume creation” on volume data succeeded.",
+	} {
+		if !strings.Contains(got[typ], want) {
+			t.Errorf("%s: %q lacks %q", typ, got[typ], want)
+		}
+	}
+	if n := strings.Count(p.body, `<a href="`+path+`">data</a>`); n < 4 { // created, updated, started, succeeded
+		t.Errorf("%d events link to the volume's page, want 4: %v", n, got)
+	}
+	wantText(t, v.get("/activity?resource=volume:"+strings.TrimPrefix(path, "/volumes/")), "Only the events of data.")
+	v.follow(v.post(path+"/delete", nil))
+	p = v.get("/activity")
+	if strings.Contains(p.body, `href="`+path+`"`) {
+		t.Error("a deleted volume's events still link to its page")
+	}
+	wantText(t, p, "Volume data was deleted.")
+}
