@@ -59,16 +59,7 @@ func TestBrowserVolumes(t *testing.T) {
 	run(t, ctx, "detach it", chromedp.Click(chromedp.CSS(`button[data-action="detach"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#volume-live [data-attached=""]`)), chromedp.WaitVisible(chromedp.CSS("#attach_server")))
 
-	run(t, ctx, "the list", chromedp.Navigate(root+"/volumes"), chromedp.WaitVisible(chromedp.CSS(`tr[data-volume="pgdata"]`)))
-	row := get(t, ctx, "its row", chromedp.Evaluate[string](`document.querySelector('tr[data-volume="pgdata"]').innerText.replace(/\s+/g, ' ')`))
-	for _, want := range []string{"100 GB", "fsn1 (Falkenstein)", "not attached", "available", "ext4"} {
-		if !strings.Contains(row, want) {
-			t.Errorf("row %q lacks %q", row, want)
-		}
-	}
-	shot(t, ctx, dir, "volumes")
-	checkKeyboard(t, ctx, "volumes")
-	checkNarrow(t, ctx, dir, root+"/volumes", "volumes")
+	checkVolumeList(t, ctx, dir, root)
 	checkNarrow(t, ctx, dir, vol, "volume")
 
 	run(t, ctx, "delete it", chromedp.Navigate(vol+"/delete"), chromedp.WaitVisible(chromedp.CSS("button.danger")))
@@ -79,6 +70,22 @@ func TestBrowserVolumes(t *testing.T) {
 		!strings.Contains(text, "No volumes yet.") {
 		t.Errorf("after the deletion: %q", text)
 	}
+}
+
+// checkVolumeList checks the list's row of the detached 100 GB pgdata, and the page
+// by keyboard and 375 px wide.
+func checkVolumeList(t *testing.T, ctx context.Context, dir, root string) {
+	t.Helper()
+	run(t, ctx, "the list", chromedp.Navigate(root+"/volumes"), chromedp.WaitVisible(chromedp.CSS(`tr[data-volume="pgdata"]`)))
+	row := get(t, ctx, "its row", chromedp.Evaluate[string](`document.querySelector('tr[data-volume="pgdata"]').innerText.replace(/\s+/g, ' ')`))
+	for _, want := range []string{"100 GB", "fsn1 (Falkenstein)", "not attached", "available", "ext4"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("row %q lacks %q", row, want)
+		}
+	}
+	shot(t, ctx, dir, "volumes")
+	checkKeyboard(t, ctx, "volumes")
+	checkNarrow(t, ctx, dir, root+"/volumes", "volumes")
 }
 
 // wantPrice fails unless the page's price reads want.
