@@ -89,14 +89,7 @@ func (s *Service) ResizeVolume(ctx context.Context, p hosting.Principal, ref hos
 			return err
 		}
 		var v hosting.Validation
-		switch {
-		case sizeGB == nil:
-			v.Add("size_gb", "validation.required")
-		case *sizeGB <= int64(vol.SizeGB):
-			v.Add("size_gb", "validation.volume_grow_only", "size", vol.SizeGB)
-		default:
-			hosting.CheckVolumeSize(&v, "size_gb", *sizeGB)
-		}
+		checkGrowth(&v, vol, sizeGB)
 		if !v.Has("size_gb") {
 			if err := s.checkVolumeGB(ctx, tx, p.Account.ID, int(*sizeGB)-vol.SizeGB, &v); err != nil {
 				return err
@@ -125,6 +118,27 @@ func (s *Service) ResizeVolume(ctx context.Context, p hosting.Principal, ref hos
 		return err
 	})
 	return vol, err
+}
+
+// CheckVolumeGrowth answers what is wrong with growing vol to sizeGB by itself, before
+// the quota is looked at (CodeValidationFailed on size_gb, as ResizeVolume's): what a
+// form can say before it asks to confirm the new price (internal/webui, Volumes).
+func CheckVolumeGrowth(vol hosting.Volume, sizeGB *int64) error {
+	var v hosting.Validation
+	checkGrowth(&v, vol, sizeGB)
+	return v.Err()
+}
+
+// checkGrowth adds to v (size_gb) what is wrong with growing vol to sizeGB.
+func checkGrowth(v *hosting.Validation, vol hosting.Volume, sizeGB *int64) {
+	switch {
+	case sizeGB == nil:
+		v.Add("size_gb", "validation.required")
+	case *sizeGB <= int64(vol.SizeGB):
+		v.Add("size_gb", "validation.volume_grow_only", "size", vol.SizeGB)
+	default:
+		hosting.CheckVolumeSize(v, "size_gb", *sizeGB)
+	}
 }
 
 // UpdateVolume renames a volume or moves it between projects; allowed while it is
@@ -218,10 +232,17 @@ func (s *Service) emitVolume(ctx context.Context, tx store.Tx, typ hosting.Event
 		hosting.VolumeEventData{ID: vol.ID, Name: vol.Name, SizeGB: vol.SizeGB, Status: vol.Status, ServerID: vol.ServerID, Changes: changes})
 }
 
-// volumeRate is what a volume of sizeGB costs an hour in loc, and at most a month.
+// VolumePrice is what a volume of sizeGB costs in loc (docs/api.md, Volumes): each
+// started hour, and at most a calendar month. The console shows it before a volume is
+// made or grown; the meter bills it.
+func VolumePrice(sizeGB int, loc hosting.Location) (hourly, monthly hosting.Money) {
+	return billing.SnapshotRate(sizeGB, loc.VolumePriceGBHour), billing.SnapshotRate(sizeGB, loc.VolumePriceGBMonth)
+}
+
+// volumeRate is the meter's rate and cap of a volume of sizeGB in loc.
 func volumeRate(sizeGB int, loc hosting.Location) (hosting.Money, *hosting.Money) {
-	month := billing.SnapshotRate(sizeGB, loc.VolumePriceGBMonth)
-	return billing.SnapshotRate(sizeGB, loc.VolumePriceGBHour), &month
+	hour, month := VolumePrice(sizeGB, loc)
+	return hour, &month
 }
 
 // openVolumeMeter starts billing a new volume and charges its first hour, which the

@@ -90,6 +90,15 @@ func deref[T any](p *T) T {
 	return *p
 }
 
+// CheckVolumeOrder answers what an order says wrong by itself, before anything is
+// looked up (CodeValidationFailed keyed as CreateVolume's): what a form can say before
+// it asks to confirm the price (internal/webui, Volumes).
+func CheckVolumeOrder(o VolumeOrder) error {
+	var v hosting.Validation
+	checkVolumeOrder(&v, o)
+	return v.Err(volumeFields...)
+}
+
 // checkVolumeOrder checks what an order says by itself.
 func checkVolumeOrder(v *hosting.Validation, o VolumeOrder) {
 	if o.Name == nil {
