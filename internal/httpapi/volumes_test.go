@@ -123,7 +123,9 @@ func TestVolumes(t *testing.T) {
 		t.Errorf("the server while the volume attaches: %v", busySrv)
 	}
 	wantError(t, a.Do("POST", "/servers/"+sid+"/power", map[string]any{"action": "off"}), 409, "busy")
-	wantError(t, a.Do("DELETE", "/volumes/"+id, nil), 409, "busy")
+	if e := wantError(t, a.Do("DELETE", "/volumes/"+id, nil), 409, "busy"); e.Message != msg("en", "error.volume_busy", "operation", "attach_volume") {
+		t.Errorf("a busy volume's 409 says %q", e.Message)
+	}
 	wantError(t, a.Do("POST", "/volumes/"+id+"/resize", map[string]any{"size_gb": 30}), 409, "busy")
 	close(gate.release)
 	waitOp(t, a, opID(t, attaching))

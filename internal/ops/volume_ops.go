@@ -206,7 +206,7 @@ func (s *Service) DeleteVolume(ctx context.Context, p hosting.Principal, ref hos
 			return err
 		}
 		if vol.Operation != nil {
-			return busy(vol.Operation)
+			return volumeBusy(vol.Operation)
 		}
 		if vol.ServerID != nil {
 			return hosting.Invalid("server_id", "validation.volume_detach_first")

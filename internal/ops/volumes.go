@@ -257,7 +257,7 @@ func (s *Service) writeNewVolume(ctx context.Context, tx store.Tx, vol *hosting.
 // server) until it ends: CodeBusy when either is busy.
 func (s *Service) startVolumeOp(ctx context.Context, tx store.Tx, vol hosting.Volume, srv *hosting.Server, op hosting.Operation) (hosting.Operation, error) {
 	if vol.Operation != nil {
-		return op, busy(vol.Operation)
+		return op, volumeBusy(vol.Operation)
 	}
 	if srv != nil && srv.Operation != nil {
 		return op, busy(srv.Operation)
@@ -312,7 +312,7 @@ func checkOrderVolumes(ctx context.Context, tx store.Tx, account int64, o Order,
 		}
 		switch {
 		case vol.Operation != nil:
-			return busy(vol.Operation)
+			return volumeBusy(vol.Operation)
 		case vol.ServerID != nil:
 			v.Add("volume_ids", "validation.volume_attached", "server", *vol.ServerID)
 		case vol.Status != hosting.VolumeAvailable:
@@ -354,4 +354,12 @@ func Changes(cs ...Change) Change {
 		}
 		return nil
 	}
+}
+
+// volumeBusy is CodeBusy for a volume busy with op (its own, or its server's
+// deletion or provisioning holding it).
+func volumeBusy(op *hosting.Operation) error {
+	e := hosting.Errorf(hosting.CodeBusy, "error.volume_busy", "operation", string(op.Type))
+	e.Operation, e.RetryAfter = op, 5
+	return e
 }
