@@ -56,53 +56,59 @@ func TestAccREADME(t *testing.T) {
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: a.providers(),
-		CheckDestroy: func(*terraform.State) error {
-			ctx := a.ctx()
-			servers, err := a.c.ListServers(ctx, client.ServerListOptions{})
-			if err != nil {
-				return err
-			}
-			keys, err := a.c.ListSSHKeys(ctx)
-			if err != nil {
-				return err
-			}
-			projects, err := a.c.ListProjects(ctx)
-			if err != nil {
-				return err
-			}
-			volumes, err := a.c.ListVolumes(ctx, client.VolumeListOptions{})
-			if err != nil {
-				return err
-			}
-			if len(servers)+len(keys)+len(projects)+len(volumes) > 0 {
-				return fmt.Errorf("after destroy: %d servers, %d keys, %d projects, %d volumes", len(servers), len(keys), len(projects), len(volumes))
-			}
-			return nil
-		},
+		CheckDestroy:             func(*terraform.State) error { return readmeLeftovers(a) },
 		Steps: []resource.TestStep{{
 			Config: config,
-			Check: func(s *terraform.State) error {
-				servers, err := a.c.ListServers(a.ctx(), client.ServerListOptions{})
-				if err != nil {
-					return err
-				}
-				out, ok := s.RootModule().Outputs["addresses"]
-				if !ok {
-					return fmt.Errorf("no output addresses")
-				}
-				addrs, ok := out.Value.(map[string]any)
-				if len(servers) != 2 || !ok || len(addrs) != 2 {
-					return fmt.Errorf("%d servers, output addresses %v", len(servers), out.Value)
-				}
-				for _, srv := range servers {
-					if srv.Status != "running" || srv.IPv4 == nil || addrs[srv.Name] != *srv.IPv4 {
-						return fmt.Errorf("server %s is %s at %v; the output says %v", srv.Name, srv.Status, deref(srv.IPv4), addrs[srv.Name])
-					}
-				}
-				return readmeVolume(a, servers)
-			},
+			Check:  func(s *terraform.State) error { return readmeApplied(a, s) },
 		}},
 	})
+}
+
+// readmeApplied checks the README's servers, its output and its volume in the API.
+func readmeApplied(a *acc, s *terraform.State) error {
+	servers, err := a.c.ListServers(a.ctx(), client.ServerListOptions{})
+	if err != nil {
+		return err
+	}
+	out, ok := s.RootModule().Outputs["addresses"]
+	if !ok {
+		return fmt.Errorf("no output addresses")
+	}
+	addrs, ok := out.Value.(map[string]any)
+	if len(servers) != 2 || !ok || len(addrs) != 2 {
+		return fmt.Errorf("%d servers, output addresses %v", len(servers), out.Value)
+	}
+	for _, srv := range servers {
+		if srv.Status != "running" || srv.IPv4 == nil || addrs[srv.Name] != *srv.IPv4 {
+			return fmt.Errorf("server %s is %s at %v; the output says %v", srv.Name, srv.Status, deref(srv.IPv4), addrs[srv.Name])
+		}
+	}
+	return readmeVolume(a, servers)
+}
+
+// readmeLeftovers fails when the account holds anything after the destroy.
+func readmeLeftovers(a *acc) error {
+	ctx := a.ctx()
+	servers, err := a.c.ListServers(ctx, client.ServerListOptions{})
+	if err != nil {
+		return err
+	}
+	keys, err := a.c.ListSSHKeys(ctx)
+	if err != nil {
+		return err
+	}
+	projects, err := a.c.ListProjects(ctx)
+	if err != nil {
+		return err
+	}
+	volumes, err := a.c.ListVolumes(ctx, client.VolumeListOptions{})
+	if err != nil {
+		return err
+	}
+	if len(servers)+len(keys)+len(projects)+len(volumes) > 0 {
+		return fmt.Errorf("after destroy: %d servers, %d keys, %d projects, %d volumes", len(servers), len(keys), len(projects), len(volumes))
+	}
+	return nil
 }
 
 // readmeVolume checks the README's volume in the API: 10 GB of ext4, attached to one

@@ -2,6 +2,7 @@ package tfprovider_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -127,7 +128,7 @@ func TestAccVolume(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: a.providers(),
 		CheckDestroy:             a.volumeGone(),
-		Steps: append([]resource.TestStep{
+		Steps: slices.Concat([]resource.TestStep{
 			{
 				Config:           first,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
@@ -147,23 +148,7 @@ func TestAccVolume(t *testing.T) {
 						})(s)
 					}),
 			},
-			// The apply wrote the volume before the attachment was made: a refresh shows
-			// the server it is attached to.
-			{RefreshState: true, Check: resource.ComposeAggregateTestCheckFunc(a.volumeAgrees(x, false),
-				resource.TestCheckResourceAttrPair(x, "server_id", "berth_server.s", "id"))},
-			{ResourceName: x, ImportState: true, ImportStateVerify: true},
-			{ResourceName: x, ImportState: true, ImportStateVerify: true, ImportStateId: "data"},
-			{
-				ResourceName: att, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"automount"},
-				ImportStateIdFunc: func(s *terraform.State) (string, error) {
-					srv, err := attr(s, "berth_server.s", "name")
-					return "data/" + srv, err
-				},
-			},
-			{
-				ResourceName: att, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"automount"},
-				ImportStateIdFunc: func(*terraform.State) (string, error) { return strconv.FormatInt(id, 10), nil },
-			},
+		}, volumeImportSteps(a, &id), []resource.TestStep{
 			{
 				Config:           grown,
 				ConfigPlanChecks: expect(x, plancheck.ResourceActionUpdate),
@@ -172,8 +157,33 @@ func TestAccVolume(t *testing.T) {
 					resource.TestCheckResourceAttr(x, "size_gb", "20"),
 					resource.TestCheckNoResourceAttr(x, "project_id")),
 			},
-		}, volumeChangeSteps(t, a, config, grown, &id)...),
+		}, volumeChangeSteps(t, a, config, grown, &id)),
 	})
+}
+
+// volumeImportSteps are TestAccVolume's imports: the volume by id and by name, the
+// attachment by volume/server and by the volume's id alone.
+func volumeImportSteps(a *acc, id *int64) []resource.TestStep {
+	const x, att = "berth_volume.x", "berth_volume_attachment.a"
+	return []resource.TestStep{
+		// The apply wrote the volume before the attachment was made: a refresh shows
+		// the server it is attached to.
+		{RefreshState: true, Check: resource.ComposeAggregateTestCheckFunc(a.volumeAgrees(x, false),
+			resource.TestCheckResourceAttrPair(x, "server_id", "berth_server.s", "id"))},
+		{ResourceName: x, ImportState: true, ImportStateVerify: true},
+		{ResourceName: x, ImportState: true, ImportStateVerify: true, ImportStateId: "data"},
+		{
+			ResourceName: att, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"automount"},
+			ImportStateIdFunc: func(s *terraform.State) (string, error) {
+				srv, err := attr(s, "berth_server.s", "name")
+				return "data/" + srv, err
+			},
+		},
+		{
+			ResourceName: att, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"automount"},
+			ImportStateIdFunc: func(*terraform.State) (string, error) { return strconv.FormatInt(*id, 10), nil },
+		},
+	}
 }
 
 // volumeChangeSteps are TestAccVolume's steps after the growth: a shrink, a
