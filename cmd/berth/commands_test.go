@@ -120,6 +120,7 @@ func TestGoldenLookups(t *testing.T) {
 	name = strings.TrimSpace(c.ok("server", "describe", name, "-o", "columns=name"))
 	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
 	c.ok("snapshot", "create", name, "--name", "before")
+	c.ok("volume", "create", "--name", "data", "--size", "10", "--server", name)
 	fp := "SHA256:" + strings.TrimSpace(strings.SplitN(c.ok("ssh-key", "list", "-o", "columns=fingerprint"), "SHA256:", 2)[1])
 	var b strings.Builder
 	for _, args := range [][]string{
@@ -184,6 +185,26 @@ func TestGoldenLookups(t *testing.T) {
 		{"operation", "wait", "nope"},
 		{"operation", "wait", "99"},
 		{"operation", "list", "--server", "nope"},
+		{"volume", "describe", "data", "-o", "columns=id,name,server"},
+		{"volume", "describe", "1", "-o", "columns=id,name"},
+		{"volume", "describe", "nope"},
+		{"volume", "describe", "99"},
+		{"volume", "update", "nope", "--name", "x"},
+		{"volume", "update", "data", "--project", "nope"},
+		{"volume", "delete", "nope"},
+		{"volume", "list", "--server", "nope"},
+		{"volume", "list", "--server", name, "-q"},
+		{"volume", "list", "--project", "nope"},
+		{"volume", "create", "--name", "x", "--size", "10", "--location", "nope"},
+		{"volume", "create", "--name", "x", "--size", "10", "--server", "nope"},
+		{"volume", "create", "--name", "x", "--size", "10", "--location", "fsn1", "--project", "nope"},
+		{"volume", "attach", "nope", "--server", name},
+		{"volume", "attach", "data", "--server", "nope"},
+		{"volume", "detach", "nope"},
+		{"volume", "resize", "nope", "--size", "20"},
+		{"volume", "update", "data", "--name", "data2", "-o", "columns=id,name"},
+		{"volume", "detach", "data2", "-q"},
+		{"volume", "delete", "data2"},
 		{"snapshot", "delete", name, "before"},
 		{"project", "update", "web", "--name", "web2", "-o", "columns=id,name"},
 		{"project", "delete", "web2"},

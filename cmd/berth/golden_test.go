@@ -27,6 +27,8 @@ func TestGoldenAccountLists(t *testing.T) {
 	name := strings.TrimSpace(c.ok("server", "create", "--plan", "s1-1c-1g", "--location", "fsn1", "--image", "ubuntu-24.04",
 		"--ssh-key", "laptop", "--project", "web", "--display-name", "www", "-o", "columns=name"))
 	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
+	c.ok("volume", "create", "--name", "data", "--size", "10", "--server", name, "--format", "ext4", "--automount", "--project", "web")
+	c.ok("volume", "create", "--name", "spare", "--size", "20", "--location", "fsn1")
 	for _, tt := range []struct {
 		golden string
 		args   []string
@@ -43,6 +45,10 @@ func TestGoldenAccountLists(t *testing.T) {
 		{"server-list.json", []string{"server", "list", "-o", "json"}},
 		{"server-describe.table", []string{"server", "describe", name}},
 		{"rescale-options.table", []string{"server", "rescale-options", name}},
+		{"volume-list.table", []string{"volume", "list"}},
+		{"volume-list.wide", []string{"volume", "list", "-o", "wide"}},
+		{"volume-list.json", []string{"volume", "list", "-o", "json"}},
+		{"volume-describe.table", []string{"volume", "describe", "data"}},
 	} {
 		got := strings.ReplaceAll(c.ok(tt.args...), name, "server-"+strings.Repeat("X", len(name)-len("server-")))
 		path := filepath.Join("testdata", tt.golden+".golden")

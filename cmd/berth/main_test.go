@@ -125,6 +125,7 @@ func TestJSONIsTheAPIData(t *testing.T) {
 	c.ok("recipe", "create", "--name", "hello", "--script", "echo hi")
 	c.ok("ssh-key", "create", "--name", "laptop", "--public-key", testenv.PublicKey(t)+" cli@berth")
 	c.ok("snapshot", "create", name, "--name", "s1")
+	c.ok("volume", "create", "--name", "data", "--size", "10", "--server", name, "--format", "xfs")
 	recipe := jsonString(decode(t, c.ok("recipe", "describe", "hello", "-o", "json")).(map[string]any)["id"])
 	op := jsonString(decode(t, c.ok("operation", "list", "-o", "json")).([]any)[0].(map[string]any)["id"])
 	for _, tt := range []struct {
@@ -146,6 +147,8 @@ func TestJSONIsTheAPIData(t *testing.T) {
 		{[]string{"billing", "transactions"}, "/billing/transactions"},
 		{[]string{"operation", "list"}, "/operations"},
 		{[]string{"operation", "describe", op}, "/operations/" + op},
+		{[]string{"volume", "list"}, "/volumes"},
+		{[]string{"volume", "describe", "data"}, "/volumes/data"},
 	} {
 		got := decode(t, c.ok(append(tt.args, "-o", "json")...))
 		if want := apiData(t, env, acct.Token, tt.path); !reflect.DeepEqual(got, want) {

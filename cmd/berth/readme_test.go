@@ -16,7 +16,7 @@ import (
 // shell blocks of its section), against a real Berth with the sandbox on (it begins
 // with a sandbox reset): the address is the test's, data/demo-token holds the
 // account's token, ~/.ssh/id_ed25519.pub a fresh key. Every command must succeed,
-// and the walk-through ends with no server left.
+// and the walk-through ends with no server and no volume left.
 func TestREADMEWalkthrough(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../../README.md")
@@ -95,12 +95,15 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatalf("the README's walk-through with berth failed: %v\n%s", err, out)
 	}
 	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
-	if got := c.ok("server", "list", "-q"); strings.TrimSpace(got) != "" {
-		t.Errorf("servers left after the walk-through: %q\n%s", got, out)
+	for _, kind := range []string{"server", "volume"} {
+		if got := c.ok(kind, "list", "-q"); strings.TrimSpace(got) != "" {
+			t.Errorf("%ss left after the walk-through: %q\n%s", kind, got, out)
+		}
 	}
-	// The follower started at its beginning saw the server's life as it happened.
+	// The follower started at its beginning saw the server's and the volume's lives as
+	// they happened.
 	followed, err := os.ReadFile(filepath.Join(work, "events.txt"))
-	for _, typ := range []string{"ssh_key.created", "server.created", "operation.succeeded"} {
+	for _, typ := range []string{"ssh_key.created", "server.created", "operation.succeeded", "volume.attached", "volume.deleted"} {
 		if err != nil || !strings.Contains(string(followed), typ) {
 			t.Errorf("berth event list --follow did not print %s: %v\n%s", typ, err, followed)
 		}

@@ -1,6 +1,7 @@
 // Package tfprovider is the Terraform and OpenTofu provider of Berth, berth/berth: its
-// resources (servers, snapshots, SSH keys, projects, recipes) and data sources (the
-// catalog, the account, servers), on terraform-plugin-framework (protocol 6).
+// resources (servers, snapshots, SSH keys, projects, recipes, webhooks, volumes and
+// their attachments) and data sources (the catalog, the account, servers, volumes),
+// on terraform-plugin-framework (protocol 6).
 //
 // It stands on the Go SDK, package client, and speaks no HTTP of its own: retries of
 // 429 and 503 after their Retry-After, the Idempotency-Key that makes a retried order
@@ -78,10 +79,10 @@ func (p *Provider) Metadata(_ context.Context, _ provider.MetadataRequest, resp 
 // Schema is the provider block: url and token.
 func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "The Berth provider manages virtual servers, their snapshots, SSH keys, projects and " +
-			"first-boot recipes through Berth's `/v1` API, and reads its catalog and account. " +
+		MarkdownDescription: "The Berth provider manages virtual servers, their snapshots, block volumes, SSH keys, " +
+			"projects, first-boot recipes and webhooks through Berth's `/v1` API, and reads its catalog and account. " +
 			"It authenticates with an API token (created in the console under Settings, API); " +
-			"the token's scopes limit what it may change (`servers`, `power`, `snapshots`, `ssh-keys`, `recipes`).",
+			"the token's scopes limit what it may change (`servers`, `power`, `snapshots`, `storage`, `ssh-keys`, `recipes`).",
 		Attributes: map[string]schema.Attribute{
 			"url": schema.StringAttribute{
 				MarkdownDescription: "The API's address, ending in `/v1` (e.g. `https://berth.example.com/v1`). " +
@@ -166,6 +167,8 @@ func (p *Provider) Resources(context.Context) []func() resource.Resource {
 		newProjectResource,
 		newRecipeResource,
 		newWebhookResource,
+		newVolumeResource,
+		newVolumeAttachmentResource,
 	}
 }
 
@@ -181,5 +184,6 @@ func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
 		newServerDataSource,
 		newServersDataSource,
 		newAccountDataSource,
+		newVolumeDataSource,
 	}
 }

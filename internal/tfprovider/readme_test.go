@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
 	"github.com/berthhq/berth/internal/testenv"
 	"github.com/berthhq/berth/internal/tfprovider"
@@ -17,9 +18,9 @@ import (
 
 // TestAccREADME applies the README's Terraform configuration as written (its hcl
 // block) against a real Berth, the provider found by its address berth/berth: two
-// running servers with the output of their addresses, an empty plan after the apply
-// (terraform-plugin-testing plans again after every apply), and nothing left in the
-// account after destroy.
+// running servers with the output of their addresses, a volume attached to one of
+// them, an empty plan after the apply (terraform-plugin-testing plans again after
+// every apply), and nothing left in the account after destroy.
 func TestAccREADME(t *testing.T) {
 	a := newAcc(t, "en")
 	raw, err := os.ReadFile("../../README.md")
@@ -55,47 +56,75 @@ func TestAccREADME(t *testing.T) {
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: a.providers(),
-		CheckDestroy: func(*terraform.State) error {
-			ctx := a.ctx()
-			servers, err := a.c.ListServers(ctx, client.ServerListOptions{})
-			if err != nil {
-				return err
-			}
-			keys, err := a.c.ListSSHKeys(ctx)
-			if err != nil {
-				return err
-			}
-			projects, err := a.c.ListProjects(ctx)
-			if err != nil {
-				return err
-			}
-			if len(servers)+len(keys)+len(projects) > 0 {
-				return fmt.Errorf("after destroy: %d servers, %d keys, %d projects", len(servers), len(keys), len(projects))
-			}
-			return nil
-		},
+		CheckDestroy:             func(*terraform.State) error { return readmeLeftovers(a) },
 		Steps: []resource.TestStep{{
 			Config: config,
-			Check: func(s *terraform.State) error {
-				servers, err := a.c.ListServers(a.ctx(), client.ServerListOptions{})
-				if err != nil {
-					return err
-				}
-				out, ok := s.RootModule().Outputs["addresses"]
-				if !ok {
-					return fmt.Errorf("no output addresses")
-				}
-				addrs, ok := out.Value.(map[string]any)
-				if len(servers) != 2 || !ok || len(addrs) != 2 {
-					return fmt.Errorf("%d servers, output addresses %v", len(servers), out.Value)
-				}
-				for _, srv := range servers {
-					if srv.Status != "running" || srv.IPv4 == nil || addrs[srv.Name] != *srv.IPv4 {
-						return fmt.Errorf("server %s is %s at %v; the output says %v", srv.Name, srv.Status, deref(srv.IPv4), addrs[srv.Name])
-					}
-				}
-				return nil
-			},
+			Check:  func(s *terraform.State) error { return readmeApplied(a, s) },
 		}},
 	})
+}
+
+// readmeApplied checks the README's servers, its output and its volume in the API.
+func readmeApplied(a *acc, s *terraform.State) error {
+	servers, err := a.c.ListServers(a.ctx(), client.ServerListOptions{})
+	if err != nil {
+		return err
+	}
+	out, ok := s.RootModule().Outputs["addresses"]
+	if !ok {
+		return fmt.Errorf("no output addresses")
+	}
+	addrs, ok := out.Value.(map[string]any)
+	if len(servers) != 2 || !ok || len(addrs) != 2 {
+		return fmt.Errorf("%d servers, output addresses %v", len(servers), out.Value)
+	}
+	for _, srv := range servers {
+		if srv.Status != "running" || srv.IPv4 == nil || addrs[srv.Name] != *srv.IPv4 {
+			return fmt.Errorf("server %s is %s at %v; the output says %v", srv.Name, srv.Status, deref(srv.IPv4), addrs[srv.Name])
+		}
+	}
+	return readmeVolume(a, servers)
+}
+
+// readmeLeftovers fails when the account holds anything after the destroy.
+func readmeLeftovers(a *acc) error {
+	ctx := a.ctx()
+	servers, err := a.c.ListServers(ctx, client.ServerListOptions{})
+	if err != nil {
+		return err
+	}
+	keys, err := a.c.ListSSHKeys(ctx)
+	if err != nil {
+		return err
+	}
+	projects, err := a.c.ListProjects(ctx)
+	if err != nil {
+		return err
+	}
+	volumes, err := a.c.ListVolumes(ctx, client.VolumeListOptions{})
+	if err != nil {
+		return err
+	}
+	if len(servers)+len(keys)+len(projects)+len(volumes) > 0 {
+		return fmt.Errorf("after destroy: %d servers, %d keys, %d projects, %d volumes", len(servers), len(keys), len(projects), len(volumes))
+	}
+	return nil
+}
+
+// readmeVolume checks the README's volume in the API: 10 GB of ext4, attached to one
+// of servers.
+func readmeVolume(a *acc, servers []api.Server) error {
+	vols, err := a.c.ListVolumes(a.ctx(), client.VolumeListOptions{})
+	if err != nil {
+		return err
+	}
+	if len(vols) != 1 || vols[0].Name != "data" || vols[0].SizeGB != 10 || deref(vols[0].Format) != "ext4" || vols[0].ServerID == nil {
+		return fmt.Errorf("volumes %+v, want data, 10 GB of ext4, attached", vols)
+	}
+	for _, srv := range servers {
+		if srv.ID == *vols[0].ServerID {
+			return nil
+		}
+	}
+	return fmt.Errorf("volume data is attached to server %d, none of the configuration's", *vols[0].ServerID)
 }
