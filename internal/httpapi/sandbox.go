@@ -12,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/ratelimit"
 	"github.com/berthhq/berth/internal/sandbox"
 )
@@ -142,11 +143,26 @@ func (s *Server) injectFault(w http.ResponseWriter, req *request, rt route, lang
 		// client is told to come back in a second, the least a real 429 says.
 		s.fail(w, req.Request, lang, limited(ratelimit.Result{RetryAfter: time.Second}))
 	default:
-		ref, isServer := hosting.ParseServerRef(req.PathValue("id"))
-		isServer = isServer && strings.HasPrefix(rt.path, "/servers/{id}")
-		s.fail(w, req.Request, lang, s.svc.Sandbox.FaultError(req.ctx, req.p, f.Status, ref, isServer))
+		s.fail(w, req.Request, lang, s.svc.Sandbox.FaultError(req.ctx, req.p, f.Status, faultTarget(req.Request, rt)))
 	}
 	return false
+}
+
+// faultTarget is the server or the volume the path of a request to rt names.
+func faultTarget(r *http.Request, rt route) ops.FaultTarget {
+	var t ops.FaultTarget
+	id := r.PathValue("id")
+	switch {
+	case strings.HasPrefix(rt.path, "/servers/{id}"):
+		if ref, ok := hosting.ParseServerRef(id); ok {
+			t.Server = &ref
+		}
+	case strings.HasPrefix(rt.path, "/volumes/{id}"):
+		if ref, ok := hosting.ParseVolumeRef(id); ok {
+			t.Volume = &ref
+		}
+	}
+	return t
 }
 
 // sandboxDispatch serves a sandbox route: admission (401, 429 for an address, 403 for

@@ -198,7 +198,7 @@ type SandboxService interface {
 	ResetAccount(ctx context.Context, p hosting.Principal, credit *string) (hosting.Account, error)
 	Seed(ctx context.Context, p hosting.Principal, r SeedRequest) (Seeded, error)
 	// FaultError is the error an HTTP fault answers with, as the real one would be.
-	FaultError(ctx context.Context, p hosting.Principal, status int, ref hosting.ServerRef, ok bool) error
+	FaultError(ctx context.Context, p hosting.Principal, status int, target FaultTarget) error
 }
 
 var (
