@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Berth's tiny bootable test image (a ~10 MiB qcow2) from Debian packages only:
 # Debian's kernel, busybox-static as init in an initramfs (scripts/test-image/init), the
-# virtio/cdrom/ACPI modules it needs, on a FAT16 partition booted by syslinux.
+# virtio/cdrom/ACPI modules it needs (and virtio-scsi, ext4 and xfs for volumes), on a
+# FAT16 partition booted by syslinux.
 # No loop devices or mounts: sfdisk, mkfs.vfat, mcopy and syslinux's mtools installer.
 #
 #   scripts/build-test-image.sh [OUT.qcow2]     (default: /var/lib/berth/test-image.qcow2)
@@ -36,7 +37,7 @@ install -m 0755 "$here/test-image/init" "$root/init"
 
 # Modules in load order (dependencies first), each once.
 : >"$root/modules.load"
-for m in virtio_pci virtio_blk virtio_net virtio_console ata_piix ata_generic sr_mod isofs evdev button; do
+for m in virtio_pci virtio_blk virtio_net virtio_console virtio_scsi sd_mod ata_piix ata_generic sr_mod isofs ext4 xfs evdev button; do
 	modprobe -d / -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1=="insmod"{print $2}'
 done | awk '!seen[$0]++' | while read -r ko; do
 	rel=${ko#*/lib/modules/$kver/}

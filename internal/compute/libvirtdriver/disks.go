@@ -86,6 +86,9 @@ func (d *Driver) Resize(ctx context.Context, key, name string, size compute.Size
 // applySize makes the domain's definition and disk match m's size and limits (the
 // disk only grows; live grows a running domain's disk in place) and records them.
 func (d *Driver) applySize(ctx context.Context, m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain, live bool) error {
+	if err := d.withVolumes(ctx, &m); err != nil {
+		return err
+	}
 	x, err := d.domainXML(m, h, dom.UUID)
 	if err != nil {
 		return err

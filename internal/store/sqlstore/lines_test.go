@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -126,8 +128,8 @@ func TestUpgradeToDriverLines(t *testing.T) {
 				t.Errorf("store's version %d, %v after the upgrade; want %d, unchanged", v, err, storeVersion)
 			}
 			for _, s := range drivers() {
-				if v := lineVersion(t, up, s.Line); v != 1 {
-					t.Errorf("line %s at version %d, want 1", s.Line, v)
+				if v, want := lineVersion(t, up, s.Line), latestVersion(t, s); v != want {
+					t.Errorf("line %s at version %d, want %d", s.Line, v, want)
 				}
 			}
 			sim = simdriver.New(up.WriteDB(), 0, up.Rebind)
@@ -191,7 +193,8 @@ func versionRows(t *testing.T, db *sqlstore.DB) map[string]int {
 // TestDriverLinesMakeTheirTables: a driver's line alone makes the tables the store's
 // migrations made before the line began, column for column and index for index, so
 // that the line says truly what the driver keeps (docs/drivers.md). The drivers'
-// tables of a database migrated before the lines are dropped and the lines run.
+// tables of a database migrated before the lines are dropped (those the store's
+// migrations made: the lines' later ones are not there) and the lines run.
 func TestDriverLinesMakeTheirTables(t *testing.T) {
 	t.Parallel()
 	for _, k := range kinds() {
@@ -203,7 +206,7 @@ func TestDriverLinesMakeTheirTables(t *testing.T) {
 			all := drivers()
 			for _, s := range slices.Backward(all) {
 				for _, table := range slices.Backward(s.Tables) {
-					if _, err := old.WriteDB().ExecContext(ctx, `DROP TABLE `+table); err != nil {
+					if _, err := old.WriteDB().ExecContext(ctx, `DROP TABLE IF EXISTS `+table); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -227,12 +230,27 @@ func TestReadyNeedsEveryLine(t *testing.T) {
 	if err := db.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.WriteDB().Exec(`DELETE FROM goose_libvirt_version WHERE version_id = 1`); err != nil {
+	if _, err := db.WriteDB().Exec(`DELETE FROM goose_libvirt_version WHERE version_id = (SELECT MAX(version_id) FROM goose_libvirt_version)`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Ready(ctx); !errors.Is(err, store.ErrNotMigrated) || !strings.Contains(err.Error(), "libvirt") {
 		t.Errorf("Ready with the libvirt line behind = %v, want ErrNotMigrated naming the line", err)
 	}
+}
+
+// latestVersion is the number of the last migration of a driver's line.
+func latestVersion(t *testing.T, s compute.Storage) int64 {
+	t.Helper()
+	files, err := fs.Glob(s.Migrations, compute.DialectSQLite+"/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("line %s: %v", s.Line, err)
+	}
+	var v int64
+	_, err = fmt.Sscanf(path.Base(slices.Max(files)), "%d_", &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // lineVersion is the version goose recorded for a driver's line.
