@@ -2,13 +2,8 @@ package client_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,68 +12,6 @@ import (
 	"github.com/berthhq/berth/client/webhook"
 	"github.com/berthhq/berth/internal/testenv"
 )
-
-// receiver is a webhook receiver on 127.0.0.1 (httptest) that keeps what it is sent
-// and answers 200. The Berth's webhook client in testenv dials loopback only.
-type receiver struct {
-	*httptest.Server
-	mu  sync.Mutex
-	got []delivered
-}
-
-type delivered struct {
-	header http.Header
-	body   []byte
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		r.got = append(r.got, delivered{req.Header.Clone(), body})
-		r.mu.Unlock()
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-// wait returns what the receiver got once some request of it satisfies match.
-func (r *receiver) wait(t *testing.T, what string, match func(delivered) bool) delivered {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		r.mu.Lock()
-		got := append([]delivered(nil), r.got...)
-		r.mu.Unlock()
-		for _, d := range got {
-			if match(d) {
-				return d
-			}
-		}
-	}
-	t.Fatalf("the receiver never got %s", what)
-	return delivered{}
-}
-
-// count is how many requests the receiver got with webhook-id id.
-func (r *receiver) count(id string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, d := range r.got {
-		if d.header.Get("webhook-id") == id {
-			n++
-		}
-	}
-	return n
-}
-
-func ofType(typ string) func(delivered) bool {
-	return func(d delivered) bool {
-		var p struct{ Type string }
-		return json.Unmarshal(d.body, &p) == nil && p.Type == typ
-	}
-}
 
 // waitDelivered waits until the webhook's newest delivery is delivered.
 func waitDelivered(t *testing.T, ctx context.Context, c *client.Client, hook int64) api.WebhookDelivery {
@@ -103,7 +36,7 @@ func TestWebhooks(t *testing.T) {
 	acct := env.NewAccount("en", "100", "")
 	c := newClient(t, env, acct.Token)
 	ctx := ctxFor(t)
-	rcv := newReceiver(t)
+	rcv := testenv.NewHookReceiver(t)
 	hook := must[*api.Webhook](t)(c.CreateWebhook(ctx, api.WebhookWrite{URL: client.Ptr(rcv.URL + "/hook"), EventTypes: &[]string{"project.*"}}))
 	if !strings.HasPrefix(hook.Secret, "whsec_") || !hook.Enabled || hook.URL != rcv.URL+"/hook" {
 		t.Fatalf("CreateWebhook: %+v", hook)
@@ -116,12 +49,12 @@ func TestWebhooks(t *testing.T) {
 	}
 
 	must[*api.Project](t)(c.CreateProject(ctx, api.ProjectWrite{Name: client.Ptr("web")}))
-	got := rcv.wait(t, "project.created", ofType("project.created"))
-	if err := webhook.Verify(hook.Secret, got.header, got.body); err != nil {
+	got := rcv.WaitType(t, "project.created", 1)[0]
+	if err := webhook.Verify(hook.Secret, got.Header, got.Body); err != nil {
 		t.Errorf("webhook.Verify with the creation's secret: %v", err)
 	}
 	other := must[*api.Webhook](t)(c.CreateWebhook(ctx, api.WebhookWrite{URL: client.Ptr(rcv.URL + "/other"), EventTypes: &[]string{"ssh_key.*"}}))
-	if err := webhook.Verify(other.Secret, got.header, got.body); err == nil {
+	if err := webhook.Verify(other.Secret, got.Header, got.Body); err == nil {
 		t.Error("webhook.Verify accepted another webhook's secret")
 	}
 	first := waitDelivered(t, ctx, c, hook.ID)
@@ -133,7 +66,7 @@ func TestWebhooks(t *testing.T) {
 	if err := c.TestWebhook(ctx, hook.ID); err != nil {
 		t.Fatalf("TestWebhook: %v", err)
 	}
-	rcv.wait(t, "webhook.test", ofType("webhook.test"))
+	rcv.WaitType(t, "webhook.test", 1)
 	if d := waitDelivered(t, ctx, c, hook.ID); d.EventType != "webhook.test" {
 		t.Errorf("the newest delivery after TestWebhook: %+v", d)
 	}
@@ -152,15 +85,15 @@ func TestWebhooks(t *testing.T) {
 
 // redeliverAndRotate: a redelivery sends the same event (webhook-id) again; after a
 // rotation what is sent verifies with the new secret.
-func redeliverAndRotate(t *testing.T, ctx context.Context, c *client.Client, rcv *receiver, hook *api.Webhook, first api.WebhookDelivery) {
+func redeliverAndRotate(t *testing.T, ctx context.Context, c *client.Client, rcv *testenv.HookReceiver, hook *api.Webhook, first api.WebhookDelivery) {
 	t.Helper()
 	id := i64(first.EventID)
 	if d := must[*api.WebhookDelivery](t)(c.RedeliverWebhookDelivery(ctx, hook.ID, first.ID)); d.ID != first.ID || d.State != "pending" {
 		t.Errorf("RedeliverWebhookDelivery: %+v", d)
 	}
-	for deadline := time.Now().Add(30 * time.Second); rcv.count(id) < 2; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); rcv.Count(id) < 2; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("event %s was sent %d times, want 2 after the redelivery", id, rcv.count(id))
+			t.Fatalf("event %s was sent %d times, want 2 after the redelivery", id, rcv.Count(id))
 		}
 	}
 	rot := must[*api.Webhook](t)(c.RotateWebhookSecret(ctx, hook.ID))
@@ -168,10 +101,10 @@ func redeliverAndRotate(t *testing.T, ctx context.Context, c *client.Client, rcv
 		t.Fatalf("RotateWebhookSecret: %+v", rot)
 	}
 	must[*api.Project](t)(c.CreateProject(ctx, api.ProjectWrite{Name: client.Ptr("db")}))
-	got := rcv.wait(t, "the second project.created", func(d delivered) bool {
-		return ofType("project.created")(d) && d.header.Get("webhook-id") != id
-	})
-	if err := webhook.Verify(rot.Secret, got.header, got.body); err != nil {
+	got := rcv.Wait(t, "the second project.created", 1, func(d testenv.HookRequest) bool {
+		return d.Type() == "project.created" && d.ID() != id
+	})[0]
+	if err := webhook.Verify(rot.Secret, got.Header, got.Body); err != nil {
 		t.Errorf("webhook.Verify with the rotated secret: %v", err)
 	}
 }
@@ -185,7 +118,7 @@ func TestWebhookErrors(t *testing.T) {
 	acct := env.NewAccount("en", "100", "")
 	c := newClient(t, env, acct.Token)
 	ctx := ctxFor(t)
-	rcv := newReceiver(t)
+	rcv := testenv.NewHookReceiver(t)
 	_, err := c.CreateWebhook(ctx, api.WebhookWrite{URL: client.Ptr(rcv.URL), EventTypes: &[]string{"project.renamed"}})
 	if e := wantError(t, err, 422, "validation_failed", client.ErrValidation); len(e.Fields["event_types"]) == 0 {
 		t.Errorf("an unknown event type: %v", e.Fields)
@@ -221,7 +154,7 @@ func i64(n int64) string { return strconv.FormatInt(n, 10) }
 // TestEveryEndpoint (a Berth with --sandbox, where a receiver on 127.0.0.1 is allowed).
 func everyWebhookEndpoint(t *testing.T, ctx context.Context, c *client.Client) {
 	t.Helper()
-	rcv := newReceiver(t)
+	rcv := testenv.NewHookReceiver(t)
 	hook := must[*api.Webhook](t)(c.CreateWebhook(ctx, api.WebhookWrite{URL: client.Ptr(rcv.URL), EventTypes: &[]string{"project.*"}}))
 	must[*api.Webhook](t)(c.UpdateWebhook(ctx, hook.ID, api.WebhookWrite{EventTypes: &[]string{"*"}}))
 	if l := must[[]api.Webhook](t)(c.ListWebhooks(ctx)); len(l) != 1 {

@@ -2,65 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/berthhq/berth/client/webhook"
 	"github.com/berthhq/berth/internal/testenv"
 )
-
-// hookReceiver is a webhook receiver on 127.0.0.1 (httptest) that keeps what it is
-// sent; testenv's webhook client dials nothing but loopback.
-type hookReceiver struct {
-	*httptest.Server
-	mu  sync.Mutex
-	got []hookRequest
-}
-
-type hookRequest struct {
-	header http.Header
-	body   []byte
-}
-
-func newHookReceiver(t *testing.T) *hookReceiver {
-	r := &hookReceiver{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		r.got = append(r.got, hookRequest{req.Header.Clone(), body})
-		r.mu.Unlock()
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-// wait returns the requests the receiver got once n of them carry an event of typ.
-func (r *hookReceiver) wait(t *testing.T, typ string, n int) []hookRequest {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var of []hookRequest
-		r.mu.Lock()
-		for _, g := range r.got {
-			var e struct{ Type string }
-			if json.Unmarshal(g.body, &e) == nil && e.Type == typ {
-				of = append(of, g)
-			}
-		}
-		r.mu.Unlock()
-		if len(of) >= n {
-			return of
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the receiver got %d %s events, want %d", len(of), typ, n)
-		}
-	}
-}
 
 // newestDelivery waits until berth webhook deliveries shows the newest delivery of
 // hook delivered, and returns it as JSON.
@@ -90,7 +39,7 @@ func TestWebhookCommands(t *testing.T) {
 	env := testenv.New(t, testenv.Options{RateLimit: 1 << 20, WebhookAllowPrivate: true})
 	acct := env.NewAccount("en", "100", "")
 	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
-	rcv := newHookReceiver(t)
+	rcv := testenv.NewHookReceiver(t)
 	url := rcv.URL + "/hook"
 	r := c.run("webhook", "create", "--url", url, "--event-type", "project.*")
 	secret := strings.TrimSpace(r.stdout)
@@ -119,13 +68,13 @@ func TestWebhookCommands(t *testing.T) {
 	if r := c.run("webhook", "test", "1"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "Test event sent to webhook 1") {
 		t.Fatalf("webhook test: exit %d\n%s[stderr]\n%s", r.code, r.stdout, r.stderr)
 	}
-	got := rcv.wait(t, "webhook.test", 1)[0]
-	if err := webhook.Verify(secret, got.header, got.body); err != nil {
+	got := rcv.WaitType(t, "webhook.test", 1)[0]
+	if err := webhook.Verify(secret, got.Header, got.Body); err != nil {
 		t.Errorf("the test event does not verify with the printed secret: %v", err)
 	}
 	d := newestDelivery(t, c, "1")
-	if d["event_type"] != "webhook.test" || jsonID(d["event_id"]) != got.header.Get("webhook-id") {
-		t.Errorf("deliveries: %v, webhook-id %s", d, got.header.Get("webhook-id"))
+	if d["event_type"] != "webhook.test" || jsonID(d["event_id"]) != got.ID() {
+		t.Errorf("deliveries: %v, webhook-id %s", d, got.ID())
 	}
 	if table := c.ok("webhook", "deliveries", "1"); !strings.Contains(table, "webhook.test") || !strings.Contains(table, "delivered") || !strings.Contains(table, "200") {
 		t.Errorf("deliveries:\n%s", table)
@@ -142,13 +91,13 @@ func jsonID(v any) string {
 // webhookRedeliverRotateDelete: redeliver sends webhook 1's delivery again (its
 // event, the same webhook-id); rotate-secret prints a new secret that verifies the
 // next test event; delete leaves no webhook.
-func webhookRedeliverRotateDelete(t *testing.T, c *cli, rcv *hookReceiver, delivery, secret string) {
+func webhookRedeliverRotateDelete(t *testing.T, c *cli, rcv *testenv.HookReceiver, delivery, secret string) {
 	t.Helper()
 	if got := c.ok("webhook", "redeliver", "1", delivery, "-o", "columns=id,state"); got != "id:     "+delivery+"\nstate:  pending\n" {
 		t.Errorf("redeliver:\n%s", got)
 	}
-	sent := rcv.wait(t, "webhook.test", 2)
-	if a, b := sent[0].header.Get("webhook-id"), sent[1].header.Get("webhook-id"); a != b {
+	sent := rcv.WaitType(t, "webhook.test", 2)
+	if a, b := sent[0].ID(), sent[1].ID(); a != b {
 		t.Errorf("redelivered webhook-id %s, first sent as %s", b, a)
 	}
 	if r := c.run("webhook", "redeliver", "1", "x"); r.code == 0 || !strings.Contains(r.stderr, "want a numeric id") {
@@ -161,8 +110,8 @@ func webhookRedeliverRotateDelete(t *testing.T, c *cli, rcv *hookReceiver, deliv
 		t.Fatalf("rotate-secret: exit %d\n%s[stderr]\n%s", r.code, r.stdout, r.stderr)
 	}
 	c.ok("webhook", "test", "1")
-	got := rcv.wait(t, "webhook.test", 3)[2]
-	if err := webhook.Verify(rotated, got.header, got.body); err != nil {
+	got := rcv.WaitType(t, "webhook.test", 3)[2]
+	if err := webhook.Verify(rotated, got.Header, got.Body); err != nil {
 		t.Errorf("a delivery after rotate-secret does not verify with the new secret: %v", err)
 	}
 

@@ -54,7 +54,7 @@ func TestMigrateRunsDriverLines(t *testing.T) {
 	}
 	t.Parallel()
 	bin := testenv.BerthdBinary(t)
-	want := map[string]string{"sim": "0×1 1×1", "libvirt": "0×1 1×1 2×1"}
+	want := map[string]string{"sim": "0×1 1×1 2×1", "libvirt": "0×1 1×1 2×1"}
 
 	data := t.TempDir()
 	runJSON(t, bin, append([]string{"migrate"}, storeFlags(t, data)...)...)

@@ -28,6 +28,8 @@ const maxLine = 1024
 // does (Enter after a user name asks for a password, not echoed, and the login then
 // fails: no account of the simulation can log in). It follows the machine: a reset
 // or a new start prints the boot again, a power-off ends the output with io.EOF.
+// The guest's volumes show as a kernel shows SCSI disks: at the boot, and as they are
+// hot-plugged, resized or removed, with the mounts automount asks (GuestDisks).
 // Any number of consoles may be attached to a machine at once.
 func (d *Driver) Console(ctx context.Context, name string) (io.ReadWriteCloser, error) {
 	st, err := d.consoleState(ctx, name)
@@ -37,9 +39,13 @@ func (d *Driver) Console(ctx context.Context, name string) (io.ReadWriteCloser, 
 	if st.state != compute.StateRunning {
 		return nil, compute.ErrNotRunning
 	}
+	disks, err := d.guestDisks(ctx, name)
+	if err != nil {
+		return nil, err
+	}
 	watch, stop := context.WithCancel(context.Background())
 	c := &simConsole{d: d, name: name, image: st.image, out: compute.NewConsoleOutput(consoleBuffer), stop: stop}
-	c.boot()
+	c.boot(disks)
 	go c.follow(watch, st.readyAt)
 	return c, nil
 }
@@ -76,20 +82,35 @@ type simConsole struct {
 	line     []byte
 	password bool // the prompt asks for a password: nothing is echoed
 	closed   bool
+	bootAt   time.Time
+	disks    []GuestDisk // as last printed
 }
 
-// boot prints the machine's boot and the login prompt.
-func (c *simConsole) boot() {
+// boot prints the machine's boot, with the disks of its volumes, and the login
+// prompt.
+func (c *simConsole) boot(disks []GuestDisk) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.line, c.password = nil, false
+	c.bootAt, c.disks = time.Now(), disks
 	fmt.Fprintf(c.out, "[    0.000000] Linux version 6.1.0-berth-sim (berth@sim) #1 SMP PREEMPT_DYNAMIC\r\n"+
 		"[    0.000000] Command line: console=ttyS0,115200 root=/dev/vda1\r\n"+
 		"[    0.731204] virtio_blk virtio1: [vda] disk attached\r\n"+
-		"[    1.402117] EXT4-fs (vda1): mounted filesystem with ordered data mode\r\n"+
+		"[    1.402117] EXT4-fs (vda1): mounted filesystem with ordered data mode\r\n%s"+
 		"[    2.118330] cloud-init[311]: hostname set to %s\r\n"+
 		"\r\nBerth simulated server %s (%s), serial console ttyS0\r\n\r\n%s",
-		c.name, c.name, c.image, c.prompt())
+		diskChanges("[    1.893410]", nil, disks), c.name, c.name, c.image, c.prompt())
+}
+
+// volumes prints what changed in the guest's disks since the console last printed
+// them.
+func (c *simConsole) volumes(disks []GuestDisk) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	since := time.Since(c.bootAt) + 3*time.Second
+	stamp := fmt.Sprintf("[%5d.%06d]", since/time.Second, since%time.Second/time.Microsecond)
+	_, _ = io.WriteString(c.out, diskChanges(stamp, c.disks, disks))
+	c.disks = disks
 }
 
 func (c *simConsole) prompt() string { return c.name + " login: " }
@@ -113,10 +134,17 @@ func (c *simConsole) follow(ctx context.Context, readyAt int64) {
 			return
 		case err != nil:
 			continue // the database will answer again; the console waits
+		}
+		disks, err := c.d.guestDisks(ctx, c.name)
+		switch {
+		case err != nil:
+			continue
 		case st.readyAt != readyAt:
 			readyAt = st.readyAt
 			_, _ = io.WriteString(c.out, "\r\nreboot: Restarting system\r\n")
-			c.boot()
+			c.boot(disks)
+		default:
+			c.volumes(disks)
 		}
 	}
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/berthhq/berth/internal/compute"
 )
 
-// A sandbox (serve --sandbox) makes and removes machines at once, inside the store
-// transaction that writes their servers: a seeded server appears in its status
-// without being provisioned, and a reset account's servers are gone at once. Only
-// this driver can, its machines being rows of Berth's own database.
+// A sandbox (serve --sandbox) makes and removes machines and volumes at once, inside
+// the store transaction that writes their servers and volumes: a seeded server
+// appears in its status without being provisioned, and a reset account's servers and
+// volumes are gone at once. Only this driver can, its machines and volumes being rows
+// of Berth's own database.
 
 // PlaceTx makes a machine of spec at once, in tx, already in state (running or
 // stopped), as if it had been created and powered so; it returns the machine with
@@ -39,7 +40,7 @@ func (d *Driver) PlaceTx(ctx context.Context, tx *sql.Tx, spec compute.Spec, sta
 }
 
 // RemoveTx destroys the named machines at once, in tx, with their snapshots and
-// counters, as Destroy does but without its duration; names without a machine (or
+// counters, their volumes left detached, as Destroy does but without its duration; names without a machine (or
 // whose machine is destroyed already) are left alone.
 func (d *Driver) RemoveTx(ctx context.Context, tx *sql.Tx, names []string) error {
 	now := d.now().UnixMilli()
@@ -57,6 +58,9 @@ func (d *Driver) RemoveTx(ctx context.Context, tx *sql.Tx, names []string) error
 				return err
 			}
 		}
+		if err := d.detachAll(ctx, tx, name); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -69,4 +73,45 @@ func addresses(rowid int64) (ipv4, ipv6 string) {
 	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 	n += uint32(rowid)
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String(), fmt.Sprintf("2001:db8:%x::1", rowid)
+}
+
+// PlaceVolumeTx makes a volume of spec at once, in tx, as if it had been created,
+// attached to machine (a machine of the driver's, placed in tx or before) when
+// machine is not "", with automount as asked. A name that has a volume already is an
+// error, as is a machine that does not exist.
+func (d *Driver) PlaceVolumeTx(ctx context.Context, tx *sql.Tx, spec compute.VolumeSpec, machine string, automount bool) error {
+	now := d.now().UnixMilli()
+	if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO sim_volumes (name, serial, location_id, size_gb, format, ready_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`), spec.Name, spec.ID, spec.LocationID, spec.SizeGB, spec.Format, now, now); err != nil {
+		return err
+	}
+	if machine == "" {
+		return nil
+	}
+	if _, _, _, _, _, err := d.live(ctx, tx, machine); err != nil {
+		return fmt.Errorf("simdriver: %s: cannot place a volume on %s: %w", spec.Name, machine, err)
+	}
+	lun, err := d.freeLUN(ctx, tx, machine)
+	if err != nil {
+		return err
+	}
+	mount := 0
+	if automount {
+		mount = 1
+	}
+	_, err = tx.ExecContext(ctx, d.rebind(`UPDATE sim_volumes SET machine = ?, lun = ?, automount = ?, attached_at = ? WHERE name = ?`),
+		machine, lun, mount, now, spec.Name)
+	return err
+}
+
+// RemoveVolumesTx deletes the named volumes at once, in tx, attached or not (a
+// sandbox's reset removes everything of an account); names without a volume are left
+// alone.
+func (d *Driver) RemoveVolumesTx(ctx context.Context, tx *sql.Tx, names []string) error {
+	for _, name := range names {
+		if _, err := tx.ExecContext(ctx, d.rebind(`DELETE FROM sim_volumes WHERE name = ?`), name); err != nil {
+			return err
+		}
+	}
+	return nil
 }

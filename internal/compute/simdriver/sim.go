@@ -43,6 +43,13 @@ type Driver struct {
 	// leaves nothing, one at a later step leaves the row. Set it before the driver is
 	// used.
 	CreateFault compute.CreateFault
+	// GuestHolds, when it answers true for a machine and a volume attached to it,
+	// makes the machine's simulated guest keep the volume: a DetachVolume from the
+	// running machine waits its timeout and answers compute.ErrDetachTimeout, the
+	// volume still attached, as a guest with the disk busy does. For tests (nil: every
+	// guest releases its volumes); production never sets it. Set it before the driver
+	// is used.
+	GuestHolds func(machine, volume string) bool
 }
 
 var _ compute.Driver = (*Driver)(nil)
@@ -241,9 +248,11 @@ func (d *Driver) Destroy(ctx context.Context, key, name string) error {
 		if err != nil {
 			return err
 		}
-		// The machine's snapshots go with its disks.
-		_, err = tx.ExecContext(ctx, d.rebind(`DELETE FROM sim_snapshots WHERE machine = ?`), name)
-		return err
+		// The machine's snapshots go with its disks; its volumes stay, detached.
+		if _, err = tx.ExecContext(ctx, d.rebind(`DELETE FROM sim_snapshots WHERE machine = ?`), name); err != nil {
+			return err
+		}
+		return d.detachAll(ctx, tx, name)
 	})
 	if errors.Is(err, compute.ErrNotFound) {
 		return nil

@@ -18,5 +18,5 @@ func Storage() compute.Storage {
 		panic(err) // the directory is embedded above
 	}
 	return compute.Storage{Line: "sim", Migrations: sub,
-		Tables: []string{"sim_machines", "sim_events", "sim_snapshots", "sim_counters"}}
+		Tables: []string{"sim_machines", "sim_events", "sim_snapshots", "sim_counters", "sim_volumes", "sim_volume_events"}}
 }

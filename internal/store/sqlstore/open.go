@@ -47,6 +47,9 @@ type DB struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+	// txStmts: on SQLite, the statements write transactions run prepared
+	// (txstmts.go); nil on PostgreSQL.
+	txStmts *txStmts
 }
 
 var _ store.Store = (*DB)(nil)
@@ -106,7 +109,7 @@ func OpenSQLite(ctx context.Context, dir string, drivers ...compute.Storage) (*D
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 	db := &DB{queries: on(dialectSQLite, read), write: write, read: read, path: path, drivers: drivers,
-		stmts: map[string]*sql.Stmt{}}
+		stmts: map[string]*sql.Stmt{}, txStmts: &txStmts{m: map[string]*sql.Stmt{}}}
 	if db.cache, err = openCache(dir); err != nil {
 		db.Close()
 		return nil, err
@@ -190,6 +193,9 @@ func (db *DB) Close() error {
 		st.Close()
 	}
 	db.stmtMu.Unlock()
+	if db.txStmts != nil {
+		db.txStmts.close()
+	}
 	err := db.write.Close()
 	if db.read != db.write {
 		if err2 := db.read.Close(); err == nil {
@@ -264,8 +270,11 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	}
 	t := &tx{sqlTx: sqlTx, db: db}
 	var q querier = sqlTx
+	if db.txStmts != nil {
+		q = preparedQuerier{t: t}
+	}
 	if db.cache != nil {
-		q = markingQuerier{q: sqlTx, w: &t.writes}
+		q = markingQuerier{q: q, w: &t.writes}
 	}
 	t.queries = on(db.d, q)
 	t.queries.tx = true
@@ -309,6 +318,9 @@ func (db *DB) commit(ctx context.Context, t *tx) error {
 	for _, fn := range t.after {
 		fn()
 	}
+	if len(t.unprepared) > 0 {
+		db.txStmts.prepare(context.WithoutCancel(ctx), db.write, t.unprepared)
+	}
 	return nil
 }
 
@@ -320,6 +332,8 @@ type tx struct {
 	before []func(context.Context) error
 	// writes is what it changed that the cache may hold.
 	writes writes
+	// unprepared is the statement texts it ran that txStmts did not hold.
+	unprepared []string
 }
 
 // savepoint runs fn inside t as a savepoint: what fn wrote is undone when it fails,
