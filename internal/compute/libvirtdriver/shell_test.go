@@ -40,21 +40,40 @@ func openShell(t testing.TB, d compute.Driver, name string, timeout time.Duratio
 var escapes = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // run runs a command line in the guest and returns what it printed, without the
-// carriage returns of the terminal. The markers around it are typed split by quotes,
-// so that the shell's echo of the line never reads as them.
+// carriage returns of the terminal (or fails the test after the shell's timeout).
 func (s *shell) run(cmd string) string {
 	s.t.Helper()
+	out, err := s.try(cmd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// try is run that answers an error instead of failing the test. The markers around
+// the command are typed split by quotes, so that the shell's echo of the line never
+// reads as them.
+func (s *shell) try(cmd string) (string, error) {
 	s.n++
 	begin, end := fmt.Sprintf("@@BEGIN-%d@@", s.n), fmt.Sprintf("@@END-%d@@", s.n)
 	from := len(s.out.Text())
 	line := fmt.Sprintf("echo @@BE''GIN-%d@@; %s; echo @@EN''D-%d@@\r", s.n, cmd, s.n)
 	if _, err := io.WriteString(s.con, line); err != nil {
-		s.t.Fatalf("typing into %s: %v", s.name, err)
+		return "", fmt.Errorf("typing into %s: %w", s.name, err)
 	}
-	at := s.out.Wait(s.t, from, end, s.timeout)
-	text := s.out.Text()[from:at]
-	text = text[strings.LastIndex(text, begin)+len(begin) : len(text)-len(end)]
-	return strings.TrimSpace(escapes.ReplaceAllString(strings.ReplaceAll(text, "\r", ""), ""))
+	for deadline := time.Now().Add(s.timeout); ; time.Sleep(20 * time.Millisecond) {
+		text := s.out.Text()[from:]
+		if i := strings.Index(text, end); i >= 0 {
+			text = text[:i]
+			if b := strings.LastIndex(text, begin); b >= 0 {
+				text = text[b+len(begin):]
+			}
+			return strings.TrimSpace(escapes.ReplaceAllString(strings.ReplaceAll(text, "\r", ""), "")), nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%s: %q printed no end in %s:\n%s", s.name, cmd, s.timeout, text)
+		}
+	}
 }
 
 // await runs cmd until its output holds want (or fails the test after timeout), and

@@ -23,11 +23,11 @@ import (
 func (d *Driver) DetachVolume(ctx context.Context, key, name, volumeName string, timeout time.Duration) error {
 	return d.volumeStep(ctx, key, volumeName, "detach_volume:"+name, func() error {
 		v, err := d.volume(ctx, volumeName)
-		if errors.Is(err, compute.ErrVolumeNotFound) || (err == nil && v.Machine != name) {
-			return nil // not attached to that machine (any more)
+		if err == nil && v.Deleted {
+			err = compute.ErrVolumeNotFound
 		}
-		if err != nil {
-			return err
+		if err != nil || v.Machine != name {
+			return err // absent, or not attached to that machine (any more)
 		}
 		m, h, l, err := d.live(ctx, name)
 		if err != nil && !errors.Is(err, compute.ErrNotFound) {
@@ -117,10 +117,11 @@ func (d *Driver) unplugLive(ctx context.Context, l *libvirt.Libvirt, h host, dom
 			}
 		}()
 	}()
-	if err := d.askRelease(l, h, dom, v); err != nil {
+	ask := func() error { return d.askRelease(l, h, dom, v) }
+	if err := ask(); err != nil {
 		return err
 	}
-	gone, err := d.waitRemoved(ctx, removed, dom, v, timeout, present)
+	gone, err := d.waitRemoved(ctx, removed, dom, v, timeout, present, ask)
 	if err == nil && !gone {
 		err = fmt.Errorf("%w: %s kept %s for %s", compute.ErrDetachTimeout, dom.Name, v.Name, timeout)
 	}
@@ -152,14 +153,16 @@ func (d *Driver) askRelease(l *libvirt.Libvirt, h host, dom libvirt.Domain, v vo
 
 // waitRemoved waits until libvirt reports the volume's controller removed from dom
 // (or present, asked every few polls in case an event was missed, says so), up to
-// timeout.
+// timeout. The request is sent again every ten of those polls (ask): a guest that
+// was still booting when it came (no ACPI yet) never saw it, as an ACPI shutdown
+// sent then is lost.
 func (d *Driver) waitRemoved(ctx context.Context, events <-chan any, dom libvirt.Domain, v volume, timeout time.Duration,
-	present func() (bool, error)) (bool, error) {
+	present func() (bool, error), ask func() error) (bool, error) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(5 * d.opt.Poll)
 	defer tick.Stop()
-	for {
+	for polls := 1; ; {
 		select {
 		case ev, ok := <-events:
 			if !ok {
@@ -173,6 +176,11 @@ func (d *Driver) waitRemoved(ctx context.Context, events <-chan any, dom libvirt
 		case <-tick.C:
 			if ok, err := present(); err != nil || !ok {
 				return !ok, err
+			}
+			if polls++; polls%10 == 0 {
+				if err := ask(); err != nil {
+					return false, err
+				}
 			}
 		case <-deadline.C:
 			ok, err := present()
