@@ -437,3 +437,95 @@ func checkPoolVolume(t *testing.T, l *libvirt.Libvirt, poolName, name string, si
 		t.Errorf("volume %s: capacity %d, allocation %d; want %d GiB, sparse (under 64 MiB)", name, capacity, alloc, sizeGB)
 	}
 }
+
+// TestVolumeRecordsOnBothStores: what the driver keeps of volumes (the location's
+// pool, each volume, its machine, its keys) on SQLite and on PostgreSQL, with a real
+// host and machines that are stopped (no guest to wait for): a pool is set and
+// listed; a volume made, attached to a stopped machine (its definition has it),
+// refused to a second one, grown, detached, attached again and left detached by its
+// machine's destruction, then deleted, each call repeated with its key.
+func TestVolumeRecordsOnBothStores(t *testing.T) {
+	t.Parallel()
+	e := libvirttest.Require(t)
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			prefix := e.Prefix + "vr" + store[:2] + "-"
+			opt := libvirtdriver.Options{Prefix: prefix, MaxMemoryMB: 256, Poll: 100 * time.Millisecond}
+			var d *libvirtdriver.Driver
+			if store == "postgres" {
+				db := sqlstoretest.Postgres(t, libvirtdriver.Storage())
+				opt.ForUpdate = " FOR UPDATE"
+				d = libvirtdriver.New(db.WriteDB(), nil, db.Rebind, opt)
+			} else {
+				db := sqlstoretest.SQLite(t, t.TempDir(), libvirtdriver.Storage())
+				d = libvirtdriver.New(db.WriteDB(), nil, db.Rebind, opt)
+			}
+			addrs := map[string][2]string{"sqlite": {"10.77.0.10", "10.77.0.11"}, "postgres": {"10.77.0.12", "10.77.0.13"}}[store]
+			libvirttest.Setup(t, e, d, addrs[0], addrs[1])
+			l, err := libvirtdriver.Dial(e.URI)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Disconnect()
+			volumeRecords(t, ctx, d, l, e, prefix)
+		})
+	}
+}
+
+func volumeRecords(t *testing.T, ctx context.Context, d *libvirtdriver.Driver, l *libvirt.Libvirt, e libvirttest.Env, prefix string) {
+	if _, err := d.SetVolumePool(ctx, 1, e.Pool); err != nil {
+		t.Fatal(err)
+	}
+	v := compute.VolumeSpec{Name: compute.VolumeName(9001), ID: 9001, LocationID: 1, SizeGB: 1, Format: "ext4"}
+	for _, key := range []string{"c", "c"} {
+		if err := d.CreateVolume(ctx, key, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ps, err := d.VolumePools(ctx, 0); err != nil || len(ps) != 1 || ps[0].Pool != e.Pool || ps[0].Volumes != 1 {
+		t.Fatalf("VolumePools = %+v, %v; want %s with one volume", ps, err, e.Pool)
+	}
+	for _, name := range []string{"server-vr1", "server-vr2"} {
+		if _, err := d.Create(ctx, "create", compute.Spec{Name: name, VCPUs: 1, MemoryMB: 256, DiskGB: 1, Image: "image-1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Stop(ctx, "stop", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attach(t, d, "server-vr1", v, true)
+	wantVolume(t, d, v.Name, 1, "server-vr1")
+	if !inDomain(t, l, prefix+"server-vr1", v, false) {
+		t.Errorf("volume %s is not in server-vr1's definition", v.Name)
+	}
+	if err := d.AttachVolume(ctx, "a2", "server-vr2", v, false); !errors.Is(err, compute.ErrFailed) {
+		t.Errorf("AttachVolume of a volume attached elsewhere: %v, want ErrFailed", err)
+	}
+	for _, key := range []string{"r", "r"} {
+		if err := d.ResizeVolume(ctx, key, v.Name, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantVolume(t, d, v.Name, 3, "server-vr1")
+	checkPoolVolume(t, l, e.Pool, prefix+v.Name, 3)
+	detach(t, d, "server-vr1", v, time.Minute)
+	wantVolume(t, d, v.Name, 3, "")
+	attach(t, d, "server-vr2", v, false)
+	if err := d.Destroy(ctx, "destroy", "server-vr2"); err != nil {
+		t.Fatal(err)
+	}
+	wantVolume(t, d, v.Name, 3, "")
+	for _, key := range []string{"d", "d"} {
+		if err := d.DeleteVolume(ctx, key, v.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.Volume(ctx, v.Name); !errors.Is(err, compute.ErrVolumeNotFound) {
+		t.Errorf("Volume after the deletion: %v", err)
+	}
+	if err := d.CreateVolume(ctx, "c-again", v); !errors.Is(err, compute.ErrFailed) {
+		t.Errorf("CreateVolume of a deleted volume's name: %v, want ErrFailed", err)
+	}
+}
