@@ -119,13 +119,16 @@ type Image struct {
 
 // Location is GET /locations' item.
 type Location struct {
-	ID                  int64   `json:"id"`
-	Name                string  `json:"name"`
-	City                string  `json:"city"`
-	Country             string  `json:"country"`
-	SnapshotPriceGBHour string  `json:"snapshot_price_gb_hour"`
-	Plans               []Plan  `json:"plans"`
-	Images              []Image `json:"images"`
+	ID                  int64  `json:"id"`
+	Name                string `json:"name"`
+	City                string `json:"city"`
+	Country             string `json:"country"`
+	SnapshotPriceGBHour string `json:"snapshot_price_gb_hour"`
+	// VolumePriceGBHour and VolumePriceGBMonth are null where no volumes are sold.
+	VolumePriceGBHour  *string `json:"volume_price_gb_hour"`
+	VolumePriceGBMonth *string `json:"volume_price_gb_month"`
+	Plans              []Plan  `json:"plans"`
+	Images             []Image `json:"images"`
 }
 
 // App is a one-click application.
@@ -145,9 +148,12 @@ type OperationRef struct {
 
 // Operation is GET /operations/{id}.
 type Operation struct {
-	ID         int64      `json:"id"`
-	Type       string     `json:"type"`
-	ServerID   int64      `json:"server_id"`
+	ID   int64  `json:"id"`
+	Type string `json:"type"`
+	// ServerID is null for a volume's operation that concerns no server.
+	ServerID *int64 `json:"server_id"`
+	// VolumeID names the volume of a volume's operation (null for the others).
+	VolumeID   *int64     `json:"volume_id"`
 	Status     string     `json:"status"`
 	Error      *string    `json:"error"`
 	StartedAt  time.Time  `json:"started_at"`
@@ -187,6 +193,10 @@ type ServerCreate struct {
 	AppID        *int64          `json:"app_id,omitempty"`
 	RecipeID     *int64          `json:"recipe_id,omitempty"`
 	RootPassword *string         `json:"root_password,omitempty"`
+	// VolumeIDs are detached volumes attached once the server is made; Automount
+	// has the guest mount the formatted ones.
+	VolumeIDs []int64 `json:"volume_ids,omitempty"`
+	Automount *bool   `json:"automount,omitempty"`
 }
 
 // ServerUpdate is the body of PATCH /servers/{id}.
@@ -415,4 +425,48 @@ type WebhookAttempt struct {
 	LatencyMS int64     `json:"latency_ms"`
 	Answer    string    `json:"answer"`
 	Reason    *string   `json:"reason"`
+}
+
+// Volume is a block volume (docs/api.md, Volumes).
+type Volume struct {
+	ID          int64         `json:"id"`
+	Name        string        `json:"name"`
+	SizeGB      int           `json:"size_gb"`
+	LocationID  int64         `json:"location_id"`
+	ProjectID   *int64        `json:"project_id"`
+	ServerID    *int64        `json:"server_id"`
+	Format      *string       `json:"format"`
+	Status      string        `json:"status"`
+	Operation   *OperationRef `json:"operation"`
+	LinuxDevice string        `json:"linux_device"`
+	CreatedAt   time.Time     `json:"created_at"`
+}
+
+// VolumeCreate is the body of POST /volumes: location_id or server_id (then the
+// server's location, attached once made).
+type VolumeCreate struct {
+	Name       *string `json:"name,omitempty"`
+	SizeGB     *int64  `json:"size_gb,omitempty"`
+	LocationID *int64  `json:"location_id,omitempty"`
+	ServerID   *int64  `json:"server_id,omitempty"`
+	ProjectID  *int64  `json:"project_id,omitempty"`
+	Format     *string `json:"format,omitempty"`
+	Automount  *bool   `json:"automount,omitempty"`
+}
+
+// VolumeUpdate is the body of PATCH /volumes/{id}.
+type VolumeUpdate struct {
+	Name      *string         `json:"name,omitempty"`
+	ProjectID Nullable[int64] `json:"project_id,omitzero"`
+}
+
+// VolumeAttach is the body of POST /volumes/{id}/attach.
+type VolumeAttach struct {
+	ServerID  *int64 `json:"server_id,omitempty"`
+	Automount *bool  `json:"automount,omitempty"`
+}
+
+// VolumeResize is the body of POST /volumes/{id}/resize.
+type VolumeResize struct {
+	SizeGB *int64 `json:"size_gb,omitempty"`
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Metering: one metering pass (ops.Service.Meter) over 100,000 running servers on
-# SQLite. Seeds a fresh data dir with set-based SQL (1,000 accounts, the servers on
-# plans 1-5 with their meters and first-hour charges), then times, at a set clock:
-# a pass with one hour due per server, a second pass at the same clock (nothing due),
+# Metering: one metering pass (ops.Service.Meter) over 100,000 running servers and
+# 100,000 volumes on SQLite. Seeds a fresh data dir with set-based SQL (1,000
+# accounts, the servers on plans 1-5 and the volumes of 10 to 100 GB, every other one
+# attached, with their meters and first-hour charges), then times, at a set clock:
+# a pass with one hour due per meter, a second pass at the same clock (nothing due),
 # and a catch-up pass after a 5-hour outage (5 hours per server). Checks the ledger
 # afterwards (credit == sum of transactions, no hour charged twice, charge count) and
 # fails when a check does. Last, times each statement of one more charge step, rolled
@@ -11,7 +12,7 @@
 #
 # Usage: bash bench/metering.sh          (from any directory)
 # Environment (all optional):
-#   SERVERS=100000 ACCOUNTS=1000 ROUNDS=3 BREAKDOWN=1 QUIET_WAIT=60 (see lib.sh: wait_quiet)
+#   SERVERS=100000 VOLUMES=100000 ACCOUNTS=1000 ROUNDS=3 BREAKDOWN=1 QUIET_WAIT=60 (see lib.sh: wait_quiet)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,14 +29,14 @@ breakdown=true
 (cd "$ROOT" && go build -o "$TMP/metering" ./bench/metering)
 {
 	echo "# bench/metering.sh, $(date -u +%FT%TZ), $(nproc) cores ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)), $(go version | cut -d' ' -f3), commit $(commit)"
-	echo "# SERVERS=${SERVERS:-100000} ACCOUNTS=${ACCOUNTS:-1000} ROUNDS=$ROUNDS"
+	echo "# SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} ROUNDS=$ROUNDS"
 } | tee "$OUT"
 for ((r = 1; r <= ROUNDS; r++)); do
 	wait_quiet
 	{
 		echo
 		echo "## round $r of $ROUNDS, $(date -u +%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-		"$TMP/metering" -servers "${SERVERS:-100000}" -accounts "${ACCOUNTS:-1000}" -breakdown="$breakdown" -dir "$TMP/data-$r"
+		"$TMP/metering" -servers "${SERVERS:-100000}" -volumes "${VOLUMES:-100000}" -accounts "${ACCOUNTS:-1000}" -breakdown="$breakdown" -dir "$TMP/data-$r"
 	} | tee -a "$OUT"
 	rm -rf "$TMP/data-$r"
 done

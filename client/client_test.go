@@ -219,6 +219,7 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Errorf("ConnectServerConsole on a used ticket: %v, want ErrUnauthenticated", err)
 	}
 
+	everyVolumeEndpoint(t, ctx, c, srv)
 	srv = must[*api.Server](t)(c.PowerServer(ctx, srv.Name, client.PowerOff))
 	if op := must[*api.Operation](t)(c.WaitOperation(ctx, srv.Operation.ID)); op.Status != "success" || op.Type != "power" {
 		t.Errorf("WaitOperation: %+v", op)
@@ -260,15 +261,16 @@ func TestEveryEndpoint(t *testing.T) {
 	}
 
 	ops := must[*api.Page[api.Operation]](t)(c.ListServerOperations(ctx, srv.Name, client.OperationListOptions{Status: "success"}))
-	// provision, off, rescale, on, reinstall, snapshot, restore
-	if ops.Meta.Total != 7 {
-		t.Errorf("ListServerOperations: %d operations, want 7", ops.Meta.Total)
+	// provision, a volume's attach_volume, resize_volume and detach_volume (they
+	// hold the server), off, rescale, on, reinstall, snapshot, restore
+	if ops.Meta.Total != 10 {
+		t.Errorf("ListServerOperations: %d operations, want 10", ops.Meta.Total)
 	}
 	all := must[*api.Page[api.Operation]](t)(c.ListOperations(ctx, client.OperationListOptions{ServerID: srv.ID}))
-	if all.Meta.Total != 7 {
-		t.Errorf("ListOperations: %d operations, want 7", all.Meta.Total)
+	if all.Meta.Total != 10 {
+		t.Errorf("ListOperations: %d operations, want 10", all.Meta.Total)
 	}
-	if op := must[*api.Operation](t)(c.GetOperation(ctx, all.Data[0].ID)); op.ServerID != srv.ID {
+	if op := must[*api.Operation](t)(c.GetOperation(ctx, all.Data[0].ID)); op.ServerID == nil || *op.ServerID != srv.ID {
 		t.Errorf("GetOperation: %+v", op)
 	}
 	if ev := must[*api.EventList](t)(c.ListEvents(ctx, client.EventListOptions{Resource: "server:" + strconv.FormatInt(srv.ID, 10),

@@ -54,7 +54,7 @@ go test -race "${timeout[@]}" "$@" ./...
 # alone) and the admin commands. The binary's other tests are about SQLite's data
 # directory, or run on PostgreSQL in the first pass already.
 pg_packages=(./internal/store/... ./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/webui/... ./client/... ./cmd/berth/ ./internal/tfprovider/)
-pg_binary_tests='^(TestRestartAfterSIGKILL|TestAdminHostAccel|TestScheduledSnapshotDeletionAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown|TestAdminOutputs|TestAdminHostOutputs|TestAdminBadIDs)$'
+pg_binary_tests='^(TestRestartAfterSIGKILL|TestAdminHostAccel|TestScheduledSnapshotDeletionAcrossRestart|TestVolumeOperationsAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown|TestAdminOutputs|TestAdminHostOutputs|TestAdminBadIDs)$'
 if [ -n "${BERTH_TEST_DATABASE_URL:-}" ]; then
 	echo "== again on PostgreSQL: ${pg_packages[*]}, and the restart, fault and admin tests of ./cmd/berthd"
 	BERTH_TEST_STORE=postgres go test -race "${timeout[@]}" "$@" "${pg_packages[@]}"

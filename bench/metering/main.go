@@ -50,11 +50,12 @@ const (
 
 func main() {
 	servers := flag.Int("servers", 100000, "running servers")
+	volumes := flag.Int("volumes", 0, "volumes (every other one attached to a server), billed by the hour as servers are")
 	accounts := flag.Int("accounts", 1000, "accounts the servers are spread over")
 	dir := flag.String("dir", "", "data dir (default: a temp dir, removed)")
 	breakdown := flag.Bool("breakdown", true, "time each statement of a charge step (rolled back) and show its query plan")
 	flag.Parse()
-	if *servers <= 0 || *accounts <= 0 {
+	if *servers <= 0 || *accounts <= 0 || *volumes < 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -66,7 +67,7 @@ func main() {
 		}
 		*dir = d
 	}
-	ok := run(*dir, *servers, *accounts, *breakdown)
+	ok := run(*dir, *servers, *volumes, *accounts, *breakdown)
 	if temp {
 		os.RemoveAll(*dir)
 	}
@@ -75,7 +76,7 @@ func main() {
 	}
 }
 
-func run(dir string, servers, accounts int, breakdown bool) bool {
+func run(dir string, servers, volumes, accounts int, breakdown bool) bool {
 	ctx := context.Background()
 	db, err := sqlstore.OpenSQLite(ctx, dir)
 	if err != nil {
@@ -92,11 +93,12 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 	}
 
 	start := time.Now()
-	if err := seed(ctx, db.WriteDB(), servers, accounts); err != nil {
+	if err := seed(ctx, db.WriteDB(), servers, volumes, accounts); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("seeded %d accounts, %d running servers with meters and first-hour charges (plans 1-%d, location %d) in %s\n",
-		accounts, servers, plans, locationID, seconds(time.Since(start)))
+	fmt.Printf("seeded %d accounts, %d running servers and %d volumes with meters and first-hour charges (plans 1-%d, location %d) in %s\n",
+		accounts, servers, volumes, plans, locationID, seconds(time.Since(start)))
+	metered := servers + volumes
 	dbSize(db.WriteDB(), dir)
 
 	type pass struct {
@@ -105,9 +107,9 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 		wantHours int
 	}
 	passes := []pass{
-		{"pass 1: one hour due per server", t0.Add(time.Hour + time.Minute), servers},
+		{"pass 1: one hour due per meter", t0.Add(time.Hour + time.Minute), metered},
 		{"pass 2: same clock, nothing due", t0.Add(time.Hour + time.Minute), 0},
-		{"pass 3: catch-up after a 5-hour outage", t0.Add(6*time.Hour + time.Minute), 5 * servers},
+		{"pass 3: catch-up after a 5-hour outage", t0.Add(6*time.Hour + time.Minute), 5 * metered},
 	}
 	ok := true
 	check := func(good bool, format string, args ...any) {
@@ -162,14 +164,14 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 		GROUP BY resource_type, resource_id, period_start HAVING COUNT(*) > 1)`)
 	check(n == 0, "no (resource_type, resource_id, period_start) charged twice (%d are)", n)
 	// The first hour at order, one in pass 1, five in pass 3.
-	want := int64(7 * servers)
+	want := int64(7 * metered)
 	n = count(`SELECT COUNT(*) FROM transactions WHERE type = 'charge'`)
-	check(n == want, "%d charge transactions, want %d (7 hours × %d servers)", n, want, servers)
+	check(n == want, "%d charge transactions, want %d (7 hours × %d servers and volumes)", n, want, metered)
 	n = count(`SELECT COUNT(*) FROM (SELECT resource_id FROM transactions WHERE type = 'charge' AND resource_type = 'server'
 		GROUP BY resource_id HAVING COUNT(*) <> 7 OR MIN(period_start) <> ` + msStr(t0) + ` OR MAX(period_start) <> ` + msStr(t0.Add(6*time.Hour)) + `)`)
 	check(n == 0, "every server charged exactly the hours T0 .. T0+6h (%d are not)", n)
 	n = count(`SELECT COUNT(*) FROM transactions t JOIN servers s ON s.id = t.resource_id JOIN plans p ON p.id = s.plan_id
-		WHERE t.type = 'charge' AND t.amount <> -p.price_hourly`)
+		WHERE t.type = 'charge' AND t.resource_type = 'server' AND t.amount <> -p.price_hourly`)
 	check(n == 0, "every hourly charge is its plan's price_hourly (%d are not)", n)
 	var charged int64
 	if err := w.QueryRowContext(ctx, `SELECT -SUM(amount) FROM transactions WHERE type = 'charge'`).Scan(&charged); err != nil {
@@ -179,7 +181,7 @@ func run(dir string, servers, accounts int, breakdown bool) bool {
 	for _, r := range results {
 		sum += r.Total
 	}
-	first := hosting.Money(count(`SELECT SUM(p.price_hourly) FROM servers s JOIN plans p ON p.id = s.plan_id`))
+	first := hosting.Money(count(`SELECT SUM(rate) FROM meters`))
 	check(hosting.Money(charged) == first+sum, "ledger's charges %s == first hours %s + the passes' totals %s",
 		hosting.Money(charged), first, sum)
 	n = count(`SELECT COUNT(*) FROM meters WHERE next_at IS NOT ` + msStr(t0.Add(7*time.Hour)) + ` OR month_charged <> 7 * rate`)
@@ -217,7 +219,7 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) 
 
 // seed writes the accounts, servers, meters and ledger in a few set-based statements
 // (recursive CTEs), in one transaction per table.
-func seed(ctx context.Context, w *sql.DB, servers, accounts int) error {
+func seed(ctx context.Context, w *sql.DB, servers, volumes, accounts int) error {
 	month := billing.MonthStart(t0)
 	steps := []struct {
 		what  string
@@ -247,15 +249,30 @@ func seed(ctx context.Context, w *sql.DB, servers, accounts int) error {
 			SELECT s.account_id, 'server', s.id, s.name, p.price_hourly, p.price_monthly, ?, ?, ?, p.price_hourly
 			FROM servers s JOIN plans p ON p.id = s.plan_id ORDER BY s.id`,
 			[]any{ms(t0), ms(t0.Add(time.Hour)), ms(month)}},
-		// The first hours, as AddCoveredTransaction writes them: in server id order per
+		// Volume i belongs to account 1 + (i-1) % ACCOUNTS, is 10 to 100 GB in location 1,
+		// every other one attached to server i (when there is one), as ops'
+		// openVolumeMeter bills it: size × the location's prices.
+		{"volumes", `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO volumes (account_id, name, size_gb, location_id, server_id, format, status, created_at)
+			SELECT 1 + (i - 1) % ?, printf('vol-%07d', i), 10 * (1 + i % 10), ?,
+				CASE WHEN i % 2 = 0 AND i <= ? THEN i END, 'ext4', 'available', ?
+			FROM n WHERE ? > 0 ORDER BY i`,
+			[]any{max(volumes, 1), accounts, locationID, servers, ms(t0), volumes}},
+		{"volume meters", `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, next_at,
+				month_start, month_charged)
+			SELECT v.account_id, 'volume', v.id, v.name, v.size_gb * l.volume_price_gb_hour, v.size_gb * l.volume_price_gb_month, ?, ?, ?,
+				v.size_gb * l.volume_price_gb_hour
+			FROM volumes v JOIN locations l ON l.id = v.location_id ORDER BY v.id`,
+			[]any{ms(t0), ms(t0.Add(time.Hour)), ms(month)}},
+		// The first hours, as AddCoveredTransaction writes them: in meter order per
 		// account, each showing the balance after it.
 		{"first-hour charges", `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id,
 				resource_name, period_start, created_at)
 			SELECT m.account_id, 'charge', -m.rate,
-				a.credit - SUM(m.rate) OVER (PARTITION BY m.account_id ORDER BY m.resource_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
-				'', 'server', m.resource_id, m.resource_name, m.started_at, m.started_at
+				a.credit - SUM(m.rate) OVER (PARTITION BY m.account_id ORDER BY m.id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+				'', m.resource_type, m.resource_id, m.resource_name, m.started_at, m.started_at
 			FROM meters m JOIN accounts a ON a.id = m.account_id
-			ORDER BY m.resource_id`, nil},
+			ORDER BY m.id`, nil},
 		{"credit", `UPDATE accounts SET credit = credit - t.total
 			FROM (SELECT account_id, SUM(rate) AS total FROM meters GROUP BY account_id) AS t
 			WHERE accounts.id = t.account_id`, nil},

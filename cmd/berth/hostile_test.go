@@ -46,7 +46,7 @@ func TestHostileAnswers(t *testing.T) {
 	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	srv := api.Server{ID: 1, Name: "server-abcdef", DisplayName: hostile, Status: hostile, LocationID: 1, PlanID: 1, ImageID: 1,
 		IPv4: &[]string{hostile}[0], CreatedAt: at}
-	op := api.Operation{ID: 5, Type: hostile, ServerID: 1, Status: "running", StartedAt: at}
+	op := api.Operation{ID: 5, Type: hostile, ServerID: &[]int64{1}[0], Status: "running", StartedAt: at}
 	failed := op
 	failed.Status, failed.Error, failed.FinishedAt = "error", &[]string{hostile}[0], &at
 	b := fakeBerth(t, map[string]func() (int, any){

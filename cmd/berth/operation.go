@@ -16,7 +16,8 @@ var operations = &resource[api.Operation]{
 		columns: []column[api.Operation]{
 			{name: "id", value: func(o api.Operation) string { return i64(o.ID) }},
 			{name: "type", value: func(o api.Operation) string { return o.Type }},
-			{name: "server_id", value: func(o api.Operation) string { return i64(o.ServerID) }},
+			{name: "server_id", value: func(o api.Operation) string { return optID(o.ServerID) }},
+			{name: "volume_id", wide: true, value: func(o api.Operation) string { return optID(o.VolumeID) }},
 			{name: "status", value: func(o api.Operation) string { return o.Status }},
 			{name: "error", value: func(o api.Operation) string { return optStr(o.Error) }},
 			{name: "started_at", value: func(o api.Operation) string { return ts(o.StartedAt) }},
@@ -72,7 +73,7 @@ func operationCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if op.Status == client.OperationStatusRunning {
-				if op, err = waitOperation(ctx, g, c, &api.OperationRef{ID: op.ID, Type: op.Type, StartedAt: op.StartedAt}, "server "+i64(op.ServerID)); err != nil && op == nil {
+				if op, err = waitOperation(ctx, g, c, &api.OperationRef{ID: op.ID, Type: op.Type, StartedAt: op.StartedAt}, operationSubject(op)); err != nil && op == nil {
 					return err
 				}
 			}

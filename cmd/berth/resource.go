@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
 )
 
@@ -356,3 +357,23 @@ func optStr(s *string) string {
 }
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// optID shows an id that may be null ("" then, shown as "-").
+func optID(id *int64) string {
+	if id == nil {
+		return ""
+	}
+	return i64(*id)
+}
+
+// operationSubject names what an operation changes, for a line about it: its server,
+// or its volume.
+func operationSubject(op *api.Operation) string {
+	if op.ServerID != nil {
+		return "server " + i64(*op.ServerID)
+	}
+	if op.VolumeID != nil {
+		return "volume " + i64(*op.VolumeID)
+	}
+	return "operation " + i64(op.ID)
+}

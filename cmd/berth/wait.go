@@ -49,8 +49,8 @@ func waitOperation(ctx context.Context, g *globals, c *client.Client, ref *api.O
 			return nil, err
 		}
 		if op.Status == client.OperationStatusRunning {
-			if tty && op.ServerID != 0 {
-				if srv, err := c.GetServer(ctx, i64(op.ServerID)); err == nil {
+			if tty && op.ServerID != nil {
+				if srv, err := c.GetServer(ctx, i64(*op.ServerID)); err == nil {
 					status.Store(srv.Status)
 				}
 			}

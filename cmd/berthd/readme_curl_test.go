@@ -172,7 +172,7 @@ func journal(t *testing.T, d *daemon, token string) []journalEntry {
 // against what the README says they answer.
 func checkCurlWalk(newestFirst []journalEntry) []string {
 	var problems []string
-	var orders, busy, metrics, deleted []journalEntry
+	var orders, busy, metrics, deleted, volumes []journalEntry
 	for i := len(newestFirst) - 1; i >= 0; i-- {
 		e := newestFirst[i]
 		route := e.Method + " " + e.Path
@@ -186,6 +186,8 @@ func checkCurlWalk(newestFirst []journalEntry) []string {
 			deleted = append(deleted, e)
 		case e.Method == "GET" && strings.HasSuffix(e.Path, "/metrics"):
 			metrics = append(metrics, e)
+		case route == "POST /v1/volumes" || route == "DELETE /v1/volumes/data":
+			volumes = append(volumes, e)
 		}
 		if e.Status >= 300 {
 			problems = append(problems, fmt.Sprintf("%s answered %d: %s", route, e.Status, e.ResponseBody))
@@ -221,6 +223,10 @@ func checkCurlWalk(newestFirst []journalEntry) []string {
 		if last := metrics[len(metrics)-1]; json.Unmarshal(last.ResponseBody, &m) != nil || len(m.Data.CPU) == 0 {
 			problems = append(problems, fmt.Sprintf("the metrics step showed no point: %s", last.ResponseBody))
 		}
+	}
+	// The volume made on the server, then deleted once detached.
+	if len(volumes) != 2 || volumes[0].Status != 201 || volumes[1].Status != 204 {
+		problems = append(problems, fmt.Sprintf("want the volume made (201) and deleted (204), got %+v", volumes))
 	}
 	if len(deleted) != 1 || deleted[0].Status != 204 {
 		problems = append(problems, fmt.Sprintf("want the server deleted once (204), got %+v", deleted))

@@ -19,8 +19,12 @@ func Describe(t hosting.Transaction) (text string, m hosting.Msg) {
 		id = "billing.charge_server"
 	case t.Type == hosting.TxCharge && t.ResourceType == hosting.ResourceSnapshot:
 		id = "billing.charge_snapshot"
+	case t.Type == hosting.TxCharge && t.ResourceType == hosting.ResourceVolume:
+		id = "billing.charge_volume"
 	case t.Type == hosting.TxRefund && t.ResourceType == hosting.ResourceServer:
 		id = "billing.refund_provisioning"
+	case t.Type == hosting.TxRefund && t.ResourceType == hosting.ResourceVolume:
+		id = "billing.refund_volume"
 	}
 	return "", hosting.Msg{ID: id, Args: map[string]any{"name": t.ResourceName, "from": from}}
 }

@@ -48,6 +48,8 @@ type file struct {
 		City                string  `json:"city"`
 		Country             string  `json:"country"`
 		SnapshotPriceGBHour string  `json:"snapshot_price_gb_hour"`
+		VolumePriceGBHour   *string `json:"volume_price_gb_hour"`
+		VolumePriceGBMonth  *string `json:"volume_price_gb_month"`
 		Images              []int64 `json:"images"`
 		Plans               []struct {
 			ID       int64 `json:"id"`
@@ -102,10 +104,23 @@ func Parse(data []byte) (hosting.Catalog, error) {
 	for _, a := range f.Apps {
 		c.Apps = append(c.Apps, hosting.App{ID: a.ID, Name: a.Name, Description: a.Description, Version: a.Version, Script: a.Script})
 	}
+	// Volume prices go together: both, or neither (the location sells no volumes).
+	volumePrices := func(l string, hour, month *string) (hosting.Money, hosting.Money) {
+		if (hour == nil) != (month == nil) {
+			problems = append(problems, "location "+l+": volume_price_gb_hour and volume_price_gb_month go together")
+			return 0, 0
+		}
+		if hour == nil {
+			return 0, 0
+		}
+		return money("location "+l+" volume_price_gb_hour", *hour), money("location "+l+" volume_price_gb_month", *month)
+	}
 	for _, l := range f.Locations {
+		vh, vm := volumePrices(l.Name, l.VolumePriceGBHour, l.VolumePriceGBMonth)
 		cl := hosting.CatalogLocation{
 			Location: hosting.Location{ID: l.ID, Name: l.Name, City: l.City, Country: l.Country,
-				SnapshotPriceGBHour: money("location "+l.Name+" snapshot_price_gb_hour", l.SnapshotPriceGBHour)},
+				SnapshotPriceGBHour: money("location "+l.Name+" snapshot_price_gb_hour", l.SnapshotPriceGBHour),
+				VolumePriceGBHour:   vh, VolumePriceGBMonth: vm},
 			ImageIDs: l.Images,
 		}
 		for _, o := range l.Plans {

@@ -98,6 +98,9 @@ func (c *Catalog) Check() []string {
 		if l.SnapshotPriceGBHour < 0 {
 			add("location " + l.Name + ": negative snapshot price")
 		}
+		if l.VolumePriceGBHour < 0 || l.VolumePriceGBMonth < 0 {
+			add("location " + l.Name + ": negative volume price")
+		}
 		ubuntu := false
 		for _, id := range l.ImageIDs {
 			img, ok := images[id]

@@ -62,6 +62,12 @@ const (
 	EventWebhookDeleted      EventType = "webhook.deleted"
 	EventWebhookDisabled     EventType = "webhook.disabled"
 	EventWebhookTest         EventType = "webhook.test"
+	EventVolumeCreated       EventType = "volume.created"
+	EventVolumeUpdated       EventType = "volume.updated"
+	EventVolumeAttached      EventType = "volume.attached"
+	EventVolumeDetached      EventType = "volume.detached"
+	EventVolumeResized       EventType = "volume.resized"
+	EventVolumeDeleted       EventType = "volume.deleted"
 )
 
 // EventTypes is every event type, in the order the API's document lists them.
@@ -75,10 +81,11 @@ var EventTypes = []EventType{
 	EventBillingToppedUp, EventBillingCreditLow,
 	EventAccountUpdated, EventAccountSuspended, EventAccountUnsuspended,
 	EventWebhookCreated, EventWebhookUpdated, EventWebhookDeleted, EventWebhookDisabled, EventWebhookTest,
+	EventVolumeCreated, EventVolumeUpdated, EventVolumeAttached, EventVolumeDetached, EventVolumeResized, EventVolumeDeleted,
 }
 
 // EventResourceTypes are what events are about. Billing events are about the account.
-var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook"}
+var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook", "volume"}
 
 // CreditLowDays: billing.credit_low says that an hourly charge took the credit below
 // this many days of the account's hourly burn.
@@ -170,13 +177,25 @@ type (
 		PreviousStatus Status   `json:"previous_status,omitempty"`
 		Changes        []string `json:"changes,omitempty"`
 	}
-	// OperationEventData: Error for operation.failed.
+	// OperationEventData: Error for operation.failed; VolumeID for a volume's
+	// operation, whose ServerID is null when it concerns no server.
 	OperationEventData struct {
 		ID       int64    `json:"id"`
-		ServerID int64    `json:"server_id"`
+		ServerID *int64   `json:"server_id"`
+		VolumeID *int64   `json:"volume_id,omitempty"`
 		Type     OpType   `json:"type"`
 		Status   OpStatus `json:"status"`
 		Error    string   `json:"error,omitempty"`
+	}
+	// VolumeEventData: Changes (the fields changed) for volume.updated; ServerID the
+	// server it is attached to, or, for volume.detached, was.
+	VolumeEventData struct {
+		ID       int64        `json:"id"`
+		Name     string       `json:"name"`
+		SizeGB   int          `json:"size_gb"`
+		Status   VolumeStatus `json:"status"`
+		ServerID *int64       `json:"server_id"`
+		Changes  []string     `json:"changes,omitempty"`
 	}
 	SnapshotEventData struct {
 		ID       int64  `json:"id"`

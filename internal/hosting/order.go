@@ -6,7 +6,8 @@ package hosting
 
 // OrderFields are an order's fields in the order of its request schema: the order of
 // its 422's messages.
-var OrderFields = []string{"plan_id", "location_id", "image_id", "ssh_key_ids", "display_name", "project_id", "app_id", "recipe_id", "root_password"}
+var OrderFields = []string{"plan_id", "location_id", "image_id", "ssh_key_ids", "display_name", "project_id", "app_id", "recipe_id",
+	"root_password", "volume_ids", "automount"}
 
 // CheckOrderChoice records what is wrong with the catalog items an order names before
 // any is looked up: a plan and a location are required, and exactly one of an image

@@ -32,11 +32,15 @@ type Account struct {
 // (Usage).
 type Quotas struct {
 	Servers, SSHKeys, Projects, Recipes, Snapshots, Tokens int
+	// Volumes counts live volumes, VolumeGB their sizes together (docs/api.md,
+	// Volumes).
+	Volumes, VolumeGB int
 }
 
 // DefaultQuotas are a new account's. Recipes are the heaviest item (a script of up
 // to 64 KiB each): 50 of them make a list of at most 3.2 MiB of scripts.
-var DefaultQuotas = Quotas{Servers: 50, SSHKeys: 100, Projects: 100, Recipes: 50, Snapshots: 100, Tokens: 50}
+var DefaultQuotas = Quotas{Servers: 50, SSHKeys: 100, Projects: 100, Recipes: 50, Snapshots: 100, Tokens: 50,
+	Volumes: 100, VolumeGB: 10240}
 
 // QuotaKind names one quota: the key of its 422 in `errors` is Field, its message
 // Message, its admin flag "--quota-" + Flag.
@@ -53,7 +57,12 @@ var (
 	QuotaRecipes   = QuotaKind{"recipe_quota", "validation.recipe_quota", "recipes", func(q *Quotas) *int { return &q.Recipes }}
 	QuotaSnapshots = QuotaKind{"snapshot_quota", "validation.snapshot_quota", "snapshots", func(q *Quotas) *int { return &q.Snapshots }}
 	QuotaTokens    = QuotaKind{"token_quota", "validation.token_quota", "tokens", func(q *Quotas) *int { return &q.Tokens }}
-	QuotaKinds     = []QuotaKind{QuotaServers, QuotaSSHKeys, QuotaProjects, QuotaRecipes, QuotaSnapshots, QuotaTokens}
+	QuotaVolumes   = QuotaKind{"name", "validation.volume_quota", "volumes", func(q *Quotas) *int { return &q.Volumes }}
+	// QuotaVolumeGB bounds the sizes of the live volumes together: a volume made or
+	// grown may not take them past it (checked by size, not by count).
+	QuotaVolumeGB = QuotaKind{"size_gb", "validation.volume_gb_quota", "volume-gb", func(q *Quotas) *int { return &q.VolumeGB }}
+	QuotaKinds    = []QuotaKind{QuotaServers, QuotaSSHKeys, QuotaProjects, QuotaRecipes, QuotaSnapshots, QuotaTokens,
+		QuotaVolumes, QuotaVolumeGB}
 )
 
 // Token is an API token. Its secret is never stored, only its SHA-256 hash.
@@ -87,8 +96,12 @@ type Location struct {
 	City                string
 	Country             string
 	SnapshotPriceGBHour Money
-	Plans               []Plan
-	Images              []Image
+	// VolumePriceGBHour and VolumePriceGBMonth price a volume's GB for an hour and
+	// for a calendar month (the cap); both 0: the location sells no volumes.
+	VolumePriceGBHour  Money
+	VolumePriceGBMonth Money
+	Plans              []Plan
+	Images             []Image
 }
 
 // Plan is a server size with its prices.
@@ -249,7 +262,15 @@ const (
 type Operation struct {
 	ID        int64
 	AccountID int64
-	ServerID  int64
+	// ServerID is the server it changes; 0 for a volume's operation that concerns
+	// no server (the creation of a detached volume, a detached volume's resize).
+	ServerID int64
+	// VolumeID is the volume a volume's operation changes.
+	VolumeID *int64
+	// SizeGB is what an OpResizeVolume grows the volume to; Automount whether an
+	// OpAttachVolume (or an OpCreateVolume attaching) asks the guest to mount it.
+	SizeGB    int
+	Automount bool
 	Type      OpType
 	Action    PowerAction // for OpPower
 	// SnapshotID is the snapshot an OpSnapshot takes or an OpRestore restores.

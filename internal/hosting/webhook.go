@@ -37,6 +37,9 @@ const (
 	// one of the account's Quotas: no account needs more, and an operator has no
 	// reason to raise it.
 	MaxWebhooks = 10
+	// MaxAttemptsShown is how many of a delivery's attempts its record shows, the
+	// latest: each redelivery adds up to ten, without end.
+	MaxAttemptsShown = 20
 	// WebhookURLMaxLen bounds a webhook's url.
 	WebhookURLMaxLen = 2048
 	// MaxWebhookEventTypes bounds a webhook's event_types.

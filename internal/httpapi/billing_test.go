@@ -475,3 +475,92 @@ func TestBillingEndpoints(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestBillingVolume: a 100 GB volume kept a whole month is charged exactly the
+// location's monthly cap (100 × 0.0440), attached or not, the hours past it free; a
+// growth bills the new size from the next hour; the ledger names it; deleting it
+// stops the charges.
+func TestBillingVolume(t *testing.T) {
+	t.Parallel()
+	env, clock := billingEnv(t)
+	a := env.NewAccount("en", "100", "")
+	vol := createVolume(t, a, map[string]any{"location_id": 1, "size_gb": 100})
+	id := num(t, vol["id"])
+	if got := charged(t, env, "volume", id); got != money(t, "0.0100") {
+		t.Fatalf("after the creation: charged %s, want the first hour 0.0100", got)
+	}
+	if b := billingOf(t, a); b["hourly_burn"] != "0.0100" {
+		t.Errorf("hourly burn with the volume: %v", b)
+	}
+	for h := 1; h <= 500; h += 7 {
+		clock.Set(billingStart.Add(time.Duration(h) * time.Hour))
+		meter(t, env)
+	}
+	clock.Set(billingStart.AddDate(0, 1, 0).Add(-time.Millisecond))
+	meter(t, env)
+	if got := charged(t, env, "volume", id); got != money(t, "4.4000") {
+		t.Fatalf("a whole month of 100 GB: charged %s, want the cap 4.4000", got)
+	}
+	var described bool
+	for _, tr := range items(t, a.Do("GET", "/billing/transactions", nil).Want(t, http.StatusOK)) {
+		if r, _ := tr["resource"].(map[string]any); r != nil && r["type"] == "volume" && num(t, r["id"]) == id {
+			described = strings.HasPrefix(tr["description"].(string), "Volume "+vol["name"].(string)+": the hour from ")
+		}
+	}
+	if !described {
+		t.Error("the volume's charges are not described")
+	}
+
+	// Next month: grown to 150 GB mid-hour; that hour stays at 100 GB, the next at 150.
+	next := billingStart.AddDate(0, 1, 0)
+	clock.Set(next)
+	meter(t, env)
+	clock.Set(next.Add(30 * time.Minute))
+	volumeAfter(t, a, data(t, a.Do("POST", fmt.Sprintf("/volumes/%d/resize", id), map[string]any{"size_gb": 150}).Want(t, 200)))
+	clock.Set(next.Add(time.Hour))
+	meter(t, env)
+	if got, want := charged(t, env, "volume", id), money(t, "4.4000")+money(t, "0.0100")+money(t, "0.0150"); got != want {
+		t.Errorf("after the growth: charged %s, want %s", got, want)
+	}
+	a.Do("DELETE", fmt.Sprintf("/volumes/%d", id), nil).Want(t, http.StatusNoContent)
+	clock.Set(next.Add(10 * time.Hour))
+	meter(t, env)
+	if got, want := charged(t, env, "volume", id), money(t, "4.4250"); got != want {
+		t.Errorf("after the deletion: charged %s, want %s", got, want)
+	}
+}
+
+// failingVolumes is a driver whose volumes cannot be made (compute.ErrFailed).
+type failingVolumes struct{ *volumeGate }
+
+func (failingVolumes) CreateVolume(context.Context, string, compute.VolumeSpec) error {
+	return fmt.Errorf("%w: the pool is full", compute.ErrFailed)
+}
+
+// TestBillingVolumeNotMade: a volume whose creation failed is in error, refunded its
+// first hour and never billed again; it can still be deleted.
+func TestBillingVolumeNotMade(t *testing.T) {
+	t.Parallel()
+	env, clock := billingEnv(t, testenv.Options{WrapDriver: func(d compute.Driver) compute.Driver {
+		return failingVolumes{gateVolumes(d)}
+	}})
+	a := env.NewAccount("en", "100", "")
+	vol := data(t, a.Do("POST", "/volumes", map[string]any{"name": "broken", "size_gb": 50, "location_id": 1}).Want(t, 201))
+	op := data(t, a.Do("GET", fmt.Sprintf("/operations/%d?wait=30", opID(t, vol)), nil).Want(t, 200))
+	if op["status"] != "error" {
+		t.Fatalf("the creation: %v", op)
+	}
+	id := num(t, vol["id"])
+	if got := data(t, a.Do("GET", fmt.Sprintf("/volumes/%d", id), nil).Want(t, 200)); got["status"] != "error" {
+		t.Errorf("the volume: %v", got)
+	}
+	clock.Set(billingStart.Add(5 * time.Hour))
+	meter(t, env)
+	if got := charged(t, env, "volume", id); got != money(t, "0.0050") {
+		t.Errorf("a volume never made: charged %s, want only its first hour (refunded)", got)
+	}
+	if c := credit(t, a); c != money(t, "100") {
+		t.Errorf("credit %s, want 100", c)
+	}
+	a.Do("DELETE", fmt.Sprintf("/volumes/%d", id), nil).Want(t, http.StatusNoContent)
+}

@@ -289,6 +289,9 @@ type fixture struct {
 	// webhook's delivery is of its own webhook.created event (to an address that
 	// never resolves under testenv).
 	webhookID, deliveryID string
+	// volume is available and detached, in the server's location.
+	volume             map[string]any
+	volumeID, volumeNm string
 }
 
 // newFixture creates a running server (in a project) with an available snapshot, a
@@ -303,6 +306,8 @@ func newFixture(t testing.TB, c caller) *fixture {
 	f.snapshot, f.server = createSnapshot(t, c, f.serverName, map[string]any{"name": "fixture"})
 	f.snapshotID = itoa(num(t, f.snapshot["id"]))
 	f.keyID, f.projectID, f.recID = itoa(num(t, f.key["id"])), itoa(num(t, f.project["id"])), itoa(num(t, f.recipe["id"]))
+	f.volume = createVolume(t, c, map[string]any{"location_id": 1})
+	f.volumeID, f.volumeNm = itoa(num(t, f.volume["id"])), f.volume["name"].(string)
 	// An account holds at most hosting.MaxWebhooks: the fixtures of one account make
 	// their own until one is left for POST /webhooks, then share its newest.
 	hooks := items(t, c.Do("GET", "/webhooks", nil).Want(t, 200))
@@ -324,9 +329,9 @@ func newFixture(t testing.TB, c caller) *fixture {
 // params maps "collection/{param}" to the value that fills it. byName fills a server
 // {id} with the server's name instead of its id.
 func (f *fixture) params(byName bool) map[string]string {
-	srv := f.serverID
+	srv, vol := f.serverID, f.volumeID
 	if byName {
-		srv = f.serverName
+		srv, vol = f.serverName, f.volumeNm
 	}
 	return map[string]string{
 		"servers/{id}":          srv,
@@ -337,6 +342,7 @@ func (f *fixture) params(byName bool) map[string]string {
 		"snapshots/{snapshot}":  f.snapshotID,
 		"webhooks/{id}":         f.webhookID,
 		"deliveries/{delivery}": f.deliveryID,
+		"volumes/{id}":          vol,
 	}
 }
 
@@ -392,6 +398,12 @@ func validBody(t testing.TB, method, path string) any {
 		return map[string]any{"url": "https://hooks.example.com/" + uniqueName("hook")}
 	case "PATCH /v1/webhooks/{id}":
 		return map[string]any{"event_types": []string{"server.*"}}
+	case "POST /v1/volumes":
+		return map[string]any{"name": uniqueName("vol"), "size_gb": 10, "location_id": 1}
+	case "PATCH /v1/volumes/{id}":
+		return map[string]any{"project_id": nil}
+	case "POST /v1/volumes/{id}/resize":
+		return map[string]any{"size_gb": 11 + nameSeq.Add(1)}
 	}
 	return nil
 }
@@ -537,10 +549,17 @@ func TestContractAuthentication(t *testing.T) {
 	}
 
 	t.Run("every route but openapi.json needs a token", func(t *testing.T) {
-		for _, rt := range routes(t, env) {
+		// A Berth of its own: every route once without a token is more failed
+		// authentications than one address may make a minute, which the cases
+		// below would then meet (docs/SECURITY.md).
+		env := testenv.New(t)
+		for i, rt := range routes(t, env) {
+			if i > 0 && i%50 == 0 {
+				env = testenv.New(t) // a fresh budget for the next 50
+			}
 			path := fillPath(t, rt.Path, map[string]string{"servers/{id}": "1", "ssh-keys/{id}": "1",
 				"projects/{id}": "1", "recipes/{id}": "1", "operations/{id}": "1", "snapshots/{snapshot}": "1",
-				"webhooks/{id}": "1", "deliveries/{delivery}": "1"})
+				"webhooks/{id}": "1", "deliveries/{delivery}": "1", "volumes/{id}": "1"})
 			r := env.Do("", rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
 			if rt.Scope == "" {
 				if r.Status != 200 {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/berthhq/berth/api"
+	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
 )
@@ -31,8 +32,12 @@ func toServer(s hosting.Server) api.Server {
 }
 
 func toOperation(o hosting.Operation) api.Operation {
-	out := api.Operation{ID: o.ID, Type: string(o.Type), ServerID: o.ServerID, Status: string(o.Status),
+	out := api.Operation{ID: o.ID, Type: string(o.Type), VolumeID: o.VolumeID, Status: string(o.Status),
 		StartedAt: o.StartedAt, FinishedAt: o.FinishedAt}
+	if o.ServerID != 0 {
+		id := o.ServerID
+		out.ServerID = &id
+	}
 	if o.Error != "" {
 		e := o.Error
 		out.Error = &e
@@ -56,6 +61,10 @@ func toPlan(p hosting.Plan, inStock bool) api.Plan {
 func toLocation(l ops.LocationOffer) api.Location {
 	out := api.Location{ID: l.ID, Name: l.Name, City: l.City, Country: l.Country,
 		SnapshotPriceGBHour: l.SnapshotPriceGBHour.String(), Plans: []api.Plan{}, Images: []api.Image{}}
+	if l.VolumePriceGBHour != 0 || l.VolumePriceGBMonth != 0 {
+		h, m := l.VolumePriceGBHour.String(), l.VolumePriceGBMonth.String()
+		out.VolumePriceGBHour, out.VolumePriceGBMonth = &h, &m
+	}
 	for _, p := range l.Plans {
 		out.Plans = append(out.Plans, toPlan(p, l.InStock[p.ID]))
 	}
@@ -126,3 +135,14 @@ func streamList[D, W any](first []D, size int, f func(D) W, next func(last D) ([
 }
 
 func one[T any](v T) api.One[T] { return api.One[T]{Data: v} }
+
+func toVolume(v hosting.Volume) api.Volume {
+	out := api.Volume{ID: v.ID, Name: v.Name, SizeGB: v.SizeGB, LocationID: v.LocationID, ProjectID: v.ProjectID,
+		ServerID: v.ServerID, Status: string(v.Status), Operation: opRef(v.Operation), LinuxDevice: compute.VolumeDevice(v.ID),
+		CreatedAt: v.CreatedAt}
+	if v.Format != "" {
+		f := v.Format
+		out.Format = &f
+	}
+	return out
+}

@@ -93,7 +93,8 @@ func (s *Server) orderServer(r *request) (int, any, error) {
 		return 0, nil, err
 	}
 	o := ops.Order{PlanID: b.PlanID, LocationID: b.LocationID, ImageID: b.ImageID, SSHKeyIDs: b.SSHKeyIDs,
-		DisplayName: b.DisplayName, AppID: b.AppID, RecipeID: b.RecipeID, RootPassword: b.RootPassword}
+		DisplayName: b.DisplayName, AppID: b.AppID, RecipeID: b.RecipeID, RootPassword: b.RootPassword,
+		VolumeIDs: b.VolumeIDs, Automount: b.Automount}
 	if b.ProjectID.Set && !b.ProjectID.Null {
 		o.ProjectID = &b.ProjectID.Value
 	}

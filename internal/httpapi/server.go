@@ -171,7 +171,7 @@ func New(svc ops.Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 
 func (s *Server) routes() []route {
 	R, P, S, K, C := hosting.ScopeRead, hosting.ScopePower, hosting.ScopeServers, hosting.ScopeSSHKeys, hosting.ScopeRecipes
-	N, A := hosting.ScopeSnapshots, hosting.ScopeAll
+	N, A, V := hosting.ScopeSnapshots, hosting.ScopeAll, hosting.ScopeStorage
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
@@ -208,6 +208,14 @@ func (s *Server) routes() []route {
 		{"GET", "/recipes/{id}", R, s.getRecipe},
 		{"PATCH", "/recipes/{id}", C, s.updateRecipe},
 		{"DELETE", "/recipes/{id}", C, s.deleteRecipe},
+		{"GET", "/volumes", R, s.listVolumes},
+		{"POST", "/volumes", V, s.createVolume},
+		{"GET", "/volumes/{id}", R, s.getVolume},
+		{"PATCH", "/volumes/{id}", V, s.patchVolume},
+		{"DELETE", "/volumes/{id}", V, s.deleteVolume},
+		{"POST", "/volumes/{id}/attach", V, s.attachVolume},
+		{"POST", "/volumes/{id}/detach", V, s.detachVolume},
+		{"POST", "/volumes/{id}/resize", V, s.resizeVolume},
 		{"GET", "/operations", R, s.listOperations},
 		{"GET", "/operations/{id}", R, s.getOperation},
 		{"GET", "/events", R, s.listEvents},

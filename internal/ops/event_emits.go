@@ -38,7 +38,15 @@ func (s *Service) setStatus(ctx context.Context, tx store.Tx, serverID int64, to
 // emitOperation emits typ about op as it now is (error: why it failed).
 func (s *Service) emitOperation(ctx context.Context, tx store.Tx, typ hosting.EventType, op hosting.Operation, status hosting.OpStatus, errText string) error {
 	return s.emit(ctx, tx, op.AccountID, typ, hosting.EventResource{Type: "operation", ID: op.ID},
-		hosting.OperationEventData{ID: op.ID, ServerID: op.ServerID, Type: op.Type, Status: status, Error: errText})
+		hosting.OperationEventData{ID: op.ID, ServerID: nonZero(op.ServerID), VolumeID: op.VolumeID, Type: op.Type, Status: status, Error: errText})
+}
+
+// nonZero is id, or nil for 0 (none).
+func nonZero(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
 }
 
 // emitSnapshot emits typ about snap, in status.

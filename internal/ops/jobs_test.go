@@ -20,6 +20,7 @@ func TestJobKinds(t *testing.T) {
 	}{
 		{ops.OperationArgs{OperationID: 7}, "berth.operation", `{"operation_id":7}`},
 		{ops.SnapshotDeleteArgs{SnapshotID: 3}, "berth.snapshot_delete", `{"snapshot_id":3}`},
+		{ops.VolumeDeleteArgs{VolumeID: 4}, "berth.volume_delete", `{"volume_id":4}`},
 		{ops.MeterArgs{}, "berth.meter", `{}`},
 		{ops.HousekeepingArgs{}, "berth.housekeeping", `{}`},
 	} {

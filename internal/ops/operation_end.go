@@ -81,6 +81,9 @@ func (s *Service) endRunning(ctx context.Context, tx store.Tx, op hosting.Operat
 	if err := s.emitOperation(ctx, tx, typ, op, result, errText); err != nil {
 		return nil, err
 	}
+	if op.ServerID == 0 { // a volume's operation that held no server
+		return &at, nil
+	}
 	if err := s.runScheduledDeletions(ctx, tx, op.ServerID); err != nil {
 		return nil, err
 	}
@@ -151,6 +154,23 @@ func (s *Service) Rescaled(serverID int64, plan hosting.Plan, diskGB int) Change
 	}
 }
 
+// ServerDestroyed: a deleted server's machine is gone; the volumes its deletion held
+// are detached and free (docs/api.md, Volumes: they stay, and stay billed).
+func (s *Service) ServerDestroyed(serverID int64) Change {
+	return func(ctx context.Context, tx store.Tx) error {
+		vols, err := tx.ServerVolumes(ctx, serverID)
+		if err != nil {
+			return err
+		}
+		for _, vol := range vols {
+			if err := s.detached(ctx, tx, vol); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // SnapshotTaken: the snapshot is available, sizeGB large, and billed from now.
 func (s *Service) SnapshotTaken(snap hosting.Snapshot, sizeGB int) Change {
 	return func(ctx context.Context, tx store.Tx) error {
@@ -171,6 +191,9 @@ func (s *Service) SnapshotTaken(snap hosting.Snapshot, sizeGB int) Change {
 // other operation leaves the server in after, the status that matches its machine.
 func (s *Service) Failed(op hosting.Operation, srv hosting.Server, after hosting.Status) Change {
 	return func(ctx context.Context, tx store.Tx) error {
+		if IsVolumeOp(op.Type) {
+			return s.volumeFailed(ctx, tx, op) // the server it held is as it was
+		}
 		switch op.Type {
 		case hosting.OpDelete:
 			return nil

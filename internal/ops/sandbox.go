@@ -22,6 +22,9 @@ type InstantMachines interface {
 	PlaceTx(ctx context.Context, tx *sql.Tx, spec compute.Spec, state compute.State) (compute.Machine, error)
 	// RemoveTx destroys machines at once; names without a machine are left alone.
 	RemoveTx(ctx context.Context, tx *sql.Tx, names []string) error
+	// RemoveVolumesTx removes volumes and their data at once; names without a
+	// volume are left alone.
+	RemoveVolumesTx(ctx context.Context, tx *sql.Tx, names []string) error
 }
 
 // errNoInstantMachines is why a sandbox call that needs InstantMachines fails

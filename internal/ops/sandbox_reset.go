@@ -76,6 +76,9 @@ func (s *Service) ResetAccount(ctx context.Context, p hosting.Principal, credit 
 		if err := s.instant.RemoveTx(ctx, tx.SQL(), r.Machines); err != nil {
 			return internal("remove machines", err)
 		}
+		if err := s.instant.RemoveVolumesTx(ctx, tx.SQL(), r.Volumes); err != nil {
+			return internal("remove volumes", err)
+		}
 		removed = len(r.Machines)
 		if err := s.resetClock(ctx, tx, id); err != nil {
 			return err

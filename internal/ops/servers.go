@@ -131,17 +131,27 @@ type Order struct {
 	AppID        *int64
 	RecipeID     *int64
 	RootPassword *string
+	// VolumeIDs are attached once the server is made (docs/api.md, Volumes);
+	// Automount has the guest mount the formatted ones.
+	VolumeIDs []int64
+	Automount *bool
 }
 
 // OrderServer checks an order, writes the server in status provisioning and enqueues
 // its provisioning. Every failed rule is a CodeValidationFailed on its field.
 func (s *Service) OrderServer(ctx context.Context, p hosting.Principal, o Order) (hosting.Server, error) {
 	return s.createServer(ctx, p, o, hosting.StatusProvisioning, func(tx store.Tx, srv *hosting.Server) error {
-		op, err := s.startOperation(ctx, tx, *srv, hosting.OpProvision, "")
+		op, err := s.startOp(ctx, tx, *srv, hosting.Operation{Type: hosting.OpProvision, Automount: deref(o.Automount)})
 		if err != nil {
 			return err
 		}
 		srv.Operation = &op
+		// The volumes ordered are the provisioning's until it attaches them.
+		if err := tx.HoldVolumes(ctx, o.VolumeIDs, op.ID); errors.Is(err, store.ErrConflict) {
+			return changedMeanwhile()
+		} else if err != nil {
+			return internal("hold volumes", err)
+		}
 		return nil
 	})
 }
@@ -170,6 +180,9 @@ func (s *Service) createServer(ctx context.Context, p hosting.Principal, o Order
 		}
 		keys, err := checkOwnership(ctx, tx, acct.ID, o, &v)
 		if err != nil {
+			return err
+		}
+		if err := checkOrderVolumes(ctx, tx, acct.ID, o, c.loc, &v); err != nil {
 			return err
 		}
 		hosting.CheckOrderCredit(&v, acct, c.plan)
@@ -421,8 +434,14 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 		if err != nil {
 			return err
 		}
-		if _, err := s.startOperation(ctx, tx, srv, hosting.OpDelete, ""); err != nil {
+		op, err := s.startOperation(ctx, tx, srv, hosting.OpDelete, "")
+		if err != nil {
 			return err
+		}
+		// Its volumes stay; they are busy with the deletion until the machine they are
+		// attached to is gone (ServerDestroyed), then detached.
+		if err := tx.HoldServerVolumes(ctx, srv.ID, op.ID); err != nil {
+			return internal("hold volumes", err)
 		}
 		// Its snapshots go with it; destroying the machine removes their data.
 		snaps, err := tx.Snapshots(ctx, srv.ID)

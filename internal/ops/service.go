@@ -86,6 +86,8 @@ type Service struct {
 	// reach tells that the hypervisor of a server's machine cannot be reached now:
 	// operations on it then answer 503 (unavailable) instead of queuing.
 	reach compute.Reachability
+	// volumes: the driver keeps volumes (compute.Volumes); without it none are sold.
+	volumes bool
 	// faults injects the sandbox's operation faults (serve --sandbox; faults.go).
 	faults OperationFaults
 	// consoleCaps bound the serial console sessions open at once.
@@ -165,6 +167,7 @@ func New(d Deps) *Service {
 	s.instant, _ = compute.As[InstantMachines](d.Driver)
 	s.placer, _ = compute.As[compute.Placer](d.Driver)
 	s.reach, _ = compute.As[compute.Reachability](d.Driver)
+	_, s.volumes = compute.As[compute.Volumes](d.Driver)
 	return s
 }
 

@@ -31,12 +31,13 @@ type Services struct {
 	Sandbox    SandboxService
 	Events     EventService
 	Webhooks   WebhookService
+	Volumes    VolumeService
 }
 
 // Services is every one of the core's interfaces answered by s.
 func (s *Service) Services() Services {
 	return Services{Gate: s, Sessions: s, Accounts: s, Catalog: s, Servers: s, Snapshots: s, SSHKeys: s,
-		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s, Webhooks: s}
+		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s, Webhooks: s, Volumes: s}
 }
 
 // GateService is what every request passes through: its token, its idempotency key,
@@ -118,6 +119,18 @@ type SSHKeyService interface {
 	SSHKeys(ctx context.Context, p hosting.Principal) ([]hosting.SSHKey, error)
 	CreateSSHKey(ctx context.Context, p hosting.Principal, name, publicKey *string) (hosting.SSHKey, error)
 	DeleteSSHKey(ctx context.Context, p hosting.Principal, id int64) error
+}
+
+// VolumeService is the principal's volumes (docs/api.md, Volumes).
+type VolumeService interface {
+	Volumes(ctx context.Context, p hosting.Principal, f store.VolumeFilter) ([]hosting.Volume, error)
+	Volume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef) (hosting.Volume, error)
+	CreateVolume(ctx context.Context, p hosting.Principal, o VolumeOrder) (hosting.Volume, error)
+	UpdateVolume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef, u VolumeUpdate) (hosting.Volume, error)
+	DeleteVolume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef) error
+	AttachVolume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef, serverID *int64, automount *bool) (hosting.Volume, error)
+	DetachVolume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef) (hosting.Volume, error)
+	ResizeVolume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef, sizeGB *int64) (hosting.Volume, error)
 }
 
 // ProjectService is the principal's projects.
@@ -203,4 +216,5 @@ var (
 	_ SandboxService   = (*Service)(nil)
 	_ EventService     = (*Service)(nil)
 	_ WebhookService   = (*Service)(nil)
+	_ VolumeService    = (*Service)(nil)
 )

@@ -32,7 +32,8 @@ var FaultMethods = []string{"GET", "POST", "PATCH", "DELETE"}
 
 // FaultOperations are the operation types an operation fault may name.
 var FaultOperations = []hosting.OpType{hosting.OpProvision, hosting.OpPower, hosting.OpReinstall, hosting.OpRescale,
-	hosting.OpSnapshot, hosting.OpRestore, hosting.OpDelete}
+	hosting.OpSnapshot, hosting.OpRestore, hosting.OpDelete,
+	hosting.OpCreateVolume, hosting.OpAttachVolume, hosting.OpDetachVolume, hosting.OpResizeVolume}
 
 // Fault is a fault an account asked for. It is either an HTTP fault (Method, Path,
 // and Status and/or a delay) or an operation fault (Operation, and Fail or Slow).

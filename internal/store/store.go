@@ -24,6 +24,12 @@ type ServerFilter struct {
 	Status    *hosting.Status
 }
 
+// VolumeFilter narrows a volume list.
+type VolumeFilter struct {
+	ServerID  *int64
+	ProjectID *int64
+}
+
 // OperationFilter narrows an operation list.
 type OperationFilter struct {
 	ServerID *int64
@@ -87,6 +93,16 @@ type Reader interface {
 	Snapshot(ctx context.Context, serverID, id int64) (hosting.Snapshot, error)
 	// SnapshotAny finds a snapshot by id, deleted or not.
 	SnapshotAny(ctx context.Context, id int64) (hosting.Snapshot, error)
+	// Volumes lists an account's live volumes that f admits, oldest first.
+	Volumes(ctx context.Context, accountID int64, f VolumeFilter) ([]hosting.Volume, error)
+	// Volume finds a live volume of an account by id or name.
+	Volume(ctx context.Context, accountID int64, ref hosting.VolumeRef) (hosting.Volume, error)
+	// VolumeAny finds a volume by id, deleted or not.
+	VolumeAny(ctx context.Context, id int64) (hosting.Volume, error)
+	// ServerVolumes lists the live volumes attached to a server.
+	ServerVolumes(ctx context.Context, serverID int64) ([]hosting.Volume, error)
+	// HeldVolumes lists the live volumes busy with operation op.
+	HeldVolumes(ctx context.Context, op int64) ([]hosting.Volume, error)
 
 	// Operation finds an operation of an account.
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
@@ -189,6 +205,9 @@ type AccountReset struct {
 	// the deleted ones whose deletion ran since the last reset): the caller removes
 	// them from the compute driver.
 	Machines []string
+	// Volumes names the volumes whose data may still exist (all the account had:
+	// a deleted one's removal may not have run yet); the caller removes them too.
+	Volumes []string
 	// OpeningCredit is the amount of the account's first top-up (0: it had none).
 	OpeningCredit hosting.Money
 }
@@ -286,15 +305,35 @@ type Writer interface {
 	ScheduledSnapshotDeletions(ctx context.Context, serverID int64) ([]hosting.Snapshot, error)
 	// DeleteSnapshot removes a snapshot from its owner's view (deleted_at).
 	DeleteSnapshot(ctx context.Context, id int64, at time.Time) error
+	// CreateVolume writes a volume; ErrConflict when the account has a live one of
+	// the same name.
+	CreateVolume(ctx context.Context, v hosting.Volume) (int64, error)
+	// UpdateVolume writes a live volume's name and project; ErrConflict as
+	// CreateVolume.
+	UpdateVolume(ctx context.Context, v hosting.Volume) error
+	SetVolumeStatus(ctx context.Context, id int64, status hosting.VolumeStatus) error
+	// SetVolumeServer records the server a volume is attached to (nil: detached).
+	SetVolumeServer(ctx context.Context, id int64, serverID *int64) error
+	SetVolumeSize(ctx context.Context, id int64, sizeGB int) error
+	// HoldVolumes makes the volumes ids busy with operation op (a provisioning that
+	// attaches them); ErrConflict when one is busy already.
+	HoldVolumes(ctx context.Context, ids []int64, op int64) error
+	// HoldServerVolumes makes the live volumes attached to a server busy with
+	// operation op (its deletion).
+	HoldServerVolumes(ctx context.Context, serverID, op int64) error
+	// DeleteVolume removes a volume from its owner's view (deleted_at).
+	DeleteVolume(ctx context.Context, id int64, at time.Time) error
+
 	// SetServerImage records the image a reinstall wrote.
 	SetServerImage(ctx context.Context, id, imageID int64) error
 	// SetServerPlan records what a rescale changed.
 	SetServerPlan(ctx context.Context, id, planID int64, vcpus, memoryMB, diskGB int) error
 
-	// StartOperation writes a running operation and marks its server busy with it. It
-	// answers ErrConflict when the server is already busy.
+	// StartOperation writes a running operation and marks its server (when it has
+	// one) and its volume (a volume's operation) busy with it. It answers ErrConflict
+	// when either is already busy.
 	StartOperation(ctx context.Context, op hosting.Operation) (int64, error)
-	// FinishOperation records the end of an operation and frees its server.
+	// FinishOperation records the end of an operation and frees its server and volume.
 	FinishOperation(ctx context.Context, id int64, status hosting.OpStatus, errText string, at time.Time) error
 
 	// Serialize makes this transaction the only one of its name running: another

@@ -188,6 +188,7 @@ func (c *Console) eventRows(r *req, ex *existing, events []hosting.Event) ([]eve
 type eventData struct {
 	ID             int64    `json:"id"`
 	ServerID       int64    `json:"server_id"`
+	VolumeID       int64    `json:"volume_id"`
 	Name           string   `json:"name"`
 	Status         string   `json:"status"`
 	PreviousStatus string   `json:"previous_status"`
@@ -197,6 +198,7 @@ type eventData struct {
 	Credit         string   `json:"credit"`
 	Amount         string   `json:"amount"`
 	Reason         string   `json:"reason"`
+	SizeGB         int      `json:"size_gb"`
 }
 
 // sentence says what an event reports in the reader's language
@@ -210,8 +212,13 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 			"previous", v.Status(hosting.Status(d.PreviousStatus)), "changes", changeList(r, d.Changes)}
 	case "operation":
 		args = []any{"operation", r.T("console.optype." + d.Type), "server", ex.serverName(d.ServerID)}
+		if d.VolumeID != 0 {
+			args = append(args, "volume", ex.volumeName(d.VolumeID))
+		}
 	case "snapshot":
 		args = []any{"name", d.Name, "server", ex.serverName(d.ServerID), "status", r.T("console.snapshot_status." + d.Status)}
+	case "volume":
+		args = []any{"name", d.Name, "server", ex.serverName(d.ServerID), "size", d.SizeGB, "changes", changeList(r, d.Changes)}
 	case "ssh_key", "project", "recipe":
 		args = []any{"name", d.Name}
 	case "billing":
@@ -220,8 +227,12 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 		args = []any{"changes", changeList(r, d.Changes)}
 	}
 	id := "console.event." + string(e.Type)
-	if !slices.Contains(hosting.EventTypes, e.Type) {
+	switch {
+	case !slices.Contains(hosting.EventTypes, e.Type):
 		id, args = "console.event.other", []any{"type", string(e.Type)}
+	case familyOf(e.Type) == "operation" && d.ServerID == 0 && d.VolumeID != 0:
+		// A volume's operation that concerns no server (docs/api.md, Volumes).
+		id = "console.event.volume_" + string(e.Type)
 	}
 	return r.T(id, args...), d.Error
 }
@@ -260,6 +271,7 @@ type existing struct {
 	keys     map[int64]bool
 	projects map[int64]string
 	recipes  map[int64]string
+	volumes  map[int64]string
 }
 
 // link is where an event's resource is shown and the link's text, "" when it is
@@ -270,6 +282,9 @@ func (ex *existing) link(e hosting.Event, d *eventData) (string, string, error) 
 	case "operation", "snapshot":
 		if d == nil {
 			return "", "", nil
+		}
+		if d.VolumeID != 0 { // a volume's operation: shown with its volume
+			return ex.volumeLink(d.VolumeID)
 		}
 		id = d.ServerID
 		fallthrough
@@ -293,6 +308,8 @@ func (ex *existing) link(e hosting.Event, d *eventData) (string, string, error) 
 			return "", "", err
 		}
 		return "/recipes/" + itoa(id), ex.recipes[id], nil
+	case "volume":
+		return ex.volumeLink(id)
 	case "account":
 		if familyOf(e.Type) == "billing" {
 			return "/billing", ex.r.T("console.nav.billing"), nil
@@ -313,6 +330,37 @@ func (ex *existing) name(a activityQuery) (string, error) {
 		return a.Resource, err
 	}
 	return text, nil
+}
+
+// volumeLink is a volume's page and name while it exists.
+func (ex *existing) volumeLink(id int64) (string, string, error) {
+	if err := ex.loadVolumes(); err != nil || ex.volumes[id] == "" {
+		return "", "", err
+	}
+	return volumeURL(id), ex.volumes[id], nil
+}
+
+// volumeName is a volume's name while it exists, else its id.
+func (ex *existing) volumeName(id int64) string {
+	if ex.loadVolumes() == nil && ex.volumes[id] != "" {
+		return ex.volumes[id]
+	}
+	return "#" + itoa(id)
+}
+
+func (ex *existing) loadVolumes() error {
+	if ex.volumes != nil {
+		return nil
+	}
+	list, err := ex.c.svc.Volumes.Volumes(ex.r.ctx(), ex.r.p, store.VolumeFilter{})
+	if err != nil {
+		return err
+	}
+	ex.volumes = make(map[int64]string, len(list))
+	for _, v := range list {
+		ex.volumes[v.ID] = v.Name
+	}
+	return nil
 }
 
 // serverName is a server's display name while it exists, else its id.

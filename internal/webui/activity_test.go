@@ -59,7 +59,8 @@ func sampleEvent(t *testing.T, account int64, typ hosting.EventType) hosting.Eve
 		data = hosting.ServerEventData{ID: 9001, Name: "srv-gone", Status: hosting.StatusRunning, PreviousStatus: hosting.StatusStopped,
 			Changes: []string{"display_name"}}
 	case "operation":
-		data = hosting.OperationEventData{ID: 9001, ServerID: 9001, Type: hosting.OpPower, Status: hosting.OpError, Error: "the host is down"}
+		sid := int64(9001)
+		data = hosting.OperationEventData{ID: 9001, ServerID: &sid, Type: hosting.OpPower, Status: hosting.OpError, Error: "the host is down"}
 	case "snapshot":
 		data = hosting.SnapshotEventData{ID: 9001, ServerID: 9001, Name: "before-upgrade", Status: "available"}
 	case "ssh_key":
@@ -70,6 +71,10 @@ func sampleEvent(t *testing.T, account int64, typ hosting.EventType) hosting.Eve
 		res, data = hosting.EventResource{Type: "account", ID: account}, hosting.BillingEventData{Credit: "12.5000", Amount: "10.0000"}
 	case "account":
 		res, data = hosting.EventResource{Type: "account", ID: account}, hosting.AccountEventData{Changes: []string{"language"}, Reason: "credit"}
+	case "volume":
+		sid := int64(9001)
+		data = hosting.VolumeEventData{ID: 9001, Name: "pgdata", SizeGB: 20, Status: hosting.VolumeAvailable, ServerID: &sid,
+			Changes: []string{"name"}}
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -148,6 +153,12 @@ var wantSentences = map[hosting.EventType]string{
 	hosting.EventWebhookDeleted:      "A webhook was deleted.",
 	hosting.EventWebhookDisabled:     "Berth disabled a webhook: its receiver is gone or failed every attempt.",
 	hosting.EventWebhookTest:         "A webhook was sent a test event.",
+	hosting.EventVolumeCreated:       "Volume pgdata is being created.",
+	hosting.EventVolumeUpdated:       "Volume pgdata was changed: name.",
+	hosting.EventVolumeAttached:      "Volume pgdata was attached to server #9001.",
+	hosting.EventVolumeDetached:      "Volume pgdata was detached from server #9001.",
+	hosting.EventVolumeResized:       "Volume pgdata was grown to 20 GB.",
+	hosting.EventVolumeDeleted:       "Volume pgdata was deleted.",
 }
 
 // TestActivityShowsEveryType: each event type is shown as its sentence, newest first,

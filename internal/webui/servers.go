@@ -357,6 +357,10 @@ func (c *Console) serverPage(r *req) error {
 	if err != nil {
 		return err
 	}
+	vols, err := c.svc.Volumes.Volumes(r.ctx(), r.p, store.VolumeFilter{ServerID: &srv.ID})
+	if err != nil {
+		return err
+	}
 	var actions []hosting.PowerAction
 	for _, a := range hosting.PowerActions {
 		if _, ok := a.Transition(srv.Status); ok && srv.Operation == nil && !srv.Suspended {
@@ -371,7 +375,7 @@ func (c *Console) serverPage(r *req) error {
 	c.render(r, http.StatusOK, "server", "console.server_title", "servers", map[string]any{
 		"S": &row, "Live": transient(srv), "Actions": actions,
 		"Projects": projects, "Snapshots": snaps, "Rescale": opts, "Images": cat.loc[srv.LocationID].Images,
-		"Range": rng.Name, "Ranges": ranges, "Charts": charts, "Activity": activity,
+		"Range": rng.Name, "Ranges": ranges, "Charts": charts, "Activity": activity, "Volumes": vols,
 		"ActivityAll": activityQuery{Resource: "server:" + itoa(srv.ID)}.url(0)})
 	return nil
 }

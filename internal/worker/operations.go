@@ -28,6 +28,14 @@ func (w *Worker) run(ctx context.Context, a attempt) error {
 		return w.snapshot(ctx, a)
 	case hosting.OpRestore:
 		return w.restore(ctx, a)
+	case hosting.OpCreateVolume:
+		return w.createVolume(ctx, a)
+	case hosting.OpAttachVolume:
+		return w.attachVolume(ctx, a)
+	case hosting.OpDetachVolume:
+		return w.detachVolume(ctx, a)
+	case hosting.OpResizeVolume:
+		return w.resizeVolume(ctx, a)
 	}
 	return fmt.Errorf("%w: unknown operation type %q", errPermanent, a.op.Type)
 }
@@ -42,7 +50,11 @@ func (w *Worker) provision(ctx context.Context, a attempt) error {
 	if err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, w.svc.Provisioned(a.srv.ID, m))
+	vols, err := w.attachOrdered(ctx, a)
+	if err != nil {
+		return err
+	}
+	return w.succeed(ctx, a, ops.Changes(w.svc.Provisioned(a.srv.ID, m), w.svc.VolumesAttached(a.srv.ID, vols)))
 }
 
 // destroy removes the machine of a deleted server.
@@ -50,7 +62,7 @@ func (w *Worker) destroy(ctx context.Context, a attempt) error {
 	if err := w.driver.Destroy(ctx, a.key("destroy"), a.srv.Name); err != nil {
 		return err
 	}
-	return w.succeed(ctx, a, nil)
+	return w.succeed(ctx, a, w.svc.ServerDestroyed(a.srv.ID))
 }
 
 // reinstall writes the operation's image afresh on the machine with the server's

@@ -97,6 +97,9 @@ func (w *Worker) Register(workers *river.Workers) error {
 	if err := river.AddWorkerSafely(workers, &SnapshotDeleteWorker{w: w}); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, &VolumeDeleteWorker{w: w}); err != nil {
+		return err
+	}
 	if err := river.AddWorkerSafely(workers, &MeterWorker{svc: w.svc, log: w.log}); err != nil {
 		return err
 	}
@@ -168,8 +171,10 @@ func (w *Worker) begin(ctx context.Context, job *river.Job[ops.OperationArgs]) (
 	if a.op.Status != hosting.OpRunning {
 		return a, true, w.succeed(ctx, a, nil) // ended before a crash: only its job is completed
 	}
-	if a.srv, err = w.store.ServerAny(ctx, a.op.ServerID); err != nil {
-		return a, true, err
+	if a.op.ServerID != 0 { // a volume's operation may concern no server
+		if a.srv, err = w.store.ServerAny(ctx, a.op.ServerID); err != nil {
+			return a, true, err
+		}
 	}
 	attrs := []any{"op", a.op.Label(), "server", a.srv.Name, "attempt", job.Attempt}
 	if job.AttemptedAt != nil {
@@ -256,7 +261,10 @@ func (w *Worker) fail(ctx context.Context, a attempt, cause error) error {
 		w.log.Warn("undoing a failed operation's steps failed; will retry", "op", a.op.Label(), "server", a.srv.Name, "err", err)
 		return fmt.Errorf("%s failed (%v) and its %w", a.op.Type, cause, err)
 	}
-	after := w.machineStatus(ctx, a.srv)
+	var after hosting.Status
+	if !ops.IsVolumeOp(a.op.Type) { // a volume's leaves its server's status alone
+		after = w.machineStatus(ctx, a.srv)
+	}
 	return w.end(ctx, a, hosting.OpError, cause.Error(), w.svc.Failed(a.op, a.srv, after))
 }
 

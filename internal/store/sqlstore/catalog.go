@@ -79,14 +79,14 @@ func (q queries) locations(ctx context.Context, id *int64) ([]hosting.Location, 
 		return " AND " + col + " = ?", []any{*id}
 	}
 	where, args := only("id")
-	rows, err := q.q.QueryContext(ctx, `SELECT id, name, city, country, snapshot_price_gb_hour FROM locations
-		WHERE active = 1`+where+` ORDER BY id`, args...)
+	rows, err := q.q.QueryContext(ctx, `SELECT id, name, city, country, snapshot_price_gb_hour, volume_price_gb_hour,
+		volume_price_gb_month FROM locations WHERE active = 1`+where+` ORDER BY id`, args...)
 	out, err := collect(rows, err, func(sc func(...any) error) (l hosting.Location, err error) {
-		var price int64
-		if err = sc(&l.ID, &l.Name, &l.City, &l.Country, &price); err != nil {
+		var price, vh, vm int64
+		if err = sc(&l.ID, &l.Name, &l.City, &l.Country, &price, &vh, &vm); err != nil {
 			return l, err
 		}
-		l.SnapshotPriceGBHour = hosting.Money(price)
+		l.SnapshotPriceGBHour, l.VolumePriceGBHour, l.VolumePriceGBMonth = hosting.Money(price), hosting.Money(vh), hosting.Money(vm)
 		return l, nil
 	})
 	if err != nil {
@@ -205,10 +205,12 @@ func (q queries) ApplyCatalog(ctx context.Context, c hosting.Catalog) error {
 		return err
 	}
 	for _, l := range c.Locations {
-		if _, err := q.q.ExecContext(ctx, `INSERT INTO locations (id, name, city, country, snapshot_price_gb_hour, active) VALUES (?, ?, ?, ?, ?, 1)
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO locations (id, name, city, country, snapshot_price_gb_hour,
+			volume_price_gb_hour, volume_price_gb_month, active) VALUES (?, ?, ?, ?, ?, ?, ?, 1)
 			ON CONFLICT (id) DO UPDATE SET name = excluded.name, city = excluded.city, country = excluded.country,
-			snapshot_price_gb_hour = excluded.snapshot_price_gb_hour, active = 1`,
-			l.ID, l.Name, l.City, l.Country, int64(l.SnapshotPriceGBHour)); err != nil {
+			snapshot_price_gb_hour = excluded.snapshot_price_gb_hour, volume_price_gb_hour = excluded.volume_price_gb_hour,
+			volume_price_gb_month = excluded.volume_price_gb_month, active = 1`,
+			l.ID, l.Name, l.City, l.Country, int64(l.SnapshotPriceGBHour), int64(l.VolumePriceGBHour), int64(l.VolumePriceGBMonth)); err != nil {
 			return err
 		}
 		for _, o := range l.Offers {

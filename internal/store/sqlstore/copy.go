@@ -14,7 +14,7 @@ import (
 // through River (internal/app); goose's version tables are each database's own.
 var storeTables = []string{
 	"accounts", "account_clocks", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
-	"ssh_keys", "projects", "recipes", "servers", "server_keys", "operations", "transactions",
+	"ssh_keys", "projects", "recipes", "servers", "server_keys", "volumes", "operations", "transactions",
 	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "console_tickets", "events",
 	"webhooks", "webhook_deliveries", "webhook_attempts",
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
@@ -27,6 +28,13 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		AND (s.deleted_at IS NULL OR EXISTS (SELECT 1 FROM operations o WHERE o.server_id = s.id)) ORDER BY s.id`, accountID); err != nil {
 		return out, err
 	}
+	ids, err := column[int64](ctx, q.q, `SELECT id FROM volumes WHERE account_id = ? ORDER BY id`, accountID)
+	if err != nil {
+		return out, err
+	}
+	for _, id := range ids {
+		out.Volumes = append(out.Volumes, "volume-"+strconv.FormatInt(id, 10)) // hosting.Volume.DriverName
+	}
 	var opening int64
 	err = q.q.QueryRowContext(ctx, `SELECT amount FROM transactions WHERE account_id = ? AND type = ? ORDER BY id LIMIT 1`,
 		accountID, string(hosting.TxTopup)).Scan(&opening)
@@ -44,8 +52,9 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'scheduled') AND (
 			(kind = 'berth.operation' AND ` + q.jsonInt("args", "operation_id") + ` IN (SELECT id FROM operations WHERE account_id = ?))
 			OR (kind = 'berth.snapshot_delete' AND ` + q.jsonInt("args", "snapshot_id") + ` IN (SELECT id FROM snapshots WHERE account_id = ?))
+			OR (kind = 'berth.volume_delete' AND ` + q.jsonInt("args", "volume_id") + ` IN (SELECT id FROM volumes WHERE account_id = ?))
 			OR (kind = 'berth.webhook_delivery' AND ` + q.jsonInt("args", "delivery_id") + ` IN (SELECT id FROM webhook_deliveries WHERE account_id = ?)))`,
-			[]any{accountID, accountID, accountID}},
+			[]any{accountID, accountID, accountID, accountID}},
 		// Deleted at once, without an operation; their projects are about to go.
 		{`UPDATE servers SET deleted_at = ? WHERE account_id = ? AND deleted_at IS NULL`, []any{ms(at), accountID}},
 		{`UPDATE servers SET operation_id = NULL WHERE account_id = ? AND operation_id IS NOT NULL`, id},
@@ -53,6 +62,7 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM server_keys WHERE server_id IN (SELECT id FROM servers WHERE account_id = ?)`, id},
 		{`DELETE FROM metric_samples WHERE server_id IN (SELECT id FROM servers WHERE account_id = ?)`, id},
 		{`DELETE FROM snapshots WHERE account_id = ?`, id},
+		{`DELETE FROM volumes WHERE account_id = ?`, id},
 		{`DELETE FROM operations WHERE account_id = ?`, id},
 		{`DELETE FROM meters WHERE account_id = ?`, id},
 		{`DELETE FROM transactions WHERE account_id = ?`, id},

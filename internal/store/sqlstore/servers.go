@@ -168,21 +168,41 @@ func (q queries) DeleteServer(ctx context.Context, id int64, at time.Time) error
 // ---- operations ----
 
 func (q queries) StartOperation(ctx context.Context, op hosting.Operation) (int64, error) {
-	id, err := q.insert(ctx, `INSERT INTO operations (account_id, server_id, type, action, snapshot_id, image_id, plan_id, upgrade_disk, after_status, status, started_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		op.AccountID, op.ServerID, string(op.Type), string(op.Action), op.SnapshotID, op.ImageID, op.PlanID, b2i(op.UpgradeDisk), string(op.AfterStatus),
-		string(hosting.OpRunning), ms(op.StartedAt))
+	var server any // NULL for a volume's operation that concerns no server
+	if op.ServerID != 0 {
+		server = op.ServerID
+	}
+	id, err := q.insert(ctx, `INSERT INTO operations (account_id, server_id, type, action, snapshot_id, image_id, plan_id, upgrade_disk,
+		after_status, volume_id, size_gb, automount, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		op.AccountID, server, string(op.Type), string(op.Action), op.SnapshotID, op.ImageID, op.PlanID, b2i(op.UpgradeDisk), string(op.AfterStatus),
+		op.VolumeID, op.SizeGB, b2i(op.Automount), string(hosting.OpRunning), ms(op.StartedAt))
 	if err != nil {
 		return 0, err
 	}
-	res, err := q.q.ExecContext(ctx, `UPDATE servers SET operation_id = ? WHERE id = ? AND operation_id IS NULL`, id, op.ServerID)
-	if err != nil {
-		return 0, err
+	if op.ServerID != 0 {
+		if err := q.markBusy(ctx, "servers", op.ServerID, id); err != nil {
+			return 0, err
+		}
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return 0, store.ErrConflict
+	if op.VolumeID != nil {
+		if err := q.markBusy(ctx, "volumes", *op.VolumeID, id); err != nil {
+			return 0, err
+		}
 	}
 	return id, nil
+}
+
+// markBusy makes the row id of table (servers or volumes) busy with operation op;
+// ErrConflict when it is busy already.
+func (q queries) markBusy(ctx context.Context, table string, id, op int64) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE `+table+` SET operation_id = ? WHERE id = ? AND operation_id IS NULL`, op, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return store.ErrConflict
+	}
+	return nil
 }
 
 func (q queries) FinishOperation(ctx context.Context, id int64, status hosting.OpStatus, errText string, at time.Time) error {
@@ -191,6 +211,9 @@ func (q queries) FinishOperation(ctx context.Context, id int64, status hosting.O
 		return err
 	}
 	if _, err := q.q.ExecContext(ctx, `UPDATE servers SET operation_id = NULL WHERE operation_id = ?`, id); err != nil {
+		return err
+	}
+	if _, err := q.q.ExecContext(ctx, `UPDATE volumes SET operation_id = NULL WHERE operation_id = ?`, id); err != nil {
 		return err
 	}
 	if q.d == dialectPostgres {
@@ -206,18 +229,20 @@ func (q queries) FinishOperation(ctx context.Context, id int64, status hosting.O
 // that ended is notified.
 const OperationEndedChannel = "berth_operation_ended"
 
-const opCols = `id, account_id, server_id, type, action, snapshot_id, image_id, plan_id, upgrade_disk, after_status, status, error, started_at, finished_at`
+const opCols = `id, account_id, server_id, type, action, snapshot_id, image_id, plan_id, upgrade_disk, after_status, volume_id, size_gb,
+	automount, status, error, started_at, finished_at`
 
 func scanOp(sc func(...any) error) (hosting.Operation, error) {
 	var o hosting.Operation
 	var started int64
-	var finished, snapshot, image, plan sql.NullInt64
-	if err := sc(&o.ID, &o.AccountID, &o.ServerID, &o.Type, &o.Action, &snapshot, &image, &plan, &o.UpgradeDisk, &o.AfterStatus,
-		&o.Status, &o.Error, &started, &finished); err != nil {
+	var finished, server, snapshot, image, plan, volume sql.NullInt64
+	if err := sc(&o.ID, &o.AccountID, &server, &o.Type, &o.Action, &snapshot, &image, &plan, &o.UpgradeDisk, &o.AfterStatus,
+		&volume, &o.SizeGB, &o.Automount, &o.Status, &o.Error, &started, &finished); err != nil {
 		return o, notFound(err)
 	}
+	o.ServerID = server.Int64 // 0: none
 	o.StartedAt, o.FinishedAt = fromMS(started), fromNullMS(finished)
-	o.SnapshotID, o.ImageID, o.PlanID = nullInt(snapshot), nullInt(image), nullInt(plan)
+	o.SnapshotID, o.ImageID, o.PlanID, o.VolumeID = nullInt(snapshot), nullInt(image), nullInt(plan), nullInt(volume)
 	return o, nil
 }
 

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,15 +125,19 @@ func (q queries) WebhookDeliveries(ctx context.Context, accountID, webhookID int
 	return ds, total, q.attemptsOf(ctx, ds)
 }
 
-// attemptsOf fills the Log of each of ds.
+// attemptsOf fills the Log of each of ds with its latest hosting.MaxAttemptsShown
+// attempts, oldest first: redeliveries add attempts without end, and a page of 50
+// deliveries must stay bounded.
 func (q queries) attemptsOf(ctx context.Context, ds []hosting.WebhookDelivery) error {
 	ids := make([]any, len(ds))
 	at := map[int64]int{}
 	for i, d := range ds {
 		ids[i], at[d.ID] = d.ID, i
 	}
-	rows, err := q.q.QueryContext(ctx, `SELECT id, delivery_id, at, status, latency_ms, answer, reason FROM webhook_attempts
-		WHERE delivery_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) ORDER BY id`, ids...)
+	rows, err := q.q.QueryContext(ctx, `SELECT id, delivery_id, at, status, latency_ms, answer, reason FROM (
+		SELECT *, ROW_NUMBER() OVER (PARTITION BY delivery_id ORDER BY id DESC) AS newest FROM webhook_attempts
+		WHERE delivery_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)) latest WHERE newest <= `+strconv.Itoa(hosting.MaxAttemptsShown)+` ORDER BY id`,
+		ids...)
 	as, err := collect(rows, err, scanAttempt)
 	for _, a := range as {
 		ds[at[a.DeliveryID]].Log = append(ds[at[a.DeliveryID]].Log, a)

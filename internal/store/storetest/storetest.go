@@ -989,6 +989,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ConsoleSessions", func(t *testing.T) { consoleSessions(t, open) })
 	t.Run("Events", func(t *testing.T) { events(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { webhooks(t, open) })
+	t.Run("Volumes", func(t *testing.T) { volumes(t, open) })
 
 	t.Run("OperatorReads", func(t *testing.T) {
 		s := open(t)

@@ -127,6 +127,12 @@ func webhooks(t *testing.T, open func(t *testing.T) store.Store) {
 		if page, total, _ := s.WebhookDeliveries(ctx, a, w, 2, 2); total != 3 || len(page) != 1 || page[0].ID != ids[0] || len(page[0].Log) != 0 {
 			t.Errorf("second page %+v", page)
 		}
+		// Redelivered again and again: only the latest attempts are shown.
+		_, many := deliver(t, s, a, w, hosting.MaxAttemptsShown+5)
+		if d, err := s.WebhookDelivery(ctx, a, many); err != nil || len(d.Log) != hosting.MaxAttemptsShown ||
+			d.Log[0].Status != 505 || d.Log[len(d.Log)-1].Status != 500+hosting.MaxAttemptsShown+4 {
+			t.Errorf("a delivery of %d attempts shows %d (%v)", hosting.MaxAttemptsShown+5, len(d.Log), err)
+		}
 		if page, total, _ := s.WebhookDeliveries(ctx, b, w, 2, 0); total != 0 || len(page) != 0 {
 			t.Errorf("another account's page %+v, %d", page, total)
 		}
