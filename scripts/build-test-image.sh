@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds Berth's tiny bootable test image (a ~10 MiB qcow2) from Debian packages only:
-# Debian's kernel, busybox-static as init in an initramfs (scripts/test-image/init), the
-# virtio/cdrom/ACPI modules it needs, on a FAT16 partition booted by syslinux.
+# Builds Berth's tiny bootable test image (a ~12 MiB qcow2) from Debian packages only:
+# Debian's kernel, busybox-static as init in an initramfs (scripts/test-image/init, with
+# a udev of its own for block devices, scripts/test-image/udev and udevadm), the
+# virtio/cdrom/ACPI modules it needs (and virtio-scsi, ext4 and xfs for volumes), on a
+# FAT16 partition booted by syslinux.
 # No loop devices or mounts: sfdisk, mkfs.vfat, mcopy and syslinux's mtools installer.
 #
 #   scripts/build-test-image.sh [OUT.qcow2]     (default: /var/lib/berth/test-image.qcow2)
@@ -33,10 +35,13 @@ mkdir -p "$root/bin" "$root/lib/modules"
 cp /bin/busybox "$root/bin/busybox"
 [[ $(file "$root/bin/busybox" 2>/dev/null) == *dynamic* ]] && { echo "build-test-image: /bin/busybox is dynamic; install busybox-static" >&2; exit 1; }
 install -m 0755 "$here/test-image/init" "$root/init"
+mkdir -p "$root/lib/berth" "$root/sbin"
+install -m 0755 "$here/test-image/udev" "$root/lib/berth/udev"
+install -m 0755 "$here/test-image/udevadm" "$root/sbin/udevadm"
 
 # Modules in load order (dependencies first), each once.
 : >"$root/modules.load"
-for m in virtio_pci virtio_blk virtio_net virtio_console ata_piix ata_generic sr_mod isofs evdev button; do
+for m in virtio_pci virtio_blk virtio_net virtio_console virtio_scsi sd_mod ata_piix ata_generic sr_mod isofs ext4 xfs evdev button; do
 	modprobe -d / -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1=="insmod"{print $2}'
 done | awk '!seen[$0]++' | while read -r ko; do
 	rel=${ko#*/lib/modules/$kver/}

@@ -159,7 +159,7 @@ func each[X, Y any](xs []X, f func(X) Y) []Y {
 func adminCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
 	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g), storeCmd(g))
-	cmd.AddCommand(hostCmd(g), imageCmd(g), poolCmd(g)) // libvirt driver
+	cmd.AddCommand(hostCmd(g), imageCmd(g), poolCmd(g), volumePoolCmd(g)) // libvirt driver
 	return cmd
 }
 

@@ -206,6 +206,8 @@ func TestAdminOutputs(t *testing.T) {
 			"--ipv6-prefix", "2001:db8:77::/64", "--dns", "9.9.9.9,149.112.112.112"}},
 		{name: "pool add (no dns)", args: []string{"admin", "pool", "add", "--location", "2", "--cidr", "10.78.0.0/24", "--gateway", "10.78.0.1"}},
 		{name: "pool list", args: []string{"admin", "pool", "list"}},
+		{name: "volume-pool list (none)", args: []string{"admin", "volume-pool", "list"}},
+		{name: "volume-pool set (no host)", args: []string{"admin", "volume-pool", "set", "--location", "1", "--pool", "berth"}, fails: true},
 		{name: "audit list", args: []string{"admin", "audit", "list"}},
 		{name: "audit list --account", args: []string{"admin", "audit", "list", "--account", "1", "--limit", "2"}},
 		{name: "server suspend (none)", args: []string{"admin", "server", "suspend", "1"}, fails: true},
@@ -264,6 +266,9 @@ func TestAdminHostOutputs(t *testing.T) {
 		{name: "host accel", args: []string{"admin", "host", "accel", "1", "tcg"}},
 		{name: "host list", args: []string{"admin", "host", "list", "--location", "1"}},
 		{name: "image import", args: []string{"admin", "image", "import", img, "--location", "1", "--image", "1"}},
+		{name: "volume-pool set (no such pool)", args: []string{"admin", "volume-pool", "set", "--location", "1", "--pool", "berth-none"}, fails: true},
+		{name: "volume-pool set", args: []string{"admin", "volume-pool", "set", "--location", "1", "--pool", e.Pool}},
+		{name: "volume-pool list", args: []string{"admin", "volume-pool", "list", "--location", "1"}},
 	} {
 		out := o.run(s)
 		if s.name == "image import" {

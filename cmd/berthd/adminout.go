@@ -201,3 +201,17 @@ func poolOf(p libvirtdriver.Pool) poolOut {
 	return poolOut{CIDR: p.CIDR, DNS: p.DNS, First: p.First, Gateway: p.Gateway, ID: p.ID, IPv6Prefix: p.IPv6Prefix,
 		Last: p.Last, LocationID: p.LocationID, Size: p.Size, Used: p.Used}
 }
+
+// volumePoolOut is a location's volume pool: type, from volume-pool set only, is the
+// pool's libvirt type (dir, netfs, rbd, ...).
+type volumePoolOut struct {
+	LocationID int64     `json:"location_id"`
+	Pool       string    `json:"pool"`
+	SetAt      time.Time `json:"set_at"`
+	Type       string    `json:"type,omitempty"`
+	Volumes    int       `json:"volumes"`
+}
+
+func volumePoolOf(p libvirtdriver.VolumePool) volumePoolOut {
+	return volumePoolOut{LocationID: p.LocationID, Pool: p.Pool, SetAt: p.SetAt, Type: p.Type, Volumes: p.Volumes}
+}

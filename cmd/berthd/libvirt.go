@@ -199,3 +199,43 @@ func poolCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(add, list)
 	return cmd
 }
+
+func volumePoolCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "volume-pool", Short: "Storage pools of the libvirt driver's volumes (one per location)"}
+	var location int64
+	var pool string
+	set := &cobra.Command{
+		Use:   "set",
+		Short: "Name the storage pool a location's new volumes go into (active and shared on every host of the location)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withLibvirt(cmd, func(ctx context.Context, a *app.App, d *libvirtdriver.Driver) (any, error) {
+				if err := hasLocation(ctx, a, location); err != nil {
+					return nil, err
+				}
+				p, err := d.SetVolumePool(ctx, location, pool)
+				return volumePoolOf(p), err
+			})
+		},
+	}
+	idFlag(set, &location, "location", "location id (required)")
+	set.Flags().StringVar(&pool, "pool", "", "libvirt storage pool (dir for one host; netfs or rbd shared by several) (required)")
+	_ = set.MarkFlagRequired("pool")
+	var only int64
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the locations' volume pools with how many volumes each holds",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withDriver(cmd, func(ctx context.Context, d *libvirtdriver.Driver) (any, error) {
+				ps, err := d.VolumePools(ctx, only)
+				return struct {
+					Pools []volumePoolOut `json:"volume_pools"`
+				}{each(ps, volumePoolOf)}, err
+			})
+		},
+	}
+	list.Flags().Int64Var(&only, "location", 0, "only this location's pool")
+	cmd.AddCommand(set, list)
+	return cmd
+}

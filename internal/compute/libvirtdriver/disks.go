@@ -86,6 +86,9 @@ func (d *Driver) Resize(ctx context.Context, key, name string, size compute.Size
 // applySize makes the domain's definition and disk match m's size and limits (the
 // disk only grows; live grows a running domain's disk in place) and records them.
 func (d *Driver) applySize(ctx context.Context, m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain, live bool) error {
+	if err := d.withVolumes(ctx, &m); err != nil {
+		return err
+	}
 	x, err := d.domainXML(m, h, dom.UUID)
 	if err != nil {
 		return err
@@ -126,23 +129,8 @@ func (d *Driver) applySize(ctx context.Context, m machine, h host, l *libvirt.Li
 // with the snapshot (its memory image included), in whole GB.
 func (d *Driver) Snapshot(ctx context.Context, key, name, snap string, withMemory bool) (int, error) {
 	res, err := d.step(ctx, key, name, "snapshot:"+snap, func(m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain) (string, error) {
-		if _, err := l.DomainSnapshotLookupByName(dom, snap, 0); isCode(err, libvirt.ErrNoDomainSnapshot) {
-			on, err := d.active(l, h, dom)
-			if err != nil {
-				return "", err
-			}
-			if withMemory && !on {
-				return "", fmt.Errorf("%w: a memory snapshot needs a running machine; %s is stopped", compute.ErrFailed, name)
-			}
-			desc := descDisk
-			if withMemory {
-				desc = descMemory
-			}
-			if _, err := l.DomainSnapshotCreateXML(dom, snapshotXML(snap, desc), uint32(libvirt.DomainSnapshotCreateAtomic)); err != nil {
-				return "", d.lv(h, "create snapshot", err)
-			}
-		} else if err != nil {
-			return "", d.lv(h, "lookup snapshot", err)
+		if err := d.createSnapshot(ctx, m, h, l, dom, snap, withMemory); err != nil {
+			return "", err
 		}
 		pool, err := l.StoragePoolLookupByName(h.Pool)
 		if err != nil {
@@ -168,12 +156,73 @@ func (d *Driver) Snapshot(ctx context.Context, key, name, snap string, withMemor
 	return max(size, 1), nil
 }
 
+// createSnapshot takes the snapshot unless it exists. libvirt's internal snapshots
+// take every disk of a domain, and a volume's raw disk can hold none: a stopped
+// machine with volumes is snapshotted with a definition without them (which the
+// snapshot keeps: its restore brings back no attachment of the past), given back
+// after; a running one cannot be (compute.ErrFailed; docs/drivers.md, "libvirt:
+// volumes").
+func (d *Driver) createSnapshot(ctx context.Context, m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain, snap string, withMemory bool) error {
+	if err := d.withVolumes(ctx, &m); err != nil {
+		return err
+	}
+	_, err := l.DomainSnapshotLookupByName(dom, snap, 0)
+	if err != nil && !isCode(err, libvirt.ErrNoDomainSnapshot) {
+		return d.lv(h, "lookup snapshot", err)
+	}
+	if err == nil && len(m.Volumes) == 0 {
+		return nil
+	}
+	if err == nil {
+		return d.define(m, h, l, dom) // taken before: the volumes may wait to be given back
+	}
+	on, err := d.active(l, h, dom)
+	if err != nil {
+		return err
+	}
+	if withMemory && !on {
+		return fmt.Errorf("%w: a memory snapshot needs a running machine; %s is stopped", compute.ErrFailed, m.Name)
+	}
+	if on && len(m.Volumes) > 0 {
+		return fmt.Errorf("%w: %s runs with volumes attached, and libvirt snapshots a running machine only with all its disks; stop it or detach its volumes",
+			compute.ErrFailed, m.Name)
+	}
+	if len(m.Volumes) > 0 {
+		bare := m
+		bare.Volumes = nil
+		if err := d.define(bare, h, l, dom); err != nil {
+			return err
+		}
+	}
+	desc := descDisk
+	if withMemory {
+		desc = descMemory
+	}
+	if _, err := l.DomainSnapshotCreateXML(dom, snapshotXML(snap, desc), uint32(libvirt.DomainSnapshotCreateAtomic)); err != nil {
+		return d.lv(h, "create snapshot", err)
+	}
+	if len(m.Volumes) == 0 {
+		return nil
+	}
+	return d.define(m, h, l, dom)
+}
+
+// define writes m's definition (with m.Volumes) over the domain's.
+func (d *Driver) define(m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain) error {
+	x, err := d.domainXML(m, h, dom.UUID)
+	if err != nil {
+		return err
+	}
+	_, err = l.DomainDefineXML(x)
+	return d.lv(h, "define domain", err)
+}
+
 var diskGen = regexp.MustCompile(`-disk-(\d+)\.qcow2$`)
 
 // Restore implements compute.Driver. A memory snapshot resumes the guest where it
 // was; a disk-only one ends in state after (one taken of a running machine holds its
-// memory too, which is discarded: the guest is reset). The machine keeps its current
-// vCPUs, memory and disk size, as a resize left them.
+// memory too, which is discarded: the guest boots again). The machine keeps its
+// current vCPUs, memory and disk size, as a resize left them, and its volumes.
 func (d *Driver) Restore(ctx context.Context, key, name, snap string, after compute.State) error {
 	_, err := d.step(ctx, key, name, "restore:"+snap, func(m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain) (string, error) {
 		s, err := l.DomainSnapshotLookupByName(dom, snap, 0)
@@ -192,28 +241,21 @@ func (d *Driver) Restore(ctx context.Context, key, name, snap string, after comp
 			return "", err
 		}
 		withMemory := ps.State == "running" || ps.State == "paused"
+		// A memory snapshot resumes the guest; any other restores the disk alone, and
+		// the machine starts afterwards (when asked) from its current definition.
+		resume := withMemory && ps.Description != descDisk
 		flags := libvirt.DomainSnapshotRevertForce
-		switch {
-		case withMemory && ps.Description != descDisk:
+		if resume {
 			flags |= libvirt.DomainSnapshotRevertRunning
-		case withMemory:
+		} else if withMemory {
 			flags |= libvirt.DomainSnapshotRevertPaused
-		case after == compute.StateRunning:
-			flags |= libvirt.DomainSnapshotRevertRunning
 		}
 		d.keepCounters(ctx, m, h, l, dom)
 		if err := l.DomainRevertToSnapshot(s, uint32(flags)); err != nil {
 			return "", d.lv(h, "revert to snapshot", err)
 		}
-		if withMemory && ps.Description == descDisk {
-			if after == compute.StateRunning {
-				if err := l.DomainReset(dom, 0); err != nil {
-					return "", d.lv(h, "reset domain", err)
-				}
-				if err := l.DomainResume(dom); err != nil {
-					return "", d.lv(h, "resume domain", err)
-				}
-			} else if err := l.DomainDestroyFlags(dom, libvirt.DomainDestroyDefault); err != nil {
+		if withMemory && !resume {
+			if err := l.DomainDestroyFlags(dom, libvirt.DomainDestroyDefault); err != nil {
 				return "", d.lv(h, "destroy domain", err)
 			}
 		}
@@ -223,13 +265,34 @@ func (d *Driver) Restore(ctx context.Context, key, name, snap string, after comp
 				m.Gen, _ = strconv.Atoi(g[1])
 			}
 		}
-		on, err := d.active(l, h, dom)
-		if err != nil {
-			return "", err
-		}
-		return "", d.applySize(ctx, m, h, l, dom, on)
+		return "", d.afterRevert(ctx, m, h, l, dom, resume, after == compute.StateRunning)
 	})
 	return err
+}
+
+// afterRevert gives a reverted domain the machine's current definition: its size and
+// the volumes attached now (a snapshot holds none: createSnapshot), hot-plugged into
+// a guest that resumed from its memory; then starts it when start.
+func (d *Driver) afterRevert(ctx context.Context, m machine, h host, l *libvirt.Libvirt, dom libvirt.Domain, resumed, start bool) error {
+	if err := d.applySize(ctx, m, h, l, dom, resumed); err != nil {
+		return err
+	}
+	if resumed {
+		vols, err := d.attached(ctx, m.Name)
+		if err != nil {
+			return err
+		}
+		for _, v := range vols {
+			if err := d.plug(l, h, dom, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if start {
+		return d.ensureRunning(l, h, dom)
+	}
+	return nil
 }
 
 // DeleteSnapshot implements compute.Driver.

@@ -3,13 +3,18 @@
 // (github.com/digitalocean/go-libvirt, no cgo).
 //
 // What it keeps where:
-//   - Berth's database (tables libvirt_*, migration 00007): hosts, imported base images,
-//     address pools and the addresses held, every machine Berth created (host, size,
-//     addresses, the install generation) and the operation-step keys applied.
+//   - Berth's database (tables libvirt_*, the driver's own migration line): hosts,
+//     imported base images, address pools and the addresses held, every machine Berth
+//     created (host, size, addresses, the install generation), each location's volume
+//     pool and every volume (its pool, size, the machine it is attached to), and the
+//     operation-step keys applied.
 //   - Each host: a domain per machine named Prefix+name and carrying Berth's metadata
 //     element, and in the host's storage pool the machine's disk (a qcow2 overlay on the
 //     base image, sized to the plan) and its cloud-init NoCloud seed (an ISO9660 volume).
 //     Snapshots are libvirt internal snapshots (with memory when asked).
+//   - Each location's volume pool (shared by its hosts): the volumes, raw, attached to
+//     a domain as a virtio-scsi controller and disk each (docs/drivers.md, "libvirt:
+//     volumes").
 //
 // A domain is touched only when Berth's database has its machine and the domain
 // carries the marker: domains Berth did not create are never changed.
@@ -282,6 +287,9 @@ type machine struct {
 	Limits                  compute.Limits
 	Destroyed               bool
 	Counters                compute.Stats
+	// Volumes are the volumes attached to it, which its definition holds: set by
+	// withVolumes before a definition is written.
+	Volumes []volume
 }
 
 func (m machine) diskVolume() string { return fmt.Sprintf("%s-disk-%d.qcow2", m.Domain, m.Gen) }

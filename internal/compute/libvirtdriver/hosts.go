@@ -526,7 +526,7 @@ func (d *Driver) network(ctx context.Context, m machine) (netConfig, error) {
 	return n, nil
 }
 
-// forget records a destroyed machine and releases its addresses.
+// forget records a destroyed machine and releases its addresses and volumes.
 func (d *Driver) forget(ctx context.Context, m machine, key string) error {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -537,6 +537,10 @@ func (d *Driver) forget(ctx context.Context, m machine, key string) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, d.rebind(`DELETE FROM libvirt_addresses WHERE machine = ?`), m.Name); err != nil {
+		return err
+	}
+	// Its volumes stay, detached: the domain that held them is gone.
+	if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE libvirt_volumes SET machine = '', automount = 0 WHERE machine = ?`), m.Name); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO libvirt_keys (machine, op_key, event, result, at) VALUES (?, ?, 'destroy', '', ?)

@@ -128,6 +128,9 @@ func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m mach
 		return dom, err
 	}
 	t.step("seed_upload")
+	if err := d.withVolumes(ctx, &m); err != nil {
+		return dom, err
+	}
 	x, err := d.domainXML(m, h, uuid)
 	if err != nil {
 		return dom, err
@@ -307,7 +310,8 @@ func (d *Driver) Reset(ctx context.Context, key, name string) error {
 }
 
 // Destroy implements compute.Driver: the domain is stopped and undefined with its
-// snapshots, every volume of the machine is deleted and its addresses are released.
+// snapshots, the machine's disks and seeds are deleted and its addresses released;
+// the volumes attached to it are detached, never deleted.
 func (d *Driver) Destroy(ctx context.Context, key, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -51,21 +51,7 @@ func (s Seed) Files() (metaData, userData, networkConfig []byte) {
 			fmt.Fprintf(&u, "      - %s\n", q(strings.TrimSpace(k)))
 		}
 	}
-	if len(s.Scripts) > 0 {
-		u.WriteString("write_files:\n")
-		for i, sc := range s.Scripts {
-			fmt.Fprintf(&u, "  - path: %s\n    permissions: \"0700\"\n    encoding: \"b64\"\n    content: %s\n",
-				q(scriptPath(i)), q(base64.StdEncoding.EncodeToString([]byte(sc))))
-		}
-		u.WriteString("runcmd:\n")
-		for i, sc := range s.Scripts {
-			if strings.HasPrefix(sc, "#!") {
-				fmt.Fprintf(&u, "  - [%s]\n", q(scriptPath(i)))
-			} else {
-				fmt.Fprintf(&u, "  - [\"/bin/sh\", %s]\n", q(scriptPath(i)))
-			}
-		}
-	}
+	s.writeFiles(&u)
 
 	var n bytes.Buffer
 	n.WriteString("version: 2\nethernets:\n  eth0:\n")
@@ -88,6 +74,35 @@ func (s Seed) Files() (metaData, userData, networkConfig []byte) {
 		}
 	}
 	return m.Bytes(), u.Bytes(), n.Bytes()
+}
+
+// writeFiles writes user-data's write_files and runcmd. Every machine gets the
+// volumes' automount hook (volumehook.go); the first boot has udev run it for the
+// volumes there, before the scripts (which may use them).
+func (s Seed) writeFiles(u *bytes.Buffer) {
+	u.WriteString("write_files:\n")
+	writeFile := func(path, mode, content string) {
+		fmt.Fprintf(u, "  - path: %s\n    permissions: %s\n    encoding: \"b64\"\n    content: %s\n",
+			q(path), q(mode), q(base64.StdEncoding.EncodeToString([]byte(content))))
+	}
+	writeFile(volumeRulePath, "0644", volumeRule)
+	writeFile(volumeHookPath, "0755", volumeHook)
+	for i, sc := range s.Scripts {
+		writeFile(scriptPath(i), "0700", sc)
+	}
+	u.WriteString("runcmd:\n")
+	trigger := make([]string, len(volumeTrigger))
+	for i, a := range volumeTrigger {
+		trigger[i] = q(a)
+	}
+	fmt.Fprintf(u, "  - [%s]\n", strings.Join(trigger, ", "))
+	for i, sc := range s.Scripts {
+		if strings.HasPrefix(sc, "#!") {
+			fmt.Fprintf(u, "  - [%s]\n", q(scriptPath(i)))
+		} else {
+			fmt.Fprintf(u, "  - [\"/bin/sh\", %s]\n", q(scriptPath(i)))
+		}
+	}
 }
 
 func scriptPath(i int) string { return fmt.Sprintf("/var/lib/berth/first-boot-%d.sh", i+1) }

@@ -2,6 +2,7 @@ package libvirtdriver
 
 import (
 	"bytes"
+	"encoding/base64"
 	"io"
 	"strings"
 	"testing"
@@ -86,5 +87,46 @@ func TestDomainXMLRoundTrip(t *testing.T) {
 	}
 	if _, err := d.domainXML(machine{Name: "x'y", Domain: "x", IPv4: "10.77.0.10/24"}, host{}, [16]byte{}); err == nil {
 		t.Fatal("a quote went into the domain XML")
+	}
+}
+
+// Every machine's first boot installs the volumes' automount hook (a udev rule and
+// the script it runs), as cloud-init writes files, and has udev run it for the disks
+// there first, before any first-boot script (which may use the volumes).
+func TestSeedVolumeHook(t *testing.T) {
+	t.Parallel()
+	for _, scripts := range [][]string{nil, {"echo app"}} {
+		_, ud, _ := Seed{InstanceID: "i-1", Hostname: "server-x", Scripts: scripts}.Files()
+		files := map[string]string{}
+		var order []string
+		var path string
+		for _, line := range strings.Split(string(ud), "\n") {
+			line = strings.TrimSpace(line)
+			if p, ok := strings.CutPrefix(line, "- path: "); ok {
+				path = strings.Trim(p, `"`)
+				order = append(order, path)
+			}
+			if c, ok := strings.CutPrefix(line, "content: "); ok {
+				b, err := base64.StdEncoding.DecodeString(strings.Trim(c, `"`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[path] = string(b)
+			}
+		}
+		if files[volumeRulePath] != volumeRule || files[volumeHookPath] != volumeHook {
+			t.Errorf("scripts %q: user-data lacks the volume hook:\n%s", scripts, ud)
+		}
+		if len(order) != 2+len(scripts) || order[0] != volumeRulePath || order[1] != volumeHookPath {
+			t.Errorf("scripts %q: files written %q", scripts, order)
+		}
+		_, runcmd, _ := strings.Cut(string(ud), "runcmd:\n")
+		want := `  - ["udevadm", "trigger", "--action=add", "--subsystem-match=block"]` + "\n"
+		if !strings.HasPrefix(runcmd, want) || strings.Count(runcmd, "\n") != 1+len(scripts) {
+			t.Errorf("scripts %q: runcmd\n%s\nwant the trigger first, then the scripts", scripts, runcmd)
+		}
+	}
+	if !strings.Contains(volumeRule, `RUN+="`+volumeHookPath+` add %k $env{ID_SERIAL_SHORT}"`) {
+		t.Errorf("the rule does not run the hook:\n%s", volumeRule)
 	}
 }

@@ -18,5 +18,6 @@ func Storage() compute.Storage {
 		panic(err) // the directory is embedded above
 	}
 	return compute.Storage{Line: "libvirt", Migrations: sub,
-		Tables: []string{"libvirt_hosts", "libvirt_images", "libvirt_address_pools", "libvirt_addresses", "libvirt_machines", "libvirt_keys"}}
+		Tables: []string{"libvirt_hosts", "libvirt_images", "libvirt_address_pools", "libvirt_addresses", "libvirt_machines", "libvirt_keys",
+			"libvirt_volume_pools", "libvirt_volumes"}}
 }

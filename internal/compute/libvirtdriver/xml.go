@@ -67,6 +67,10 @@ var domainTmpl = template.Must(template.New("domain").Parse(`<domain type='{{.Ty
       <target dev='hdc' bus='ide'/>
       <readonly/>
     </disk>
+{{- range .Volumes}}
+    {{.Controller}}
+    {{.Disk}}
+{{- end}}
     <interface type='bridge'>
       <source bridge='{{.Bridge}}'/>
       <mac address='{{.MAC}}'/>
@@ -111,6 +115,8 @@ type domainVars struct {
 	DiskBytes int64 // bytes per second
 	// Filter is the NIC's traffic filter ("": none), with the machine's addresses.
 	Filter, IPv4, IPv6 string
+	// Volumes are the definitions of the volumes attached (volumeDevice).
+	Volumes []struct{ Controller, Disk string }
 }
 
 // ConsoleLog is where a host writes a machine's serial console (” when the host
@@ -143,6 +149,13 @@ func (d *Driver) domainXML(m machine, h host, uuid libvirt.UUID) (string, error)
 	}
 	if uuid != (libvirt.UUID{}) {
 		v.UUID = formatUUID(uuid)
+	}
+	for i, vol := range m.Volumes {
+		c, k, err := vol.device(i, scsiDev(i)).xml()
+		if err != nil {
+			return "", err
+		}
+		v.Volumes = append(v.Volumes, struct{ Controller, Disk string }{c, k})
 	}
 	for _, s := range []string{v.Name, v.Domain, v.Pool, v.Bridge, v.ConsoleLog, v.IPv4, v.IPv6} {
 		if strings.ContainsAny(s, `'"<>&`) {
@@ -274,4 +287,132 @@ func volumeXML(name string, capacity uint64, format, backingPath string) string 
 	}
 	b.WriteString("</volume>")
 	return b.String()
+}
+
+// volumeDevice is how a volume appears in a domain: a virtio-scsi controller of its
+// own (a PCI device: taking it away is a hot-unplug the guest must acknowledge, so a
+// guest can keep a volume it has not released; docs/drivers.md, "libvirt: volumes")
+// with the volume's disk on it, of vendor BERTH, product Volume and serial the
+// volume's id. The disk's SCSI target tells the guest whether to mount it: 1 when
+// the attach asked for automount, 0 when not.
+type volumeDevice struct {
+	Controller, Disk string // the two devices' aliases
+	Index            int    // the controller's index in the domain
+	Dev              string // the disk's target name in the domain (sdX)
+	Pool, PoolVolume string
+	ID               int64
+	Target           int
+}
+
+var volumeTmpl = template.Must(template.New("controller").Parse(`<controller type='scsi' index='{{.Index}}' model='virtio-scsi'>
+      <alias name='{{.Controller}}'/>
+    </controller>`))
+
+var _ = template.Must(volumeTmpl.New("disk").Parse(`<disk type='volume' device='disk'>
+      <driver name='qemu' type='raw' discard='unmap'/>
+      <source pool='{{.Pool}}' volume='{{.PoolVolume}}'/>
+      <target dev='{{.Dev}}' bus='scsi'/>
+      <serial>{{.ID}}</serial>
+      <vendor>BERTH</vendor>
+      <product>Volume</product>
+      <alias name='{{.Disk}}'/>
+      <address type='drive' controller='{{.Index}}' bus='0' target='{{.Target}}' unit='0'/>
+    </disk>`))
+
+// xml is the device's controller and disk definitions.
+func (v volumeDevice) xml() (controller, disk string, err error) {
+	for _, s := range []string{v.Pool, v.PoolVolume, v.Controller, v.Disk, v.Dev} {
+		if s == "" || strings.ContainsAny(s, `'"<>&`) {
+			return "", "", fmt.Errorf("libvirtdriver: %q cannot go into a volume's definition", s)
+		}
+	}
+	var c, k bytes.Buffer
+	if err := volumeTmpl.ExecuteTemplate(&c, "controller", v); err != nil {
+		return "", "", err
+	}
+	err = volumeTmpl.ExecuteTemplate(&k, "disk", v)
+	return c.String(), k.String(), err
+}
+
+// scsiDev is the nth SCSI disk's target name: sda, ..., sdz, sdaa, ...
+func scsiDev(n int) string {
+	s := ""
+	for n++; n > 0; n = (n - 1) / 26 {
+		s = string(rune('a'+(n-1)%26)) + s
+	}
+	return "sd" + s
+}
+
+// devices is what Berth reads of a definition's (live or inactive) controllers and
+// disks when it plugs or unplugs a volume.
+type devices struct {
+	Controllers []struct {
+		Type  string `xml:"type,attr"`
+		Index int    `xml:"index,attr"`
+		Alias struct {
+			Name string `xml:"name,attr"`
+		} `xml:"alias"`
+	} `xml:"devices>controller"`
+	Disks []struct {
+		Target struct {
+			Dev string `xml:"dev,attr"`
+		} `xml:"target"`
+		Alias struct {
+			Name string `xml:"name,attr"`
+		} `xml:"alias"`
+	} `xml:"devices>disk"`
+}
+
+func parseDevices(s string) (devices, error) {
+	var ds devices
+	err := xml.Unmarshal([]byte(s), &ds)
+	return ds, err
+}
+
+// disk is the target name of the disk of that alias.
+func (ds devices) disk(alias string) (dev string, ok bool) {
+	for _, k := range ds.Disks {
+		if k.Alias.Name == alias {
+			return k.Target.Dev, true
+		}
+	}
+	return "", false
+}
+
+// controller is the index of the controller of that alias.
+func (ds devices) controller(alias string) (index int, ok bool) {
+	for _, c := range ds.Controllers {
+		if c.Alias.Name == alias {
+			return c.Index, true
+		}
+	}
+	return 0, false
+}
+
+// freeIndex is the lowest index no SCSI controller has.
+func (ds devices) freeIndex() int {
+	used := map[int]bool{}
+	for _, c := range ds.Controllers {
+		if c.Type == "scsi" {
+			used[c.Index] = true
+		}
+	}
+	i := 0
+	for used[i] {
+		i++
+	}
+	return i
+}
+
+// freeDev is the first SCSI target name no disk has.
+func (ds devices) freeDev() string {
+	used := map[string]bool{}
+	for _, k := range ds.Disks {
+		used[k.Target.Dev] = true
+	}
+	i := 0
+	for used[scsiDev(i)] {
+		i++
+	}
+	return scsiDev(i)
 }

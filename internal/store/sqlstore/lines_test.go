@@ -232,7 +232,7 @@ func TestReadyNeedsEveryLine(t *testing.T) {
 	if err := db.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.WriteDB().Exec(`DELETE FROM goose_libvirt_version WHERE version_id = 1`); err != nil {
+	if _, err := db.WriteDB().Exec(`DELETE FROM goose_libvirt_version WHERE version_id = (SELECT MAX(version_id) FROM goose_libvirt_version)`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Ready(ctx); !errors.Is(err, store.ErrNotMigrated) || !strings.Contains(err.Error(), "libvirt") {

@@ -1,0 +1,94 @@
+package libvirtdriver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/compute/computetest"
+)
+
+// shell types commands into a guest's shell on its serial console (the test
+// image's) and reads their output.
+type shell struct {
+	t       testing.TB
+	name    string
+	con     io.ReadWriteCloser
+	out     *computetest.Reader
+	n       int
+	timeout time.Duration
+}
+
+// openShell attaches to the serial console of a running machine whose guest is
+// ready; each command may take up to timeout.
+func openShell(t testing.TB, d compute.Driver, name string, timeout time.Duration) *shell {
+	t.Helper()
+	con, err := d.Console(context.Background(), name)
+	if err != nil {
+		t.Fatalf("console of %s: %v", name, err)
+	}
+	t.Cleanup(func() { con.Close() })
+	return &shell{t: t, name: name, con: con, out: computetest.Follow(con), timeout: timeout}
+}
+
+// escapes are the terminal's control sequences (the shell asks where the cursor is).
+var escapes = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// run runs a command line in the guest and returns what it printed, without the
+// carriage returns of the terminal (or fails the test after the shell's timeout).
+func (s *shell) run(cmd string) string {
+	s.t.Helper()
+	out, err := s.try(cmd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// try is run that answers an error instead of failing the test. The markers around
+// the command are typed split by quotes, so that the shell's echo of the line never
+// reads as them.
+func (s *shell) try(cmd string) (string, error) {
+	s.n++
+	begin, end := fmt.Sprintf("@@BEGIN-%d@@", s.n), fmt.Sprintf("@@END-%d@@", s.n)
+	from := len(s.out.Text())
+	line := fmt.Sprintf("echo @@BE''GIN-%d@@; %s; echo @@EN''D-%d@@\r", s.n, cmd, s.n)
+	if _, err := io.WriteString(s.con, line); err != nil {
+		return "", fmt.Errorf("typing into %s: %w", s.name, err)
+	}
+	for deadline := time.Now().Add(s.timeout); ; time.Sleep(20 * time.Millisecond) {
+		text := s.out.Text()[from:]
+		if i := strings.Index(text, end); i >= 0 {
+			text = text[:i]
+			if b := strings.LastIndex(text, begin); b >= 0 {
+				text = text[b+len(begin):]
+			}
+			return strings.TrimSpace(escapes.ReplaceAllString(strings.ReplaceAll(text, "\r", ""), "")), nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%s: %q printed no end in %s:\n%s", s.name, cmd, s.timeout, text)
+		}
+	}
+}
+
+// await runs cmd until its output holds want (or fails the test after timeout), and
+// returns that output.
+func (s *shell) await(cmd, want string, timeout time.Duration) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out := s.run(cmd)
+		if strings.Contains(out, want) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: %q printed %q for %s, want %q in it", s.name, cmd, out, timeout, want)
+		}
+		time.Sleep(time.Second)
+	}
+}
