@@ -78,7 +78,8 @@ func TestNullOnFieldsThatAreNotNullable(t *testing.T) {
 	fx := newFixture(t, a)
 	srv, snap := "/servers/"+fx.serverID, "/servers/"+fx.serverID+"/snapshots/"+fx.snapshotID
 	order := with(baseOrder(), "ssh_key_ids", []int64{num(t, fx.key["id"])}, "display_name", "web", "recipe_id", num(t, fx.recipe["id"]),
-		"root_password", "correct-horse-1", "project_id", num(t, fx.project["id"]))
+		"root_password", "correct-horse-1", "project_id", num(t, fx.project["id"]),
+		"volume_ids", []int64{}, "automount", false) // no volume: an order accepted here would hold it
 	bodies := map[string]map[string]any{ // a valid body of each route, every field set
 		"POST /servers":                                   order,
 		"PATCH /servers/{id}":                             {"display_name": "renamed", "project_id": num(t, fx.project["id"])},
