@@ -7,12 +7,14 @@ type SandboxReset struct {
 }
 
 // SandboxSeed is the body of POST /sandbox/v1/seed: records to make at once, by
-// kind, each as its create call takes it (servers: SandboxSeedServer).
+// kind, each as its create call takes it (servers: SandboxSeedServer; volumes:
+// SandboxSeedVolume).
 type SandboxSeed struct {
 	SSHKeys  []SSHKeyCreate      `json:"ssh_keys,omitempty"`
 	Projects []ProjectWrite      `json:"projects,omitempty"`
 	Recipes  []RecipeWrite       `json:"recipes,omitempty"`
 	Servers  []SandboxSeedServer `json:"servers,omitempty"`
+	Volumes  []SandboxSeedVolume `json:"volumes,omitempty"`
 }
 
 // SandboxSeedServer is a server to seed: in Status (running or stopped; left out:
@@ -27,10 +29,24 @@ type SandboxSeedServer struct {
 	SSHKeys     []string `json:"ssh_keys,omitempty"`
 }
 
+// SandboxSeedVolume is a volume to seed, available at once: as POST /volumes takes
+// it, but in the project named Project, and attached to the server whose display
+// name is Server (then in its location; automounted when Automount asks).
+type SandboxSeedVolume struct {
+	Name       *string `json:"name,omitempty"`
+	SizeGB     *int64  `json:"size_gb,omitempty"`
+	LocationID *int64  `json:"location_id,omitempty"`
+	Format     *string `json:"format,omitempty"`
+	Project    *string `json:"project,omitempty"`
+	Server     *string `json:"server,omitempty"`
+	Automount  *bool   `json:"automount,omitempty"`
+}
+
 // SandboxSeeded is what a seed made, by kind, in the order it was asked for.
 type SandboxSeeded struct {
 	SSHKeys  []SSHKey  `json:"ssh_keys"`
 	Projects []Project `json:"projects"`
 	Recipes  []Recipe  `json:"recipes"`
 	Servers  []Server  `json:"servers"`
+	Volumes  []Volume  `json:"volumes"`
 }

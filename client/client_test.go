@@ -320,8 +320,10 @@ func TestEveryEndpoint(t *testing.T) {
 	if now := must[*api.Clock](t)(c.AdvanceSandboxClock(ctx, 90*time.Minute)); !now.Now.Equal(start.Now.Add(90*time.Minute)) && now.Now.Sub(start.Now) < 90*time.Minute {
 		t.Errorf("AdvanceSandboxClock: %s, from %s", now.Now, start.Now)
 	}
-	seeded := must[*api.SandboxSeeded](t)(c.SeedSandboxAccount(ctx, api.SandboxSeed{Projects: []api.ProjectWrite{{Name: client.Ptr("seeded")}}}))
-	if len(seeded.Projects) != 1 || seeded.Projects[0].Name != "seeded" {
+	seeded := must[*api.SandboxSeeded](t)(c.SeedSandboxAccount(ctx, api.SandboxSeed{Projects: []api.ProjectWrite{{Name: client.Ptr("seeded")}},
+		Volumes: []api.SandboxSeedVolume{{Name: client.Ptr("seeded"), SizeGB: client.Ptr(int64(10)), LocationID: client.Ptr(int64(1)), Project: client.Ptr("seeded")}}}))
+	if len(seeded.Projects) != 1 || seeded.Projects[0].Name != "seeded" || len(seeded.Volumes) != 1 || seeded.Volumes[0].Status != "available" ||
+		seeded.Volumes[0].ProjectID == nil || *seeded.Volumes[0].ProjectID != seeded.Projects[0].ID {
 		t.Errorf("SeedSandboxAccount: %+v", seeded)
 	}
 	if me := must[*api.Me](t)(c.ResetSandboxAccount(ctx, api.SandboxReset{Credit: client.Ptr("50.00")})); me.Credit != "50.0000" {

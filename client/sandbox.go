@@ -79,9 +79,10 @@ func (c *Client) ResetSandboxAccount(ctx context.Context, req api.SandboxReset) 
 	return one[api.Me](c.sandbox(), ctx, http.MethodPost, "/reset", nil, req)
 }
 
-// SeedSandboxAccount makes SSH keys, projects, recipes and servers at once, servers
-// running or stopped without provisioning, all or nothing. ErrValidation (at the
-// item's place, e.g. "servers[0].plan_id").
+// SeedSandboxAccount makes SSH keys, projects, recipes, servers and volumes at once,
+// servers running or stopped without provisioning, volumes available (attached to the
+// server their Server names), all or nothing. ErrValidation (at the item's place,
+// e.g. "servers[0].plan_id", "volumes[0].server").
 func (c *Client) SeedSandboxAccount(ctx context.Context, req api.SandboxSeed) (*api.SandboxSeeded, error) {
 	return one[api.SandboxSeeded](c.sandbox(), ctx, http.MethodPost, "/seed", nil, req)
 }

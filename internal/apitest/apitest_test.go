@@ -624,6 +624,7 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"ProjectWrite": api.ProjectWrite{}, "RecipeWrite": api.RecipeWrite{}, "RecipeUpdate": api.RecipeWrite{},
 		"SandboxFaultCreate": api.SandboxFaultCreate{}, "SandboxClockAdvance": api.ClockAdvance{},
 		"SandboxReset": api.SandboxReset{}, "SandboxSeed": api.SandboxSeed{}, "SandboxSeedServer": api.SandboxSeedServer{},
+		"SandboxSeedVolume": api.SandboxSeedVolume{},
 	}
 	check := func(name string, v any, response bool) {
 		ref := doc.Components.Schemas[name]

@@ -18,8 +18,8 @@ import (
 
 // holdings is what an account holds that a reset empties, as its routes show it.
 type holdings struct {
-	servers, keys, projects, recipes, operations, transactions, faults int
-	credit                                                             string
+	servers, keys, projects, recipes, volumes, operations, transactions, faults int
+	credit                                                                      string
 }
 
 func holdingsOf(t testing.TB, a *testenv.Account) holdings {
@@ -29,6 +29,7 @@ func holdingsOf(t testing.TB, a *testenv.Account) holdings {
 	h.keys = len(items(t, a.Do("GET", "/ssh-keys", nil).Want(t, 200)))
 	h.projects = len(items(t, a.Do("GET", "/projects", nil).Want(t, 200)))
 	h.recipes = len(items(t, a.Do("GET", "/recipes", nil).Want(t, 200)))
+	h.volumes = len(items(t, a.Do("GET", "/volumes", nil).Want(t, 200)))
 	h.operations = int(num(t, a.Do("GET", "/operations", nil).Want(t, 200).Map(t)["meta"].(map[string]any)["total"]))
 	h.transactions = int(num(t, a.Do("GET", "/billing/transactions", nil).Want(t, 200).Map(t)["meta"].(map[string]any)["total"]))
 	h.faults = len(items(t, a.Sandbox("GET", "/faults", nil).Want(t, 200)))

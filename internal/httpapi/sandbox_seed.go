@@ -39,6 +39,7 @@ type seedBody struct {
 	Projects []json.RawMessage `json:"projects"`
 	Recipes  []json.RawMessage `json:"recipes"`
 	Servers  []json.RawMessage `json:"servers"`
+	Volumes  []json.RawMessage `json:"volumes"`
 }
 
 // seed answers POST /sandbox/v1/seed: 201 with what ops.Seed made.
@@ -62,6 +63,10 @@ func (s *Server) seed(r *request) (int, any, error) {
 			return ops.SeedServer{DisplayName: sv.DisplayName, PlanID: sv.PlanID, LocationID: sv.LocationID, ImageID: sv.ImageID,
 				Status: sv.Status, Project: sv.Project, SSHKeys: sv.SSHKeys}
 		}),
+		Volumes: decodeItems(&v, "volumes", b.Volumes, func(vl api.SandboxSeedVolume) ops.SeedVolume {
+			return ops.SeedVolume{Name: vl.Name, SizeGB: vl.SizeGB, LocationID: vl.LocationID, Format: vl.Format,
+				Project: vl.Project, Server: vl.Server, Automount: vl.Automount}
+		}),
 	}
 	if err := v.Err(); err != nil {
 		return 0, nil, err
@@ -72,7 +77,7 @@ func (s *Server) seed(r *request) (int, any, error) {
 	}
 	return http.StatusCreated, one(api.SandboxSeeded{SSHKeys: list(made.SSHKeys, toSSHKey).Data,
 		Projects: list(made.Projects, toProject).Data, Recipes: list(made.Recipes, toRecipe).Data,
-		Servers: list(made.Servers, toServer).Data}), nil
+		Servers: list(made.Servers, toServer).Data, Volumes: list(made.Volumes, toVolume).Data}), nil
 }
 
 // decodeItems decodes each item of a list of a body as a body of type W is decoded

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/compute/simdriver"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/testenv"
 )
@@ -152,6 +155,9 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 		"servers":  []any{server("project", "web", "ssh_keys", []string{"deploy"})},
 	}
 	seedWith := func(kv ...any) map[string]any { return with(valid, kv...) }
+	volume := func(kv ...any) map[string]any {
+		return with(map[string]any{"name": uniqueName("vol"), "size_gb": 10, "location_id": 1}, kv...)
+	}
 	poor := env.NewAccount("de", (2*planHourly(t, env) + 1).String(), "") // two servers' first hours
 	createKey(t, poor)
 	de := func(id string, kv ...any) string { return msg("de", id, kv...) }
@@ -205,13 +211,49 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 			"projects[0]":         de("validation.type_object"),
 			"recipes[0].NAME":     de("validation.unknown_field"),
 		}},
+		{"bad volumes", a, seedWith("volumes", []any{
+			volume("name", "Data", "size_gb", 9),
+			volume("server", "nope", "location_id", drop, "automount", true, "format", "ext4"),
+			volume("location_id", 999, "project", "nope"),
+			volume("automount", true, "format", "ext4"),
+			volume("format", "ntfs"),
+		}), "validation_failed", map[string]string{
+			"volumes[0].name":        "",
+			"volumes[0].size_gb":     "",
+			"volumes[1].server":      de("validation.sandbox_server_unknown", "name", "nope"),
+			"volumes[2].location_id": de("validation.location_unknown"),
+			"volumes[2].project":     de("validation.sandbox_project_unknown", "name", "nope"),
+			"volumes[3].automount":   de("validation.automount_needs_server"),
+			"volumes[4].format":      "",
+		}},
+		{"a volume name twice in the seed", a, seedWith("volumes", []any{volume("name", "data"), volume("name", "data")}),
+			"validation_failed", map[string]string{"volumes[1].name": de("validation.name_taken")}},
+		{"a volume on a server of the seed that failed, or on two", a, seedWith(
+			"servers", []any{server("display_name", "bad", "plan_id", 999), server("display_name", "twin"), server("display_name", "twin")},
+			"volumes", []any{volume("server", "bad"), volume("server", "twin")}),
+			"validation_failed", map[string]string{
+				"servers[0].plan_id": de("validation.plan_unknown"),
+				"volumes[1].server":  de("validation.sandbox_server_ambiguous", "name", "twin"),
+			}},
+		{"a volume elsewhere than its server", a, seedWith("volumes", []any{volume("server", "web-1", "location_id", 2)},
+			"servers", []any{server("display_name", "web-1")}),
+			"validation_failed", map[string]string{"volumes[0].location_id": ""}},
+		{"the volumes' size quota", a, seedWith("volumes", []any{volume("size_gb", 10240), volume()}),
+			"validation_failed", map[string]string{"volumes[1].size_gb": ""}},
+		{"credit for two servers, not a volume", poor, map[string]any{"servers": []any{server(), server()}, "volumes": []any{volume()}},
+			"insufficient_credit", map[string]string{"volumes[0].size_gb": de("validation.volume_credit_too_low", "amount", volumeHour(t, env, 10).String())}},
+		{"volumes' shapes", a, map[string]any{"volumes": []any{volume("server_id", 1), volume("size_gb", "10")}},
+			"validation_failed", map[string]string{
+				"volumes[0].server_id": de("validation.unknown_field"),
+				"volumes[1].size_gb":   de("validation.type_integer"),
+			}},
 		{"null in a list", a, map[string]any{"servers": []any{baseOrder(), nil}},
 			"validation_failed", map[string]string{"servers": de("validation.null_in_list")}},
 		{"a list that is null", a, map[string]any{"servers": []any{baseOrder()}, "projects": nil},
 			"validation_failed", map[string]string{"projects": de("validation.not_null")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before, machinesBefore := holdingsOf(t, c.who), machines(t, env)
+			before, machinesBefore, volumesBefore := holdingsOf(t, c.who), machines(t, env), simVolumes(t, env)
 			e := wantError(t, c.who.Sandbox("POST", "/seed", c.body), http.StatusUnprocessableEntity, c.code)
 			for field, want := range c.fields {
 				if len(e.Errors[field]) == 0 {
@@ -228,6 +270,9 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 			}
 			if got := machines(t, env); got != machinesBefore {
 				t.Errorf("a refused seed left machines: %d, want %d", got, machinesBefore)
+			}
+			if got := simVolumes(t, env); got != volumesBefore {
+				t.Errorf("a refused seed left volumes in the driver: %d, want %d", got, volumesBefore)
 			}
 		})
 	}
@@ -248,5 +293,137 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 	wantInvalid(t, a.Sandbox("POST", "/seed", map[string]any{"projects": []any{map[string]any{"name": "p1"}, map[string]any{"name": "p2"}}}),
 		"projects[1].project_quota")
 	data(t, a.Sandbox("POST", "/seed", map[string]any{"projects": []any{map[string]any{"name": "p1"}}}).Want(t, http.StatusCreated))
+	setQuotas(t, env, a, map[string]int{"volumes": 1})
+	wantInvalid(t, a.Sandbox("POST", "/seed", map[string]any{"volumes": []any{volume(), volume()}}), "volumes[1].name")
+	data(t, a.Sandbox("POST", "/seed", map[string]any{"volumes": []any{volume()}}).Want(t, http.StatusCreated))
+	env.AssertLedger(t)
+}
+
+// simVolumes counts the sim driver's volumes.
+func simVolumes(t testing.TB, env *testenv.Env) int {
+	t.Helper()
+	var n int
+	if err := env.App.DB.WriteDB().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM sim_volumes`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// volumeHour is what the first hour of a volume of sizeGB in location 1 costs.
+func volumeHour(t testing.TB, env *testenv.Env, sizeGB int) hosting.Money {
+	t.Helper()
+	loc, err := env.App.DB.Location(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	month := billing.SnapshotRate(sizeGB, loc.VolumePriceGBMonth)
+	return billing.HourCharge(billing.SnapshotRate(sizeGB, loc.VolumePriceGBHour), &month, 0)
+}
+
+// TestSandboxSeedVolumes: a seed's volumes are available at once, with no operation:
+// detached, or attached to the server whose display name they give (seeded by the
+// same call, running or stopped, or the account's), the driver's volume with them
+// (mounted by the guest when automount asks), in the project named; each billed as a
+// creation is from then, each with its volume.created; they work as any volume.
+func TestSandboxSeedVolumes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var sim *simdriver.Driver
+	env := sandboxEnv(t, testenv.Options{WrapDriver: func(d compute.Driver) compute.Driver { sim = d.(*simdriver.Driver); return d }})
+	a := env.NewAccount("en", "100", "")
+	b := env.NewAccount("en", "100", "")
+	old := runningServer(t, a, "display_name", "old-1")
+	before := holdingsOf(t, a)
+	r := a.Sandbox("POST", "/seed", map[string]any{
+		"projects": []any{map[string]any{"name": "db"}},
+		"servers": []any{
+			map[string]any{"display_name": "web-1", "plan_id": 1, "location_id": 1, "image_id": 1},
+			map[string]any{"display_name": "db-1", "plan_id": 1, "location_id": 1, "image_id": 1, "status": "stopped"},
+		},
+		"volumes": []any{
+			map[string]any{"name": "www", "size_gb": 20, "server": "web-1", "format": "ext4", "automount": true},
+			map[string]any{"name": "pgdata", "size_gb": 30, "server": " db-1 ", "location_id": 1, "format": "xfs", "project": "db"},
+			map[string]any{"name": "logs", "size_gb": 10, "server": "old-1"},
+			map[string]any{"name": "spare", "size_gb": 10, "location_id": 1},
+		},
+	}).Want(t, http.StatusCreated)
+	made := data(t, r)
+	var servers, vols []map[string]any
+	for _, x := range made["servers"].([]any) {
+		servers = append(servers, x.(map[string]any))
+	}
+	for _, x := range made["volumes"].([]any) {
+		vols = append(vols, x.(map[string]any))
+	}
+	if len(servers) != 2 || len(vols) != 4 {
+		t.Fatalf("seeded %s", r.Body)
+	}
+	project := made["projects"].([]any)[0].(map[string]any)
+	for i, want := range []struct {
+		srv     map[string]any // nil: detached
+		size    int64
+		format  any
+		project any
+	}{{servers[0], 20, "ext4", nil}, {servers[1], 30, "xfs", project["id"]}, {old, 10, nil, nil}, {nil, 10, nil, nil}} {
+		got := data(t, a.Do("GET", "/volumes/"+vols[i]["name"].(string), nil).Want(t, 200))
+		var sid any
+		machine := ""
+		if want.srv != nil {
+			sid, machine = want.srv["id"], want.srv["name"].(string)
+		}
+		if got["status"] != "available" || got["operation"] != nil || got["server_id"] != sid || num(t, got["size_gb"]) != want.size ||
+			num(t, got["location_id"]) != 1 || got["format"] != want.format || got["project_id"] != want.project || got["id"] != vols[i]["id"] {
+			t.Errorf("volume %d at once: %v, want it available on %v", i, got, sid)
+		}
+		st, ok := simVolume(t, sim, num(t, got["id"]))
+		if !ok || st.Machine != machine || int64(st.SizeGB) != want.size {
+			t.Errorf("the driver's volume %d: %+v %v, want it on %q", i, st, ok, machine)
+		}
+	}
+	disks, err := sim.GuestDisks(ctx, servers[0]["name"].(string))
+	if err != nil || len(disks) != 1 || disks[0].Serial != itoa(num(t, vols[0]["id"])) || disks[0].MountPoint != compute.VolumeMountPoint(num(t, vols[0]["id"])) {
+		t.Errorf("web-1's guest sees %+v (%v), want www mounted", disks, err)
+	}
+	if disks, err := sim.GuestDisks(ctx, old["name"].(string)); err != nil || len(disks) != 1 || disks[0].MountPoint != "" {
+		t.Errorf("old-1's guest sees %+v (%v), want logs, not mounted", disks, err)
+	}
+	if h := holdingsOf(t, a); h.operations != before.operations || h.volumes != 4 || h.servers != 3 {
+		t.Errorf("the account holds %+v after the seed (no operation)", h)
+	}
+	// Billed as four creations, each its first hour.
+	charged := map[int64]string{}
+	for _, tx := range items(t, a.Do("GET", "/billing/transactions", nil).Want(t, 200)) {
+		if res, ok := tx["resource"].(map[string]any); ok && res["type"] == "volume" {
+			charged[num(t, res["id"])] = tx["amount"].(string)
+		}
+	}
+	for _, v := range vols {
+		if want := (-volumeHour(t, env, int(num(t, v["size_gb"])))).String(); charged[num(t, v["id"])] != want {
+			t.Errorf("volume %v charged %q, want %s", v["name"], charged[num(t, v["id"])], want)
+		}
+	}
+	// One volume.created each, as the volume is.
+	var created []string
+	for _, e := range items(t, a.Do("GET", "/events?types=volume.*", nil).Want(t, 200)) {
+		d := e["data"].(map[string]any)
+		created = append(created, e["type"].(string)+" "+d["name"].(string)+" "+d["status"].(string))
+		if d["server_id"] == nil && d["name"] != "spare" {
+			t.Errorf("event %v without its server", e)
+		}
+	}
+	slices.Sort(created)
+	if got := strings.Join(created, ", "); got != "volume.created logs available, volume.created pgdata available, volume.created spare available, volume.created www available" {
+		t.Errorf("events: %s", got)
+	}
+	// They work as any volume.
+	off := volumeAfter(t, a, data(t, a.Do("POST", "/volumes/www/detach", nil).Want(t, 200)))
+	grown := volumeAfter(t, a, data(t, a.Do("POST", "/volumes/pgdata/resize", map[string]any{"size_gb": 40}).Want(t, 200)))
+	if off["server_id"] != nil || num(t, grown["size_gb"]) != 40 {
+		t.Errorf("after a detach and a growth: %v, %v", off, grown)
+	}
+	a.Do("DELETE", "/volumes/spare", nil).Want(t, http.StatusNoContent)
+	if h := holdingsOf(t, b); h.volumes != 0 {
+		t.Errorf("another account holds %+v", h)
+	}
 	env.AssertLedger(t)
 }

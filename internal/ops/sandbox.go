@@ -14,14 +14,17 @@ import (
 // accounts of serve --seed (sandbox_fixtures.go). They run the real use cases and
 // rules; what they add is doing at once what an operation would take its time for.
 
-// InstantMachines makes and removes machines at once, inside the store transaction
-// that writes their servers (tx.SQL()). Only a driver whose machines live in Berth's
+// InstantMachines makes and removes machines and volumes at once, inside the store
+// transaction that writes their servers and volumes (tx.SQL()). Only a driver whose machines live in Berth's
 // own database can: the simulated one (simdriver.Driver).
 type InstantMachines interface {
 	// PlaceTx makes a machine of spec already in state (running or stopped).
 	PlaceTx(ctx context.Context, tx *sql.Tx, spec compute.Spec, state compute.State) (compute.Machine, error)
 	// RemoveTx destroys machines at once; names without a machine are left alone.
 	RemoveTx(ctx context.Context, tx *sql.Tx, names []string) error
+	// PlaceVolumeTx makes a volume of spec at once, attached to machine (made in tx
+	// or before) unless machine is "", automounted as asked.
+	PlaceVolumeTx(ctx context.Context, tx *sql.Tx, spec compute.VolumeSpec, machine string, automount bool) error
 	// RemoveVolumesTx removes volumes and their data at once; names without a
 	// volume are left alone.
 	RemoveVolumesTx(ctx context.Context, tx *sql.Tx, names []string) error

@@ -16,6 +16,7 @@ type SeedRequest struct {
 	Projects []SeedProject
 	Recipes  []SeedRecipe
 	Servers  []SeedServer
+	Volumes  []SeedVolume
 }
 
 // SeedSSHKey, SeedProject and SeedRecipe are what POST /ssh-keys, /projects and
@@ -45,6 +46,7 @@ type Seeded struct {
 	Projects []hosting.Project
 	Recipes  []hosting.Recipe
 	Servers  []hosting.Server
+	Volumes  []hosting.Volume
 }
 
 // SeedMaxItems is the most items of one kind a seed takes.
@@ -53,12 +55,14 @@ const SeedMaxItems = 100
 // The fields of a seed and of its items, in the order of their schemas: the order of
 // a 422's messages.
 var (
-	seedFields       = []string{"ssh_keys", "projects", "recipes", "servers"}
+	seedFields       = []string{"ssh_keys", "projects", "recipes", "servers", "volumes"}
 	seedSSHKeyFields = []string{"name", "public_key", hosting.QuotaSSHKeys.Field}
 	seedProjFields   = []string{"name", hosting.QuotaProjects.Field}
 	seedRecipeFields = []string{"name", "script", hosting.QuotaRecipes.Field}
 	seedServerFields = []string{"display_name", "plan_id", "location_id", "image_id", "status", "project", "ssh_keys",
 		hosting.QuotaServers.Field}
+	// A volume's count quota is under name, its size quota under size_gb.
+	seedVolumeFields = []string{"name", "size_gb", "location_id", "format", "project", "server", "automount"}
 )
 
 // seedServerNames are an order's fields as a seeded server names them.
@@ -68,16 +72,18 @@ var seedServerNames = map[string]string{"project_id": "project", "ssh_key_ids": 
 // /sandbox/v1/seed), all or nothing: SSH keys, projects and recipes through the real
 // create calls, servers through the real order's checks and billing (the first hour
 // is charged; the credit must cover it), but without provisioning: each server is in
-// its status (running or stopped) at once, with its machine and addresses. A server
-// names its project and SSH keys by name, the account's or seeded by r. Every failed
-// rule is a validation error on its item's field, "servers[0].plan_id" (the code
-// insufficient_credit when the credit is short), reported together; nothing is made
-// then.
+// its status (running or stopped) at once, with its machine and addresses. Volumes
+// likewise through the real creation's checks and billing, available at once, made
+// in the driver and attached to their server when they name one (seedVolume). A
+// server names its project and SSH keys by name, a volume its project and server,
+// the account's or seeded by r. Every failed rule is a validation error on its item's
+// field, "servers[0].plan_id" (the code insufficient_credit when the credit is
+// short), reported together; nothing is made then.
 func (s *Service) Seed(ctx context.Context, p hosting.Principal, r SeedRequest) (Seeded, error) {
 	if err := r.checkSizes(); err != nil {
 		return Seeded{}, err
 	}
-	if len(r.Servers) > 0 && s.instant == nil {
+	if len(r.Servers)+len(r.Volumes) > 0 && s.instant == nil {
 		return Seeded{}, internal("seed", errNoInstantMachines)
 	}
 	var sd *seeding
@@ -86,7 +92,7 @@ func (s *Service) Seed(ctx context.Context, p hosting.Principal, r SeedRequest) 
 		if sd, err = s.newSeeding(ctx, p); err != nil {
 			return err
 		}
-		for _, step := range []func(context.Context, SeedRequest) error{sd.sshKeys, sd.projects, sd.recipes, sd.servers} {
+		for _, step := range []func(context.Context, SeedRequest) error{sd.sshKeys, sd.projects, sd.recipes, sd.servers, sd.volumes} {
 			if err := step(ctx, r); err != nil {
 				return err
 			}
@@ -102,14 +108,14 @@ func (s *Service) Seed(ctx context.Context, p hosting.Principal, r SeedRequest) 
 	}
 	out := sd.out
 	s.log.Info("sandbox account seeded", "account", p.Account.ID, "ssh_keys", len(out.SSHKeys), "projects", len(out.Projects),
-		"recipes", len(out.Recipes), "servers", len(out.Servers))
+		"recipes", len(out.Recipes), "servers", len(out.Servers), "volumes", len(out.Volumes))
 	return out, nil
 }
 
 // checkSizes refuses a seed with more than SeedMaxItems items of a kind.
 func (r SeedRequest) checkSizes() error {
 	var v hosting.Validation
-	for i, n := range []int{len(r.SSHKeys), len(r.Projects), len(r.Recipes), len(r.Servers)} {
+	for i, n := range []int{len(r.SSHKeys), len(r.Projects), len(r.Recipes), len(r.Servers), len(r.Volumes)} {
 		if n > SeedMaxItems {
 			v.Add(seedFields[i], "validation.sandbox_seed_too_many", "max", SeedMaxItems)
 		}
@@ -117,27 +123,36 @@ func (r SeedRequest) checkSizes() error {
 	return v.Err(seedFields...)
 }
 
-// seeding is a seed under way: what it made so far, the names its servers may refer
-// to, and what failed.
+// seeding is a seed under way: what it made so far, the names its servers and
+// volumes may refer to, and what failed.
 type seeding struct {
 	s   *Service
 	p   hosting.Principal
 	out Seeded
 	v   hosting.Validation
-	// The names servers may refer to: the account's, then the seeded ones.
-	keyIDs     map[string][]int64
-	projectIDs map[string]int64
-	// Names of items that failed: a server naming one is not told again.
-	failedKeys, failedProjects map[string]bool
+	// The names servers and volumes may refer to: the account's, then the seeded
+	// ones (servers by display name).
+	keyIDs, serverIDs map[string][]int64
+	projectIDs        map[string]int64
+	// Names of items that failed: an item naming one is not told again.
+	failedKeys, failedProjects, failedServers map[string]bool
 }
 
-// newSeeding starts a seed of the principal's account with the names of its SSH keys
-// and projects.
+// newSeeding starts a seed of the principal's account with the names of its SSH keys,
+// projects and servers.
 func (s *Service) newSeeding(ctx context.Context, p hosting.Principal) (*seeding, error) {
-	sd := &seeding{s: s, p: p, keyIDs: map[string][]int64{}, projectIDs: map[string]int64{},
-		failedKeys: map[string]bool{}, failedProjects: map[string]bool{},
-		out: Seeded{SSHKeys: []hosting.SSHKey{}, Projects: []hosting.Project{}, Recipes: []hosting.Recipe{}, Servers: []hosting.Server{}}}
+	sd := &seeding{s: s, p: p, keyIDs: map[string][]int64{}, serverIDs: map[string][]int64{}, projectIDs: map[string]int64{},
+		failedKeys: map[string]bool{}, failedProjects: map[string]bool{}, failedServers: map[string]bool{},
+		out: Seeded{SSHKeys: []hosting.SSHKey{}, Projects: []hosting.Project{}, Recipes: []hosting.Recipe{}, Servers: []hosting.Server{},
+			Volumes: []hosting.Volume{}}}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		srvs, err := tx.Servers(ctx, p.Account.ID, store.ServerFilter{})
+		if err != nil {
+			return internal("servers", err)
+		}
+		for _, srv := range srvs {
+			sd.serverIDs[srv.DisplayName] = append(sd.serverIDs[srv.DisplayName], srv.ID)
+		}
 		ks, err := tx.SSHKeys(ctx, p.Account.ID)
 		if err != nil {
 			return internal("ssh keys", err)
@@ -209,16 +224,28 @@ func (sd *seeding) servers(ctx context.Context, r SeedRequest) error {
 			sd.v.AddItem(item, err, nil)
 		}
 		if sv.ImageID == nil {
+			sd.failServer(sv)
 			continue // an order would ask for image_id or app_id: a seed has only the first
 		}
 		srv, err := sd.s.seedServer(ctx, sd.p, o, status)
 		if err == nil {
 			sd.out.Servers = append(sd.out.Servers, srv)
-		} else if !sd.v.AddItem(item, err, seedServerNames) {
+			sd.serverIDs[srv.DisplayName] = append(sd.serverIDs[srv.DisplayName], srv.ID)
+		} else if sd.v.AddItem(item, err, seedServerNames) {
+			sd.failServer(sv)
+		} else {
 			return err
 		}
 	}
 	return nil
+}
+
+// failServer notes that the server sv asked for was not made: a volume naming it is
+// not told again.
+func (sd *seeding) failServer(sv SeedServer) {
+	if sv.DisplayName != nil {
+		sd.failedServers[trimmed(sv.DisplayName)] = true
+	}
 }
 
 // countProjectServers sets the server count of each seeded project.
@@ -301,7 +328,7 @@ func (r SeedRequest) errorOrder() []string {
 		n      int
 		fields []string
 	}{{len(r.SSHKeys), seedSSHKeyFields}, {len(r.Projects), seedProjFields}, {len(r.Recipes), seedRecipeFields},
-		{len(r.Servers), seedServerFields}} {
+		{len(r.Servers), seedServerFields}, {len(r.Volumes), seedVolumeFields}} {
 		for j := range list.n {
 			item := hosting.Item(seedFields[i], j)
 			out = append(out, item)

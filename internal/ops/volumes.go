@@ -51,6 +51,31 @@ func (s *Service) volume(ctx context.Context, r store.Reader, p hosting.Principa
 // CreateVolume makes a volume: in a location, or on a server (its location, attached
 // once made). It answers at once with the volume creating; its operation makes it.
 func (s *Service) CreateVolume(ctx context.Context, p hosting.Principal, o VolumeOrder) (hosting.Volume, error) {
+	return s.createVolume(ctx, p, o, volumeMaker{status: hosting.VolumeCreating,
+		made: func(ctx context.Context, tx store.Tx, vol *hosting.Volume, t volumeTarget) error {
+			op := hosting.Operation{Type: hosting.OpCreateVolume, VolumeID: &vol.ID, Automount: deref(o.Automount)}
+			if t.srv != nil {
+				op.ServerID = t.srv.ID
+			}
+			started, err := s.startVolumeOp(ctx, tx, *vol, t.srv, op)
+			vol.Operation = &started
+			return err
+		}})
+}
+
+// volumeMaker is how a new volume comes to be: the status it is written in, attached
+// at once to the order's server or not, and what makes it once its row is written
+// (CreateVolume starts its creation; a sandbox's seed makes it in the driver at once).
+type volumeMaker struct {
+	status   hosting.VolumeStatus
+	attached bool
+	made     func(ctx context.Context, tx store.Tx, vol *hosting.Volume, t volumeTarget) error
+}
+
+// createVolume checks an order of a volume as POST /volumes does (every field's
+// rule, the place, the quotas, the first hour's credit) and writes the volume as m
+// makes it, billed from now.
+func (s *Service) createVolume(ctx context.Context, p hosting.Principal, o VolumeOrder, m volumeMaker) (hosting.Volume, error) {
 	if !s.volumes {
 		// The compute driver keeps none: the volume could never be made.
 		return hosting.Volume{}, hosting.Invalid("location_id", "validation.volumes_not_sold")
@@ -73,8 +98,11 @@ func (s *Service) CreateVolume(ctx context.Context, p hosting.Principal, o Volum
 			return busy(target.srv.Operation)
 		}
 		vol = hosting.Volume{AccountID: p.Account.ID, Name: *o.Name, SizeGB: int(*o.SizeGB), LocationID: target.loc.ID,
-			ProjectID: o.ProjectID, Format: deref(o.Format), Status: hosting.VolumeCreating, CreatedAt: s.NowFor(p.Account.ID)}
-		return s.writeNewVolume(ctx, tx, &vol, target, deref(o.Automount))
+			ProjectID: o.ProjectID, Format: deref(o.Format), Status: m.status, CreatedAt: s.NowFor(p.Account.ID)}
+		if m.attached && target.srv != nil {
+			vol.ServerID = &target.srv.ID
+		}
+		return s.writeNewVolume(ctx, tx, &vol, target, m.made)
 	})
 	return vol, err
 }
@@ -229,24 +257,19 @@ func (s *Service) checkVolumeGB(ctx context.Context, tx store.Tx, account int64,
 	return nil
 }
 
-// writeNewVolume writes a new volume, starts its creation (holding the server it is
-// attached to once made), bills it, and says so.
-func (s *Service) writeNewVolume(ctx context.Context, tx store.Tx, vol *hosting.Volume, t volumeTarget, automount bool) error {
+// writeNewVolume writes a new volume, has made make it (start its creation, holding
+// the server it is attached to once made), bills it, and says so.
+func (s *Service) writeNewVolume(ctx context.Context, tx store.Tx, vol *hosting.Volume, t volumeTarget,
+	made func(ctx context.Context, tx store.Tx, vol *hosting.Volume, t volumeTarget) error) error {
 	var err error
 	if vol.ID, err = tx.CreateVolume(ctx, *vol); errors.Is(err, store.ErrConflict) {
 		return hosting.Invalid("name", "validation.name_taken")
 	} else if err != nil {
 		return internal("create volume", err)
 	}
-	op := hosting.Operation{Type: hosting.OpCreateVolume, VolumeID: &vol.ID, Automount: automount}
-	if t.srv != nil {
-		op.ServerID = t.srv.ID
-	}
-	started, err := s.startVolumeOp(ctx, tx, *vol, t.srv, op)
-	if err != nil {
+	if err := made(ctx, tx, vol, t); err != nil {
 		return err
 	}
-	vol.Operation = &started
 	if err := s.openVolumeMeter(ctx, tx, *vol, t.loc); err != nil {
 		return err
 	}
