@@ -35,8 +35,7 @@ func (w *Worker) opVolume(ctx context.Context, a attempt) (hosting.Volume, compu
 	if err != nil {
 		return vol, compute.VolumeSpec{}, err
 	}
-	return vol, compute.VolumeSpec{Name: vol.DriverName(), ID: vol.ID, LocationID: vol.LocationID, SizeGB: vol.SizeGB,
-		Format: vol.Format}, nil
+	return vol, ops.VolumeSpec(vol), nil
 }
 
 // createVolume makes the volume, then, when the operation names a server, attaches
@@ -128,8 +127,7 @@ func (w *Worker) attachOrdered(ctx context.Context, a attempt) ([]hosting.Volume
 		return nil, err
 	}
 	for _, vol := range vols {
-		spec := compute.VolumeSpec{Name: vol.DriverName(), ID: vol.ID, LocationID: vol.LocationID, SizeGB: vol.SizeGB, Format: vol.Format}
-		if err := vs.AttachVolume(ctx, a.key("attach-"+vol.DriverName()), a.srv.Name, spec, a.op.Automount && vol.Format != ""); err != nil {
+		if err := vs.AttachVolume(ctx, a.key("attach-"+vol.DriverName()), a.srv.Name, ops.VolumeSpec(vol), a.op.Automount && vol.Format != ""); err != nil {
 			return nil, err
 		}
 	}

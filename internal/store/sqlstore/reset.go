@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
@@ -33,7 +32,8 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		return out, err
 	}
 	for _, id := range ids {
-		out.Volumes = append(out.Volumes, "volume-"+strconv.FormatInt(id, 10)) // hosting.Volume.DriverName
+		v := hosting.Volume{ID: id}
+		out.Volumes = append(out.Volumes, v.DriverName())
 	}
 	var opening int64
 	err = q.q.QueryRowContext(ctx, `SELECT amount FROM transactions WHERE account_id = ? AND type = ? ORDER BY id LIMIT 1`,
