@@ -69,23 +69,26 @@ func TestTimeout(t *testing.T) {
 
 // TestTimeoutSparesLongCalls: a timeout shorter than an operation and than a console
 // session cuts neither: berth waits on the operation with held requests, each given
-// the timeout on top of its wait, and the open console has no timeout.
+// the timeout on top of its wait, and the open console has no timeout. The timeout
+// leaves room for one plain request on a loaded machine (CI saw an order take over
+// 1 s), and the provisioning and the session are each well longer than it.
 func TestTimeoutSparesLongCalls(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.1}) // a provisioning takes about 3 s
+	const timeout = 5 * time.Second
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.5}) // a provisioning takes about 15 s
 	acct := env.NewAccount("en", "100", "")
-	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token, "BERTH_TIMEOUT=1s")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token, "BERTH_TIMEOUT="+timeout.String())
 	start := time.Now()
 	r := c.run("server", "create", "--plan", firstPlan(t, c), "--location", "1", "--image", firstImage(t, c), "-o", "columns=name,status")
 	if r.code != 0 || !strings.Contains(r.stdout, "running") {
-		t.Fatalf("server create with a timeout of 1 s: exit %d after %s\n%s%s", r.code, time.Since(start), r.stdout, r.stderr)
+		t.Fatalf("server create with a timeout of %s: exit %d after %s\n%s%s", timeout, r.code, time.Since(start), r.stdout, r.stderr)
 	}
-	if took := time.Since(start); took < 2*time.Second {
+	if took := time.Since(start); took < 2*timeout {
 		t.Errorf("server create took %s: too short to show the wait outlives the timeout", took)
 	}
 	name := strings.TrimSpace(strings.TrimPrefix(strings.Split(r.stdout, "\n")[0], "name:"))
 
-	// A session of 3 s: a login, a pause, then the password.
+	// A session of over twice the timeout: a login, a pause, then the password.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, "server", "console", name)
@@ -100,7 +103,7 @@ func TestTimeoutSparesLongCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = io.WriteString(in, "root\n")
-	time.Sleep(3 * time.Second)
+	time.Sleep(2 * timeout)
 	_, _ = io.WriteString(in, "secret\n")
 	in.Close()
 	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "Login incorrect") {

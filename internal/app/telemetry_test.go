@@ -59,7 +59,16 @@ func TestTelemetryWiring(t *testing.T) {
 		{"berth_servers", map[string]string{"status": "running"}, 1},
 		{"berth_servers", map[string]string{"status": "error"}, 1},
 	} {
-		if v, ok := telemetrytest.Sample(telemetrytest.Gather(t, tel.Registry()), c.name, c.labels); !ok || v != c.want {
+		// An operation is counted after the transaction that ends it, so a client
+		// can see the server's status a moment before the count: wait for it.
+		var v float64
+		var ok bool
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if v, ok = telemetrytest.Sample(telemetrytest.Gather(t, tel.Registry()), c.name, c.labels); (ok && v == c.want) || time.Now().After(deadline) {
+				break
+			}
+		}
+		if !ok || v != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
 		}
 	}
