@@ -52,7 +52,11 @@ type Options struct {
 	// Driver is the compute driver (default sim); Libvirt tunes the libvirt one.
 	Driver  string
 	Libvirt libvirtdriver.Options
-	// FetchPoll is how often the job queue polls for work (default 10 ms).
+	// FetchPoll is how often the job queue polls for work (default berthd's, 100 ms).
+	// Work committed in this process is fetched at once (app's wake job), so the poll
+	// only finds jobs that came due later. A shorter poll costs: on SQLite each poll
+	// parses River's fetch query anew, and at 10 ms an idle Berth took a whole core
+	// under -race, which slowed CI's every package that runs one.
 	FetchPoll time.Duration
 	// SweepEvery is how often stranded jobs and operations are looked for (default
 	// berthd's).
@@ -157,9 +161,6 @@ func New(t testing.TB, opts ...Options) *Env {
 	var databaseURL string
 	if Postgres() {
 		databaseURL = PostgresFor(t, o.DataDir)
-	}
-	if o.FetchPoll == 0 {
-		o.FetchPoll = 10 * time.Millisecond
 	}
 	proxies, err := realip.Parse(o.TrustedProxies)
 	if err != nil {
