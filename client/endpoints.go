@@ -195,6 +195,9 @@ type OperationListOptions struct {
 	// ServerID keeps one server's operations (ListOperations only; a deleted
 	// server's too).
 	ServerID int64
+	// VolumeID keeps one volume's operations (ListOperations only; a deleted
+	// volume's too).
+	VolumeID int64
 	// Status is running, success or error.
 	Status string
 	// Page is the page, from 1.
@@ -205,6 +208,9 @@ func (o OperationListOptions) query() url.Values {
 	q := url.Values{}
 	if o.ServerID != 0 {
 		q.Set("server_id", strconv.FormatInt(o.ServerID, 10))
+	}
+	if o.VolumeID != 0 {
+		q.Set("volume_id", strconv.FormatInt(o.VolumeID, 10))
 	}
 	if o.Status != "" {
 		q.Set("status", o.Status)
@@ -223,10 +229,14 @@ func pageQuery(q url.Values, pageNo int) url.Values {
 }
 
 // ListServerOperations returns one page of a server's operations, newest first.
-// ErrNotFound, ErrValidation. opts.ServerID must be zero: the server is the argument.
+// ErrNotFound, ErrValidation. opts.ServerID must be zero: the server is the argument;
+// so must opts.VolumeID (ListOperations takes it).
 func (c *Client) ListServerOperations(ctx context.Context, server string, opts OperationListOptions) (*api.Page[api.Operation], error) {
 	if opts.ServerID != 0 {
 		return nil, errors.New("berth: ListServerOperations: the server is its argument, not opts.ServerID")
+	}
+	if opts.VolumeID != 0 {
+		return nil, errors.New("berth: ListServerOperations: a server's operations take no opts.VolumeID (ListOperations does)")
 	}
 	return page[api.Operation](c, ctx, serverPath(server, "/operations"), opts.query())
 }
@@ -315,8 +325,9 @@ func (c *Client) DeleteRecipe(ctx context.Context, id int64) error {
 	return c.do(ctx, http.MethodDelete, idPath("/recipes", id), nil, nil, nil)
 }
 
-// ListOperations returns one page of the account's operations, newest first.
-// ErrValidation.
+// ListOperations returns one page of the account's operations, of its servers and
+// volumes, newest first. ErrValidation (Fields names the filter: "server_id",
+// "volume_id", "status", "page").
 func (c *Client) ListOperations(ctx context.Context, opts OperationListOptions) (*api.Page[api.Operation], error) {
 	return page[api.Operation](c, ctx, "/operations", opts.query())
 }

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/berthhq/berth/api"
@@ -45,5 +46,43 @@ func everyVolumeEndpoint(t *testing.T, ctx context.Context, c *client.Client, sr
 	}
 	if _, err := c.GetVolume(ctx, "sdk-archive"); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("GetVolume of a deleted volume: %v, want ErrNotFound", err)
+	}
+	volumeOperations(t, ctx, c, vol.ID)
+}
+
+// volumeOperations: the operations of the (deleted) volume id, by ListOperations and
+// AllOperations, a bad VolumeID an ErrValidation on volume_id, and
+// ListServerOperations refusing a VolumeID before asking.
+func volumeOperations(t *testing.T, ctx context.Context, c *client.Client, id int64) {
+	t.Helper()
+	want := []string{"detach_volume", "resize_volume", "attach_volume", "create_volume"}
+	p := must[*api.Page[api.Operation]](t)(c.ListOperations(ctx, client.OperationListOptions{VolumeID: id}))
+	var got []string
+	for _, o := range p.Data {
+		if o.VolumeID == nil || *o.VolumeID != id {
+			t.Errorf("ListOperations of volume %d: %+v", id, o)
+		}
+		got = append(got, o.Type)
+	}
+	if !slices.Equal(got, want) || p.Meta.Total != 4 {
+		t.Errorf("ListOperations of the volume: %v (total %d), want %v", got, p.Meta.Total, want)
+	}
+	n := 0
+	for o, err := range c.AllOperations(ctx, client.OperationListOptions{VolumeID: id, Status: "success"}) {
+		if err != nil || o.VolumeID == nil || *o.VolumeID != id {
+			t.Fatalf("AllOperations of the volume: %+v, %v", o, err)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("AllOperations of the volume: %d, want 4", n)
+	}
+	var e *client.Error
+	if _, err := c.ListOperations(ctx, client.OperationListOptions{VolumeID: -1}); !errors.As(err, &e) ||
+		!errors.Is(err, client.ErrValidation) || len(e.Fields["volume_id"]) != 1 {
+		t.Errorf("VolumeID -1: %v, want ErrValidation on volume_id", err)
+	}
+	if _, err := c.ListServerOperations(ctx, "x", client.OperationListOptions{VolumeID: id}); err == nil || errors.As(err, &e) {
+		t.Errorf("ListServerOperations with a VolumeID: %v, want a refusal before any request", err)
 	}
 }

@@ -132,7 +132,7 @@ func rootCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(contextCmd(g), meCmd(g), locations.command(g), plans.command(g), images.command(g), apps.command(g),
 		serverCmd(g), snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g), eventCmd(g),
 		webhookCmd(g), volumeCmd(g))
-	completeServerNames(cmd, g)
+	completeNames(cmd, g)
 	cmd.InitDefaultCompletionCmd()
 	strictGroups(cmd)
 	return cmd

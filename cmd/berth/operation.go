@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"iter"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +11,7 @@ import (
 )
 
 var operations = &resource[api.Operation]{
-	name: "operation", short: "Operations on servers", noun: "operation", arg: "OPERATION",
+	name: "operation", short: "Operations on servers and volumes", noun: "operation", arg: "OPERATION",
 	view: view[api.Operation]{
 		id: func(o api.Operation) string { return i64(o.ID) },
 		columns: []column[api.Operation]{
@@ -34,34 +35,61 @@ var operations = &resource[api.Operation]{
 	get: func(ctx context.Context, c *client.Client, id int64) (*api.Operation, error) {
 		return c.GetOperation(ctx, id)
 	},
-	listHelp: "List operations, newest first",
-	listUse:  "[--server SERVER] [--status STATUS] [--limit N]",
-	listFlags: func(cmd *cobra.Command) func(context.Context, *client.Client, string) ([]api.Operation, error) {
-		var server, status string
-		var limit int
-		cmd.Flags().StringVar(&server, "server", "", "only this server's operations (name or id)")
-		cmd.Flags().StringVar(&status, "status", "", "running, success or error")
-		cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
-		return func(ctx context.Context, c *client.Client, _ string) ([]api.Operation, error) {
-			opts := client.OperationListOptions{Status: status}
-			seq := c.AllOperations(ctx, opts)
-			if server != "" {
-				seq = c.AllServerOperations(ctx, server, opts)
-			}
-			var all []api.Operation
-			for o, err := range seq {
-				if err != nil {
-					return nil, err
-				}
-				all = append(all, o)
-				if limit > 0 && len(all) >= limit {
-					break
-				}
-			}
-			return all, nil
-		}
-	},
+	listHelp:     "List operations, newest first",
+	listUse:      "[--server SERVER] [--volume VOLUME] [--status STATUS] [--limit N]",
+	listFlags:    operationListFlags,
 	describeHelp: "Show an operation",
+}
+
+// operationListFlags are list's flags: a server's and a volume's operations (each
+// by name or id), in a status, at most limit of them.
+func operationListFlags(cmd *cobra.Command) func(context.Context, *client.Client, string) ([]api.Operation, error) {
+	var server, volume, status string
+	var limit int
+	cmd.Flags().StringVar(&server, "server", "", "only this server's operations (name or id)")
+	cmd.Flags().StringVar(&volume, "volume", "", "only this volume's operations (name or id; a deleted volume's by id)")
+	cmd.Flags().StringVar(&status, "status", "", "running, success or error")
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
+	return func(ctx context.Context, c *client.Client, _ string) ([]api.Operation, error) {
+		seq, err := operationSeq(ctx, c, server, volume, client.OperationListOptions{Status: status})
+		if err != nil {
+			return nil, err
+		}
+		var all []api.Operation
+		for o, err := range seq {
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, o)
+			if limit > 0 && len(all) >= limit {
+				break
+			}
+		}
+		return all, nil
+	}
+}
+
+// operationSeq walks the operations opts admit, of server and of volume ("": any). A
+// server alone is asked for by its path (the API resolves its name); with a volume,
+// both go as ids to GET /operations.
+func operationSeq(ctx context.Context, c *client.Client, server, volume string, opts client.OperationListOptions) (iter.Seq2[api.Operation, error], error) {
+	if volume == "" {
+		if server != "" {
+			return c.AllServerOperations(ctx, server, opts), nil
+		}
+		return c.AllOperations(ctx, opts), nil
+	}
+	id, err := volumeID(ctx, c, volume)
+	if err != nil {
+		return nil, err
+	}
+	opts.VolumeID = id
+	if server != "" {
+		if opts.ServerID, err = serverID(ctx, c, server); err != nil {
+			return nil, err
+		}
+	}
+	return c.AllOperations(ctx, opts), nil
 }
 
 func operationCmd(g *globals) *cobra.Command {

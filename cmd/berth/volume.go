@@ -131,6 +131,22 @@ func serverID(ctx context.Context, c *client.Client, s string) (int64, error) {
 	return srv.ID, nil
 }
 
+// volumeID is the id of the volume s names (its name or id), as a filter takes it.
+// A number is taken as an id as it is (a deleted volume's too: the API judges it). A
+// name of none is said to be a volume's.
+func volumeID(ctx context.Context, c *client.Client, s string) (int64, error) {
+	if id, ok := asID(s); ok {
+		return id, nil
+	}
+	vol, err := c.GetVolume(ctx, s)
+	if errors.Is(err, client.ErrNotFound) {
+		return 0, volumes.notFound("", s)
+	} else if err != nil {
+		return 0, err
+	}
+	return vol.ID, nil
+}
+
 func volumeListFlags(cmd *cobra.Command) func(context.Context, *client.Client, string) ([]api.Volume, error) {
 	var server, project string
 	cmd.Flags().StringVar(&server, "server", "", "only the volumes attached to this server (name or id)")

@@ -178,3 +178,98 @@ func TestVolumeBusyAndHeld(t *testing.T) {
 		t.Errorf("detach once released: %q", got)
 	}
 }
+
+// TestOperationListByVolume: operation list --volume keeps one volume's operations,
+// the volume by name or id (a deleted one's by id), with --server and --status too; a
+// name of no volume is exit 3 saying so, before any list.
+func TestOperationListByVolume(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	srv, _ := serverInFsn1(t, c)
+	data := jsonString(field(t, c.ok("volume", "create", "--name", "data", "--size", "10", "--location", "fsn1", "-o", "json"), "id"))
+	c.ok("volume", "attach", "data", "--server", srv)
+	old := jsonString(field(t, c.ok("volume", "create", "--name", "old", "--size", "10", "--location", "fsn1", "-o", "json"), "id"))
+	c.ok("volume", "delete", "old")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--volume", "data"}, "attach_volume " + data + "\ncreate_volume " + data + "\n"},
+		{[]string{"--volume", data, "--status", "success"}, "attach_volume " + data + "\ncreate_volume " + data + "\n"},
+		{[]string{"--volume", "data", "--server", srv}, "attach_volume " + data + "\n"},
+		{[]string{"--volume", "data", "--status", "running"}, ""},
+		{[]string{"--volume", "data", "--limit", "1"}, "attach_volume " + data + "\n"},
+		{[]string{"--volume", old}, "create_volume " + old + "\n"},
+		{[]string{"--server", srv}, "attach_volume " + data + "\nprovision \n"},
+	} {
+		args := append([]string{"operation", "list", "-o", "columns=type,volume_id"}, tt.args...)
+		var got strings.Builder
+		for _, row := range tableRows(c.ok(args...)) {
+			got.WriteString(strings.Join(row, " ") + "\n")
+		}
+		if want := strings.ReplaceAll(tt.want, " \n", " -\n"); got.String() != want {
+			t.Errorf("berth %q:\n%s\nwant:\n%s", args, got.String(), want)
+		}
+	}
+	for _, tt := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--volume", "old"}, 3, `no volume "old" (berth volume list)`},
+		{[]string{"--volume", "data", "--server", "nope"}, 3, `no server "nope" (berth server list)`},
+		{[]string{"--volume", "data", "--status", "done"}, 4, "  status: "},
+		{[]string{"--volume", "-1"}, 3, `no volume "-1"`},
+	} {
+		r := c.run(append([]string{"operation", "list"}, tt.args...)...)
+		if r.code != tt.code || r.stdout != "" || !strings.Contains(r.stderr, tt.stderr) {
+			t.Errorf("berth operation list %q: exit %d, want %d\n%s[stderr]\n%s", tt.args, r.code, tt.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestVolumeCompletion: every volume argument and --volume complete with the
+// account's volume names (described by size and status), --server with its server
+// names; a command taking one volume completes only its first argument.
+func TestVolumeCompletion(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	acct := env.NewAccount("en", "100", "")
+	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
+	srv, _ := serverInFsn1(t, c)
+	c.ok("volume", "create", "--name", "data", "--size", "10", "--server", srv)
+	c.ok("volume", "create", "--name", "logs", "--size", "20", "--location", "fsn1")
+	for _, tt := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"volume", "describe", ""}, []string{"data\t10 GB available\n", "logs\t20 GB available\n"}, nil},
+		{[]string{"volume", "describe", "lo"}, []string{"logs\t"}, []string{"data\t"}},
+		{[]string{"volume", "update", ""}, []string{"data\t", "logs\t"}, nil},
+		{[]string{"volume", "attach", ""}, []string{"logs\t"}, []string{srv}},
+		{[]string{"volume", "detach", "d"}, []string{"data\t"}, []string{"logs\t"}},
+		{[]string{"volume", "resize", ""}, []string{"data\t", "logs\t"}, nil},
+		{[]string{"volume", "delete", "logs", ""}, []string{"data\t", "logs\t"}, nil}, // delete takes many
+		{[]string{"volume", "attach", "logs", ""}, nil, []string{"data\t", "logs\t", srv}},
+		{[]string{"operation", "list", "--volume", ""}, []string{"data\t", "logs\t"}, []string{srv}},
+		{[]string{"volume", "attach", "logs", "--server", ""}, []string{srv + "\t"}, []string{"data\t"}},
+		{[]string{"volume", "create", "--name", "x", "--server", ""}, []string{srv + "\t"}, nil},
+		{[]string{"volume", "list", "--server", ""}, []string{srv + "\t"}, nil},
+		{[]string{"operation", "list", "--server", ""}, []string{srv + "\t"}, []string{"data\t"}},
+		{[]string{"server", "describe", ""}, []string{srv + "\t"}, []string{"data\t"}},
+	} {
+		got := c.ok(append([]string{"__complete"}, tt.args...)...)
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("berth __complete %q: %q lacks %q", tt.args, got, w)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(got, n) {
+				t.Errorf("berth __complete %q: %q offers %q", tt.args, got, n)
+			}
+		}
+	}
+}

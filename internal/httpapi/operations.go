@@ -14,27 +14,39 @@ import (
 // opStatuses are the statuses an operation list filters on.
 var opStatuses = []hosting.OpStatus{hosting.OpRunning, hosting.OpSuccess, hosting.OpError}
 
-// listOperations answers GET /operations?server_id=&status=&page=: the account's
-// operations, of live and deleted servers, newest first, a page at a time. A
-// server_id of no server of the account lists nothing.
+// listOperations answers GET /operations?server_id=&volume_id=&status=&page=: the
+// account's operations, of its servers and its volumes, live and deleted, newest
+// first, a page at a time (docs/api.md, Idempotency and operations). A server_id or
+// volume_id of none of the account's lists nothing.
 func (s *Server) listOperations(r *request) (int, any, error) {
 	var f store.OperationFilter
 	var v hosting.Validation
 	query := url.Values{}
-	if raw, ok := queryValue(r.Request, "server_id", &v); ok {
-		if id, err := hosting.ParseID(raw); err != nil {
-			v.Add("server_id", "validation.positive_integer")
-		} else {
-			f.ServerID = &id
-			query.Set("server_id", raw)
-		}
-	}
+	f.ServerID = idFromQuery(r.Request, "server_id", &v, query)
+	f.VolumeID = idFromQuery(r.Request, "volume_id", &v, query)
 	f.Status = opStatusFromQuery(r.Request, &v, query)
 	page := pageFromQuery(r.Request, &v)
-	if err := v.Err("server_id", "status", "page"); err != nil {
+	if err := v.Err("server_id", "volume_id", "status", "page"); err != nil {
 		return 0, nil, err
 	}
 	return s.operationPage(r, f, query, page)
+}
+
+// idFromQuery reads the id filter name (nil: none), given once and a positive
+// integer, else records an error on name. A valid one is kept in query, for the page
+// links.
+func idFromQuery(r *http.Request, name string, v *hosting.Validation, query url.Values) *int64 {
+	raw, ok := queryValue(r, name, v)
+	if !ok {
+		return nil
+	}
+	id, err := hosting.ParseID(raw)
+	if err != nil {
+		v.Add(name, "validation.positive_integer")
+		return nil
+	}
+	query.Set(name, raw)
+	return &id
 }
 
 // listServerOperations answers GET /servers/{id}/operations?status=&page=: the

@@ -18,7 +18,8 @@ type operationPage struct {
 	Data []struct {
 		ID         int64   `json:"id"`
 		Type       string  `json:"type"`
-		ServerID   int64   `json:"server_id"`
+		ServerID   int64   `json:"server_id"` // null: 0
+		VolumeID   *int64  `json:"volume_id"`
 		Status     string  `json:"status"`
 		FinishedAt *string `json:"finished_at"`
 	} `json:"data"`

@@ -12,9 +12,9 @@ import (
 // transactions' page size, so that both paginated lists read alike.
 const OperationsPageSize = TransactionsPageSize
 
-// Operations returns page (from 1) of the principal's operations, of live and
-// deleted servers alike, newest first, and how many match f in all. A server of
-// another account matches nothing.
+// Operations returns page (from 1) of the principal's operations, of its servers and
+// volumes, live and deleted alike, newest first, and how many match f in all. A
+// server or volume of another account matches nothing.
 func (s *Service) Operations(ctx context.Context, p hosting.Principal, f store.OperationFilter, page int) ([]hosting.Operation, int, error) {
 	list, total, err := s.store.Operations(ctx, p.Account.ID, f, OperationsPageSize, pageOffset(page, OperationsPageSize))
 	return list, total, internal("operations", err)

@@ -30,9 +30,11 @@ type VolumeFilter struct {
 	ProjectID *int64
 }
 
-// OperationFilter narrows an operation list.
+// OperationFilter narrows an operation list: the operations of one server, of one
+// volume, in one status (nil: any).
 type OperationFilter struct {
 	ServerID *int64
+	VolumeID *int64
 	Status   *hosting.OpStatus
 }
 

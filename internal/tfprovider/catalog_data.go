@@ -131,6 +131,8 @@ type locationModel struct {
 	City                types.String `tfsdk:"city"`
 	Country             types.String `tfsdk:"country"`
 	SnapshotPriceGBHour types.String `tfsdk:"snapshot_price_gb_hour"`
+	VolumePriceGBHour   types.String `tfsdk:"volume_price_gb_hour"`
+	VolumePriceGBMonth  types.String `tfsdk:"volume_price_gb_month"`
 	Plans               types.List   `tfsdk:"plans"`
 	Images              types.List   `tfsdk:"images"`
 }
@@ -146,38 +148,47 @@ func newLocationDataSource() datasource.DataSource {
 			"country": schema.StringAttribute{MarkdownDescription: "Its country (ISO 3166 code).", Computed: true},
 			"snapshot_price_gb_hour": schema.StringAttribute{MarkdownDescription: "The price of a GB of snapshot " +
 				"stored for an hour, a decimal string.", Computed: true},
+			"volume_price_gb_hour": schema.StringAttribute{MarkdownDescription: "The price of a GB of volume for an hour " +
+				"(each started hour), a decimal string; null where the location sells no volumes.", Computed: true},
+			"volume_price_gb_month": schema.StringAttribute{MarkdownDescription: "The most a GB of volume costs in a calendar " +
+				"month, a decimal string; null where the location sells no volumes.", Computed: true},
 			"plans": schema.ListNestedAttribute{MarkdownDescription: "The plans it offers.", Computed: true,
 				NestedObject: schema.NestedAttributeObject{Attributes: planAttrs}},
 			"images": schema.ListNestedAttribute{MarkdownDescription: "The operating-system images it offers.", Computed: true,
 				NestedObject: schema.NestedAttributeObject{Attributes: imageAttrs}},
 		},
-		find: func(ctx context.Context, k *catalog, m *locationModel) error {
-			loc, err := k.location(ctx, m.Name.ValueString())
-			if err != nil {
-				return onAttr(err, "name")
-			}
-			plans := make([]planFields, len(loc.Plans))
-			for i, p := range loc.Plans {
-				plans[i] = planOf(p)
-			}
-			images := make([]imageFields, len(loc.Images))
-			for i, im := range loc.Images {
-				images[i] = imageOf(im)
-			}
-			var diags diag.Diagnostics
-			m.ID, m.City, m.Country = idString(loc.ID), types.StringValue(loc.City), types.StringValue(loc.Country)
-			m.SnapshotPriceGBHour = types.StringValue(loc.SnapshotPriceGBHour)
-			m.Plans, diags = types.ListValueFrom(ctx, planType, plans)
-			if diags.HasError() {
-				return errors.New(diags[0].Detail())
-			}
-			m.Images, diags = types.ListValueFrom(ctx, imageType, images)
-			if diags.HasError() {
-				return errors.New(diags[0].Detail())
-			}
-			return nil
-		},
+		find: readLocation,
 	}
+}
+
+// readLocation fills the location m names from the catalog: its prices as the API
+// spells them (docs/api.md, Billing), the volume prices null where it sells none.
+func readLocation(ctx context.Context, k *catalog, m *locationModel) error {
+	loc, err := k.location(ctx, m.Name.ValueString())
+	if err != nil {
+		return onAttr(err, "name")
+	}
+	plans := make([]planFields, len(loc.Plans))
+	for i, p := range loc.Plans {
+		plans[i] = planOf(p)
+	}
+	images := make([]imageFields, len(loc.Images))
+	for i, im := range loc.Images {
+		images[i] = imageOf(im)
+	}
+	var diags diag.Diagnostics
+	m.ID, m.City, m.Country = idString(loc.ID), types.StringValue(loc.City), types.StringValue(loc.Country)
+	m.SnapshotPriceGBHour = types.StringValue(loc.SnapshotPriceGBHour)
+	m.VolumePriceGBHour, m.VolumePriceGBMonth = types.StringPointerValue(loc.VolumePriceGBHour), types.StringPointerValue(loc.VolumePriceGBMonth)
+	m.Plans, diags = types.ListValueFrom(ctx, planType, plans)
+	if diags.HasError() {
+		return errors.New(diags[0].Detail())
+	}
+	m.Images, diags = types.ListValueFrom(ctx, imageType, images)
+	if diags.HasError() {
+		return errors.New(diags[0].Detail())
+	}
+	return nil
 }
 
 type planModel struct {

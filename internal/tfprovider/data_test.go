@@ -1,6 +1,7 @@
 package tfprovider_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -109,7 +111,8 @@ func TestAccDataSources(t *testing.T) {
 					dataAgrees("data.berth_location.l", func() (map[string]string, error) {
 						l, err := a.location("fsn1")
 						m := map[string]string{"id": strconv.FormatInt(l.ID, 10), "name": l.Name, "city": l.City, "country": l.Country,
-							"snapshot_price_gb_hour": l.SnapshotPriceGBHour, "plans.#": strconv.Itoa(len(l.Plans)),
+							"snapshot_price_gb_hour": l.SnapshotPriceGBHour, "volume_price_gb_hour": optString(l.VolumePriceGBHour),
+							"volume_price_gb_month": optString(l.VolumePriceGBMonth), "plans.#": strconv.Itoa(len(l.Plans)),
 							"images.#": strconv.Itoa(len(l.Images))}
 						for i, p := range l.Plans {
 							planAPI(m, fmt.Sprintf("plans.%d.", i), p)
@@ -206,5 +209,50 @@ func TestAccDataSources(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)No such server.*The account has no server of name "server-zzzzzz"`),
 			},
 		},
+	})
+}
+
+// optString is a nullable string as dataAgrees takes it: "" for null.
+func optString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// TestAccLocationVolumePrices: berth_location shows a location's volume prices as the
+// API spells them, trailing zeros kept, and null (absent from the state) where the
+// location sells no volumes: here hel1, its prices taken out of the catalog.
+func TestAccLocationVolumePrices(t *testing.T) {
+	a := newAcc(t, "en")
+	cat := catalog.Default()
+	for i, l := range cat.Locations {
+		if l.Name == "hel1" {
+			cat.Locations[i].VolumePriceGBHour, cat.Locations[i].VolumePriceGBMonth = 0, 0
+		}
+	}
+	if err := a.env.App.Service.ApplyCatalog(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: a.providers(),
+		Steps: []resource.TestStep{{
+			Config: a.config(hcl(`data "berth_location" "fsn1" { name = "fsn1" }`) + hcl(`data "berth_location" "hel1" { name = "2" }`)),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("data.berth_location.fsn1", "volume_price_gb_hour", "0.0001"),
+				resource.TestCheckResourceAttr("data.berth_location.fsn1", "volume_price_gb_month", "0.0440"),
+				resource.TestCheckResourceAttr("data.berth_location.fsn1", "snapshot_price_gb_hour", "0.0001"),
+				resource.TestCheckResourceAttr("data.berth_location.hel1", "city", "Helsinki"),
+				resource.TestCheckNoResourceAttr("data.berth_location.hel1", "volume_price_gb_hour"),
+				resource.TestCheckNoResourceAttr("data.berth_location.hel1", "volume_price_gb_month"),
+				dataAgrees("data.berth_location.hel1", func() (map[string]string, error) {
+					l, err := a.location("hel1")
+					if err == nil && (l.VolumePriceGBHour != nil || l.VolumePriceGBMonth != nil) {
+						err = fmt.Errorf("the API sells volumes in hel1: %v %v", *l.VolumePriceGBHour, *l.VolumePriceGBMonth)
+					}
+					return map[string]string{"id": "2", "volume_price_gb_hour": "", "volume_price_gb_month": ""}, err
+				}),
+			),
+		}},
 	})
 }

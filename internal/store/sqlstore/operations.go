@@ -8,12 +8,18 @@ import (
 )
 
 // Operations implements store.Reader: a page of an account's operations, newest first
-// (ids grow in creation order), and how many match in all.
+// (ids grow in creation order), and how many match in all. A server's filter reads
+// the index operations_server, a volume's operations_volume (its volume_id = ? implies
+// the partial index's volume_id IS NOT NULL, on SQLite and PostgreSQL alike).
 func (q queries) Operations(ctx context.Context, accountID int64, f store.OperationFilter, limit, offset int) ([]hosting.Operation, int, error) {
 	where, args := `account_id = ?`, []any{accountID}
 	if f.ServerID != nil {
 		where += ` AND server_id = ?`
 		args = append(args, *f.ServerID)
+	}
+	if f.VolumeID != nil {
+		where += ` AND volume_id = ?`
+		args = append(args, *f.VolumeID)
 	}
 	if f.Status != nil {
 		where += ` AND status = ?`

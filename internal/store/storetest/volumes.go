@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ func volumes(t *testing.T, open func(t *testing.T) store.Store) {
 	}
 	s, a, b := twoAccounts(t, open, "vol", now)
 	in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, catalog()) })
-	var srvID, volID, op int64
+	var srvID, volID, op, att int64
 	in(t, s, func(tx store.Tx) error {
 		var err error
 		if srvID, err = tx.CreateServer(ctx, hosting.Server{AccountID: a, Name: "server-vol001", DisplayName: "db", Status: hosting.StatusRunning,
@@ -86,7 +87,8 @@ func volumes(t *testing.T, open func(t *testing.T) store.Store) {
 		if err := tx.SetVolumeStatus(ctx, volID, hosting.VolumeAvailable); err != nil {
 			return err
 		}
-		att, err := tx.StartOperation(ctx, hosting.Operation{AccountID: a, VolumeID: &volID, ServerID: srvID, Type: hosting.OpAttachVolume,
+		var err error
+		att, err = tx.StartOperation(ctx, hosting.Operation{AccountID: a, VolumeID: &volID, ServerID: srvID, Type: hosting.OpAttachVolume,
 			Automount: true, StartedAt: now})
 		if err != nil {
 			return err
@@ -142,8 +144,41 @@ func volumes(t *testing.T, open func(t *testing.T) store.Store) {
 	if u, _ := s.Usage(ctx, a, now); u.Volumes != 0 || u.VolumeGB != 0 {
 		t.Errorf("usage after the deletion: %+v", u)
 	}
+	volumeOperations(t, s, a, b, volID, srvID, []int64{att, op})
 	in(t, s, func(tx store.Tx) error { // its name is free again
 		_, err := tx.CreateVolume(ctx, hosting.Volume{AccountID: a, Name: "pgdata", SizeGB: 10, LocationID: 1, Status: hosting.VolumeCreating, CreatedAt: now})
 		return err
 	})
+}
+
+// volumeOperations checks the operation list's volume filter: the operations of
+// volume volID (want, newest first; deleted, it keeps them), alone or with its
+// server's or a status, and none for account b or a volume of none.
+func volumeOperations(t *testing.T, s store.Store, a, b, volID, srvID int64, want []int64) {
+	t.Helper()
+	ctx := context.Background()
+	success, running := hosting.OpSuccess, hosting.OpRunning
+	none := int64(1 << 40)
+	for _, tc := range []struct {
+		name    string
+		account int64
+		f       store.OperationFilter
+		want    []int64
+	}{
+		{"one volume", a, store.OperationFilter{VolumeID: &volID}, want},
+		{"and its server", a, store.OperationFilter{VolumeID: &volID, ServerID: &srvID}, want[:1]},
+		{"and a status", a, store.OperationFilter{VolumeID: &volID, Status: &success}, want},
+		{"and another status", a, store.OperationFilter{VolumeID: &volID, Status: &running}, nil},
+		{"another account's volume", b, store.OperationFilter{VolumeID: &volID}, nil},
+		{"no volume", a, store.OperationFilter{VolumeID: &none}, nil},
+	} {
+		list, total, err := s.Operations(ctx, tc.account, tc.f, 0, 0)
+		got := make([]int64, len(list))
+		for i, o := range list {
+			got[i] = o.ID
+		}
+		if err != nil || !slices.Equal(got, tc.want) || total != len(tc.want) {
+			t.Errorf("%s: %v of %d, %v; want %v", tc.name, got, total, err, tc.want)
+		}
+	}
 }
