@@ -211,7 +211,7 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 		args = []any{"name", d.Name, "status", v.Status(hosting.Status(d.Status)),
 			"previous", v.Status(hosting.Status(d.PreviousStatus)), "changes", changeList(r, d.Changes)}
 	case "operation":
-		args = []any{"operation", r.T("console.optype." + d.Type), "server", ex.serverName(d.ServerID)}
+		args = []any{"operation", c.opTypeText(r.lang, hosting.OpType(d.Type)), "server", ex.serverName(d.ServerID)}
 		if d.VolumeID != 0 {
 			args = append(args, "volume", ex.volumeName(d.VolumeID))
 		}

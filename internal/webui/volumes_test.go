@@ -271,14 +271,19 @@ func TestConsoleVolumeBusy(t *testing.T) {
 		t.Error("a busy volume offers to attach or detach")
 	}
 	wantText(t, v.get("/volumes"), `data-operation="attach_volume"`, `hx-get="/volumes" hx-trigger="every 2s"`)
-	wantText(t, v.get("/servers/"+sid), "in progress: attach_volume")
+	// The server's page names the operation in words, as the busy messages do.
+	wantText(t, v.get("/servers/"+sid), `<span data-operation="attach_volume">in progress: volume attachment</span>`)
 	p = v.follow(v.post(path+"/resize", url.Values{"size_gb": {"20"}, "confirm": {"1"}}))
-	wantText(t, p, `class="notice error"`, "busy with another operation (attach_volume)")
+	wantText(t, p, `class="notice error"`, "The volume is busy with another operation (volume attachment)")
 	// The server it attaches to is held too: a volume made on it is refused above the
 	// form, which keeps what was entered.
 	p = v.post("/volumes", url.Values{"name": {"logs"}, "size_gb": {"10"}, "place": {"server:" + sid}, "confirm": {"1"}})
 	wantStatus(t, p, http.StatusConflict)
-	wantText(t, p, "busy with another operation (attach_volume)", `value="logs"`, `<option value="server:`+sid+`" selected>`)
+	wantText(t, p, "The server is busy with another operation (volume attachment)", `value="logs"`, `<option value="server:`+sid+`" selected>`)
+	for lang, want := range map[string]string{"de": "läuft gerade: Anhängen eines Volumes", "fr": "en cours : attachement de volume"} {
+		v.follow(v.post("/settings/language", url.Values{"language": {lang}}))
+		wantText(t, v.get("/servers/"+sid), want)
+	}
 	close(gate.release)
 	p = waitVolume(t, v, path, `data-attached="`+sid+`"`)
 	if strings.Contains(p.body, "hx-trigger") {
