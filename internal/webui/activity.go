@@ -237,10 +237,12 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 	return r.T(id, args...), d.Error
 }
 
-// changeLabels name the fields an update event lists as changed.
+// changeLabels name the fields an update event lists as changed: a server's
+// (display_name, project_id), a volume's (name, project_id, and status once made)
+// and the account's.
 var changeLabels = map[string]string{
-	"display_name": "console.display_name", "project_id": "console.col.project",
-	"language": "console.language", "budget": "console.billing.budget",
+	"display_name": "console.display_name", "name": "console.col.name", "project_id": "console.col.project",
+	"status": "console.col.status", "language": "console.language", "budget": "console.billing.budget",
 }
 
 func changeList(r *req, fields []string) string {
