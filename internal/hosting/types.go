@@ -248,6 +248,11 @@ const (
 	OpDelete    OpType = "delete"
 )
 
+// OpTypes is every kind of operation, the volumes' included (volume.go), in the order
+// of the API's document.
+var OpTypes = []OpType{OpProvision, OpPower, OpReinstall, OpRescale, OpSnapshot, OpRestore, OpDelete,
+	OpCreateVolume, OpAttachVolume, OpDetachVolume, OpResizeVolume}
+
 // OpStatus is where an operation stands.
 type OpStatus string
 

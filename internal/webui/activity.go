@@ -211,7 +211,7 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 		args = []any{"name", d.Name, "status", v.Status(hosting.Status(d.Status)),
 			"previous", v.Status(hosting.Status(d.PreviousStatus)), "changes", changeList(r, d.Changes)}
 	case "operation":
-		args = []any{"operation", r.T("console.optype." + d.Type), "server", ex.serverName(d.ServerID)}
+		args = []any{"operation", c.opTypeText(r.lang, hosting.OpType(d.Type)), "server", ex.serverName(d.ServerID)}
 		if d.VolumeID != 0 {
 			args = append(args, "volume", ex.volumeName(d.VolumeID))
 		}
@@ -237,10 +237,12 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 	return r.T(id, args...), d.Error
 }
 
-// changeLabels name the fields an update event lists as changed.
+// changeLabels name the fields an update event lists as changed: a server's
+// (display_name, project_id), a volume's (name, project_id, and status once made)
+// and the account's.
 var changeLabels = map[string]string{
-	"display_name": "console.display_name", "project_id": "console.col.project",
-	"language": "console.language", "budget": "console.billing.budget",
+	"display_name": "console.display_name", "name": "console.col.name", "project_id": "console.col.project",
+	"status": "console.col.status", "language": "console.language", "budget": "console.billing.budget",
 }
 
 func changeList(r *req, fields []string) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/i18n"
+	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/testenv"
 )
@@ -154,7 +155,7 @@ var wantSentences = map[hosting.EventType]string{
 	hosting.EventWebhookDisabled:     "Berth disabled a webhook: its receiver is gone or failed every attempt.",
 	hosting.EventWebhookTest:         "A webhook was sent a test event.",
 	hosting.EventVolumeCreated:       "Volume pgdata is being created.",
-	hosting.EventVolumeUpdated:       "Volume pgdata was changed: name.",
+	hosting.EventVolumeUpdated:       "Volume pgdata was changed: Name.",
 	hosting.EventVolumeAttached:      "Volume pgdata was attached to server #9001.",
 	hosting.EventVolumeDetached:      "Volume pgdata was detached from server #9001.",
 	hosting.EventVolumeResized:       "Volume pgdata was grown to 20 GB.",
@@ -270,6 +271,45 @@ func projectID(t *testing.T, env *testenv.Env, a hosting.Account, name string) s
 	}
 	t.Fatalf("no project %s", name)
 	return ""
+}
+
+// TestActivityOfVolumeChanges: a volume made, renamed (through its page) and moved to
+// a project (as PATCH /volumes/{id} does) is said to have changed its status, name
+// and project, in the words of the account's language, as a server's changes are.
+func TestActivityOfVolumeChanges(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	for lang, want := range map[string][]string{ // newest first: moved, renamed, made
+		"en": {"Volume db was changed: Project.", "Volume db was changed: Name.", "Volume data was changed: Status."},
+		"de": {"Volume db wurde geändert: Projekt.", "Volume db wurde geändert: Bezeichnung.", "Volume data wurde geändert: Zustand."},
+		"fr": {"Le volume db a été modifié : Projet.", "Le volume db a été modifié : Nom.", "Le volume data a été modifié : État."},
+	} {
+		v, a := signedIn(t, env, lang)
+		path := createVolume(t, v, url.Values{"name": {"data"}, "size_gb": {"10"}, "place": {"location:1"}})
+		v.follow(v.post(path+"/rename", url.Values{"name": {"db"}}))
+		v.get("/projects")
+		v.follow(v.post("/projects", url.Values{"name": {"shop"}}))
+		pid, _ := hosting.ParseID(projectID(t, env, a, "shop"))
+		vid, _ := hosting.ParseID(strings.TrimPrefix(path, "/volumes/"))
+		if _, err := env.App.Service.UpdateVolume(context.Background(), hosting.Principal{Account: a}, hosting.VolumeRef{ID: vid},
+			ops.VolumeUpdate{ProjectID: &pid}); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range shownEvents(v.get("/activity?type=volume")) {
+			if r.typ == string(hosting.EventVolumeUpdated) {
+				got = append(got, r.text)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: volume.updated rows %q, want %q", lang, got, want)
+		}
+		for i := range want {
+			if !strings.Contains(got[i], want[i]) {
+				t.Errorf("%s: row %q lacks %q", lang, got[i], want[i])
+			}
+		}
+	}
 }
 
 // TestActivityPages: 50 events a page, newest first; Older leads on until none are

@@ -23,10 +23,12 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -469,6 +471,27 @@ func (r *req) done(err error, to, okID string, kv ...any) error {
 // T translates a message into the reader's language.
 func (r *req) T(id string, kv ...any) string { return r.c.cat.T(r.lang, id, hosting.M(id, kv...).Args) }
 
+// opTypeText is an operation's kind in words of lang (console.optype.<type>): every
+// page, event and message of the console names a kind through it. A kind it does
+// not know is shown as it is.
+func (c *Console) opTypeText(lang string, t hosting.OpType) string {
+	if !slices.Contains(hosting.OpTypes, t) {
+		return string(t)
+	}
+	return c.cat.T(lang, "console.optype."+string(t), nil)
+}
+
+// text renders a message of the core in lang; the operation it names (error.busy,
+// error.volume_busy) is named in words, as the pages name it.
+func (c *Console) text(lang string, m hosting.Msg) string {
+	if op, ok := m.Args["operation"].(string); ok {
+		args := maps.Clone(m.Args)
+		args["operation"] = c.opTypeText(lang, hosting.OpType(op))
+		m.Args = args
+	}
+	return c.cat.T(lang, m.ID, m.Args)
+}
+
 // messages renders an error as the list of messages a person reads: each field's
 // messages in the order of the form, or its one message.
 func (c *Console) messages(lang string, err error) []string {
@@ -477,12 +500,12 @@ func (c *Console) messages(lang string, err error) []string {
 		return []string{c.cat.T(lang, "error.internal", nil)}
 	}
 	if len(he.Fields) == 0 {
-		return []string{c.cat.T(lang, he.Message.ID, he.Message.Args)}
+		return []string{c.text(lang, he.Message)}
 	}
 	var out []string
 	for _, f := range he.Order {
 		for _, m := range he.Fields[f] {
-			out = append(out, c.cat.T(lang, m.ID, m.Args))
+			out = append(out, c.text(lang, m))
 		}
 	}
 	return out
@@ -497,7 +520,7 @@ func (c *Console) fieldErrors(lang string, err error) map[string][]string {
 	out := map[string][]string{}
 	for f, ms := range he.Fields {
 		for _, m := range ms {
-			out[f] = append(out[f], c.cat.T(lang, m.ID, m.Args))
+			out[f] = append(out[f], c.text(lang, m))
 		}
 	}
 	return out

@@ -4,11 +4,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/i18n"
 	"github.com/berthhq/berth/internal/metrics"
 )
 
@@ -160,5 +163,42 @@ func TestBarChart(t *testing.T) {
 	}
 	if strings.Count(got, "<rect") != 3 {
 		t.Errorf("want 3 bars: %s", got)
+	}
+}
+
+// TestOpTypeText: each kind of operation the API's document lists (hosting.OpTypes)
+// is named in words in every language of the console, German and French their own;
+// the core's busy messages name it so too; a kind the console does not know is shown
+// as it is.
+func TestOpTypeText(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "api", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, op := range hosting.OpTypes {
+		kinds = append(kinds, string(op))
+	}
+	if want := "enum: [" + strings.Join(kinds, ", ") + "]"; !strings.Contains(string(doc), want) {
+		t.Fatalf("api/openapi.yaml lists no operation types %s: hosting.OpTypes is not every kind", want)
+	}
+	c := &Console{cat: i18n.MustLoad()}
+	for _, op := range hosting.OpTypes {
+		en := c.opTypeText("en", op)
+		for _, lang := range []string{"en", "de", "fr"} {
+			got := c.opTypeText(lang, op)
+			if got == "" || strings.Contains(got, "console.") || (lang != "en" && got == en) {
+				t.Errorf("%s in %s: %q", op, lang, got)
+			}
+			for _, id := range []string{"error.busy", "error.volume_busy"} {
+				if msg := c.text(lang, hosting.M(id, "operation", string(op))); !strings.Contains(msg, "("+got+")") {
+					t.Errorf("%s in %s: %q does not name %q", id, lang, msg, got)
+				}
+			}
+		}
+	}
+	if got := c.opTypeText("de", "teleport"); got != "teleport" {
+		t.Errorf("an unknown kind is shown as %q", got)
 	}
 }

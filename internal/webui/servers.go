@@ -3,6 +3,7 @@ package webui
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -170,16 +171,30 @@ type orderForm struct {
 	Keys     []hosting.SSHKey
 	Projects []hosting.Project
 	Recipes  []hosting.Recipe
-	Credit   hosting.Money
+	// Volumes are the account's detached volumes by location, the chosen one's
+	// first: only its own can be attached (docs/api.md, Volumes).
+	Volumes []volumeGroup
+	Credit  hosting.Money
 
 	PlanID      int64
 	Source      string // "image:ID" or "app:ID"
 	KeyIDs      []int64
+	VolumeIDs   []int64
+	Automount   bool
 	ProjectID   int64
 	RecipeID    int64
 	DisplayName string
 	Errors      map[string][]string
 	Messages    []string
+}
+
+// volumeGroup is one location's detached volumes as the order form offers them: a
+// server ordered in another location (Here false) cannot take them.
+type volumeGroup struct {
+	LocationID int64
+	Location   string
+	Here       bool
+	Volumes    []hosting.Volume
 }
 
 func (c *Console) orderFormFor(r *req) (*orderForm, error) {
@@ -200,22 +215,28 @@ func (c *Console) orderFormFor(r *req) (*orderForm, error) {
 	if f.Recipes, err = c.svc.Recipes.RecipeNames(r.ctx(), r.p); err != nil {
 		return nil, err
 	}
-	if len(cat.Locations) > 0 {
-		f.Loc = cat.Locations[0]
+	vols, err := c.svc.Volumes.Volumes(r.ctx(), r.p, store.VolumeFilter{})
+	if err != nil {
+		return nil, err
+	}
+	orderEntry(r, f)
+	f.Volumes = detachedVolumes(vols, cat, f.Loc.ID)
+	return f, nil
+}
+
+// orderEntry reads the values entered into f, the location first: a plan or image of
+// another location does not carry over, and the first in stock is chosen instead.
+func orderEntry(r *req, f *orderForm) {
+	if len(f.Cat.Locations) > 0 {
+		f.Loc = f.Cat.Locations[0]
 	}
 	if id := formID(r, "location_id"); id != nil {
-		if l, ok := cat.loc[*id]; ok {
+		if l, ok := f.Cat.loc[*id]; ok {
 			f.Loc = l
 		}
 	}
 	if id := formID(r, "plan_id"); id != nil {
 		f.PlanID = *id
-	}
-	f.Source = r.FormValue("source")
-	for _, raw := range r.Form["ssh_key_ids"] {
-		if id, err := hosting.ParseID(raw); err == nil {
-			f.KeyIDs = append(f.KeyIDs, id)
-		}
 	}
 	if id := formID(r, "project_id"); id != nil {
 		f.ProjectID = *id
@@ -223,8 +244,9 @@ func (c *Console) orderFormFor(r *req) (*orderForm, error) {
 	if id := formID(r, "recipe_id"); id != nil {
 		f.RecipeID = *id
 	}
-	f.DisplayName = r.FormValue("display_name")
-	// A plan or image of another location does not carry over.
+	f.Source, f.DisplayName = r.FormValue("source"), r.FormValue("display_name")
+	f.KeyIDs, f.VolumeIDs = formIDs(r, "ssh_key_ids"), formIDs(r, "volume_ids")
+	f.Automount = r.FormValue("automount") == "1"
 	if _, ok := planOf(f.Loc, f.PlanID); !ok {
 		f.PlanID = 0
 		for _, p := range f.Loc.Plans {
@@ -243,7 +265,47 @@ func (c *Console) orderFormFor(r *req) (*orderForm, error) {
 	if f.Source == "" && len(f.Loc.Images) > 0 {
 		f.Source = "image:" + itoa(f.Loc.Images[0].ID)
 	}
-	return f, nil
+}
+
+// formIDs reads a list of ids of a form (checkboxes); what is not an id is left out.
+func formIDs(r *req, field string) []int64 {
+	var ids []int64
+	for _, raw := range r.Form[field] {
+		if id, err := hosting.ParseID(strings.TrimSpace(raw)); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// detachedVolumes groups the available volumes attached to no server by location:
+// here's first, then the others by name.
+func detachedVolumes(vols []hosting.Volume, cat *catalog, here int64) []volumeGroup {
+	var groups []volumeGroup
+	at := map[int64]int{}
+	for _, v := range vols {
+		if v.ServerID != nil || v.Status != hosting.VolumeAvailable {
+			continue
+		}
+		i, ok := at[v.LocationID]
+		if !ok {
+			i = len(groups)
+			at[v.LocationID] = i
+			groups = append(groups, volumeGroup{LocationID: v.LocationID, Location: cat.locationName(v.LocationID),
+				Here: v.LocationID == here})
+		}
+		groups[i].Volumes = append(groups[i].Volumes, v)
+	}
+	slices.SortStableFunc(groups, func(a, b volumeGroup) int {
+		if a.Here != b.Here {
+			if a.Here {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Location, b.Location)
+	})
+	return groups
 }
 
 func planOf(l ops.LocationOffer, id int64) (hosting.Plan, bool) {
@@ -274,10 +336,12 @@ func (c *Console) orderPage(r *req) error {
 }
 
 // order places an order from the form. Image or app is one choice ("source"), so the
-// form cannot send both.
+// form cannot send both. What the rules refuse is shown next to its field, a volume
+// ordered that is busy above the form; the form keeps what was entered.
 func (c *Console) order(r *req) error {
 	o := ops.Order{LocationID: formID(r, "location_id"), PlanID: formID(r, "plan_id"),
-		ProjectID: formID(r, "project_id"), RecipeID: formID(r, "recipe_id")}
+		ProjectID: formID(r, "project_id"), RecipeID: formID(r, "recipe_id"),
+		SSHKeyIDs: formIDs(r, "ssh_key_ids"), VolumeIDs: formIDs(r, "volume_ids")}
 	src := r.FormValue("source")
 	switch {
 	case strings.HasPrefix(src, "image:"):
@@ -285,23 +349,27 @@ func (c *Console) order(r *req) error {
 	case strings.HasPrefix(src, "app:"):
 		o.AppID = idOf(strings.TrimPrefix(src, "app:"))
 	}
-	for _, raw := range r.Form["ssh_key_ids"] {
-		if id, err := hosting.ParseID(raw); err == nil {
-			o.SSHKeyIDs = append(o.SSHKeyIDs, id)
-		}
-	}
 	if dn := strings.TrimSpace(r.FormValue("display_name")); dn != "" {
 		o.DisplayName = &dn
 	}
 	if pw := r.FormValue("root_password"); pw != "" {
 		o.RootPassword = &pw
 	}
+	if r.FormValue("automount") == "1" {
+		auto := true
+		o.Automount = &auto
+	}
 	srv, err := c.svc.Servers.OrderServer(r.ctx(), r.p, o)
 	if err == nil {
 		setFlash(r.w, r.Request, flash{OK: true, Msgs: []string{r.T("console.ordered", "name", srv.DisplayName)}})
 		return r.redirect("/servers/" + itoa(srv.ID))
 	}
-	if c := hosting.ErrorCode(err); c != hosting.CodeValidationFailed && c != hosting.CodeInsufficientCredit {
+	status := http.StatusUnprocessableEntity
+	switch hosting.ErrorCode(err) {
+	case hosting.CodeValidationFailed, hosting.CodeInsufficientCredit:
+	case hosting.CodeBusy:
+		status = http.StatusConflict
+	default:
 		return err
 	}
 	f, ferr := c.orderFormFor(r)
@@ -309,7 +377,7 @@ func (c *Console) order(r *req) error {
 		return ferr
 	}
 	f.Errors, f.Messages = c.fieldErrors(r.lang, err), c.messages(r.lang, err)
-	c.render(r, http.StatusUnprocessableEntity, "order", "console.order_title", "servers", f)
+	c.render(r, status, "order", "console.order_title", "servers", f)
 	return nil
 }
 
@@ -357,7 +425,7 @@ func (c *Console) serverPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	vols, err := c.svc.Volumes.Volumes(r.ctx(), r.p, store.VolumeFilter{ServerID: &srv.ID})
+	vols, err := c.serverVolumes(r, srv)
 	if err != nil {
 		return err
 	}
@@ -378,6 +446,25 @@ func (c *Console) serverPage(r *req) error {
 		"Range": rng.Name, "Ranges": ranges, "Charts": charts, "Activity": activity, "Volumes": vols,
 		"ActivityAll": activityQuery{Resource: "server:" + itoa(srv.ID)}.url(0)})
 	return nil
+}
+
+// serverVolumes are the volumes a server's page lists: those attached to it, and
+// those its operation holds on their way to it (an order's, an attachment's).
+func (c *Console) serverVolumes(r *req, srv hosting.Server) ([]hosting.Volume, error) {
+	if srv.Operation == nil {
+		return c.svc.Volumes.Volumes(r.ctx(), r.p, store.VolumeFilter{ServerID: &srv.ID})
+	}
+	all, err := c.svc.Volumes.Volumes(r.ctx(), r.p, store.VolumeFilter{})
+	if err != nil {
+		return nil, err
+	}
+	var out []hosting.Volume
+	for _, v := range all {
+		if (v.ServerID != nil && *v.ServerID == srv.ID) || (v.Operation != nil && v.Operation.ID == srv.Operation.ID) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 func (c *Console) serverAction(r *req, act func(id int64) error, okID string) error {

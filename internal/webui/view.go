@@ -78,6 +78,9 @@ func (v *view) WhenPtr(t *time.Time) string {
 // Status is a server status in words.
 func (v *view) Status(s hosting.Status) string { return v.T("console.status." + string(s)) }
 
+// OpType is an operation's kind in words (Console.opTypeText).
+func (v *view) OpType(t hosting.OpType) string { return v.r.c.opTypeText(v.r.lang, t) }
+
 // Transient reports whether a server's status is about to change by itself, so that
 // the page polls it.
 func (v *view) Transient(srv hosting.Server) bool { return transient(srv) }

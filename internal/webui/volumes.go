@@ -424,7 +424,7 @@ type volumeState struct {
 func (v *view) VolumeState(vol hosting.Volume) volumeState {
 	s := volumeState{Status: vol.Status, Text: v.T("console.volume_status." + string(vol.Status))}
 	if op := vol.Operation; op != nil {
-		s.Op, s.OpText = op.Type, v.T("console.operation_running", "type", v.T("console.optype."+string(op.Type)))
+		s.Op, s.OpText = op.Type, v.T("console.operation_running", "type", v.OpType(op.Type))
 	}
 	return s
 }

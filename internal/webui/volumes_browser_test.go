@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"context"
+	"path"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // its price is shown, attached to a running server of its location, grown after its
 // new price is shown, detached and deleted after the confirmation page; its page
 // follows each operation to its end by itself (htmx). The pages work by keyboard and
-// 375 px wide.
+// 375 px wide. A server ordered with it through the order form shows it attached.
 func TestBrowserVolumes(t *testing.T) {
 	ctx := browserTab(t)
 	dir := artifactDir(t)
@@ -61,6 +62,7 @@ func TestBrowserVolumes(t *testing.T) {
 
 	checkVolumeList(t, ctx, dir, root)
 	checkNarrow(t, ctx, dir, vol, "volume")
+	orderWithVolume(t, ctx, dir, root, vol)
 
 	run(t, ctx, "delete it", chromedp.Navigate(vol+"/delete"), chromedp.WaitVisible(chromedp.CSS("button.danger")))
 	shot(t, ctx, dir, "volume-delete")
@@ -70,6 +72,30 @@ func TestBrowserVolumes(t *testing.T) {
 		!strings.Contains(text, "No volumes yet.") {
 		t.Errorf("after the deletion: %q", text)
 	}
+}
+
+// orderWithVolume orders db-1 through the order form with the detached pgdata ticked
+// and automount: the new server's page lists pgdata once it is attached, refreshing
+// by itself. Then pgdata is detached again from its page.
+func orderWithVolume(t *testing.T, ctx context.Context, dir, root, vol string) {
+	t.Helper()
+	box := `#order-volumes input[name="volume_ids"][value="` + path.Base(vol) + `"]`
+	run(t, ctx, "the order form", chromedp.Navigate(root+"/servers/new"), chromedp.WaitVisible(chromedp.CSS(box)))
+	run(t, ctx, "tick pgdata", chromedp.Click(chromedp.CSS(box)), chromedp.Click(chromedp.CSS(`#order-volumes input[name="automount"]`)),
+		chromedp.SendKeys(chromedp.CSS("#display_name"), "db-1"))
+	shot(t, ctx, dir, "order-volumes")
+	run(t, ctx, "order db-1", chromedp.Click(chromedp.CSS(`#order-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#server-live [data-status="running"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#server-volumes tr[data-volume="pgdata"] [data-status="available"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#server-volumes [data-operation]`)))
+	if h1 := get(t, ctx, "the server's name", chromedp.Text(chromedp.CSS("h1"))); !strings.HasPrefix(h1, "db-1") {
+		t.Errorf("after the order the page is %q's, want db-1's", h1)
+	}
+	shot(t, ctx, dir, "server-volumes")
+	run(t, ctx, "pgdata's page", chromedp.Click(chromedp.CSS(`#server-volumes tr[data-volume="pgdata"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[data-action="detach"]`)))
+	run(t, ctx, "detach it again", chromedp.Click(chromedp.CSS(`button[data-action="detach"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#volume-live [data-attached=""]`)))
 }
 
 // checkVolumeList checks the list's row of the detached 100 GB pgdata, and the page

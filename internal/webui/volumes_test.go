@@ -249,8 +249,9 @@ func (g *attachGate) AttachVolume(ctx context.Context, key, machine string, spec
 }
 
 // TestConsoleVolumeBusy: while a volume's attachment runs, its page, the list and
-// the server's page say so, and the first two poll for its end; a change of the
-// volume, or a volume made on the server, meanwhile is refused with the reason.
+// the server's page (which lists it) say so in words of the account's language, and
+// poll for its end; a change of the volume, a volume made on the server, or a server
+// ordered with it, meanwhile is refused with the reason.
 func TestConsoleVolumeBusy(t *testing.T) {
 	t.Parallel()
 	var gate *attachGate
@@ -271,19 +272,40 @@ func TestConsoleVolumeBusy(t *testing.T) {
 		t.Error("a busy volume offers to attach or detach")
 	}
 	wantText(t, v.get("/volumes"), `data-operation="attach_volume"`, `hx-get="/volumes" hx-trigger="every 2s"`)
-	wantText(t, v.get("/servers/"+sid), "in progress: attach_volume")
+	// The server's page names the operation in words and lists the volume on its way,
+	// refreshed with the status.
+	wantText(t, v.get("/servers/"+sid), `<span data-operation="attach_volume">in progress: volume attachment</span>`,
+		`<tr data-volume="data">`, `hx-select-oob="#server-volumes"`)
 	p = v.follow(v.post(path+"/resize", url.Values{"size_gb": {"20"}, "confirm": {"1"}}))
-	wantText(t, p, `class="notice error"`, "busy with another operation (attach_volume)")
+	wantText(t, p, `class="notice error"`, "The volume is busy with another operation (volume attachment)")
 	// The server it attaches to is held too: a volume made on it is refused above the
 	// form, which keeps what was entered.
 	p = v.post("/volumes", url.Values{"name": {"logs"}, "size_gb": {"10"}, "place": {"server:" + sid}, "confirm": {"1"}})
 	wantStatus(t, p, http.StatusConflict)
-	wantText(t, p, "busy with another operation (attach_volume)", `value="logs"`, `<option value="server:`+sid+`" selected>`)
+	wantText(t, p, "The server is busy with another operation (volume attachment)", `value="logs"`, `<option value="server:`+sid+`" selected>`)
+	orderBusyVolume(t, v, strings.TrimPrefix(path, "/volumes/"))
+	for lang, want := range map[string]string{"de": "läuft gerade: Anhängen eines Volumes", "fr": "en cours : attachement de volume"} {
+		v.follow(v.post("/settings/language", url.Values{"language": {lang}}))
+		wantText(t, v.get("/servers/"+sid), want)
+	}
 	close(gate.release)
 	p = waitVolume(t, v, path, `data-attached="`+sid+`"`)
 	if strings.Contains(p.body, "hx-trigger") {
 		t.Error("the page still polls once the volume is idle")
 	}
+}
+
+// orderBusyVolume: the order form offers a volume being attached, not to be ticked,
+// saying why; an order with it is refused above the form, which keeps what was
+// entered.
+func orderBusyVolume(t *testing.T, v *visitor, id string) {
+	t.Helper()
+	p := v.get("/servers/new")
+	wantText(t, p, `<input type="checkbox" name="volume_ids" value="`+id+`" disabled>`, "in progress: volume attachment")
+	p = v.post("/servers", url.Values{"location_id": {"1"}, "plan_id": {"1"}, "source": {"image:1"}, "display_name": {"web-2"},
+		"volume_ids": {id}})
+	wantStatus(t, p, http.StatusConflict)
+	wantText(t, p, `class="notice error"`, "The volume is busy with another operation (volume attachment)", `value="web-2"`)
 }
 
 // TestActivityOfVolumes: a volume's events link to its page while it exists, named;
