@@ -616,7 +616,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"OperationRef": api.OperationRef{}, "Operation": api.Operation{}, "Server": api.Server{},
 		"SSHKey": api.SSHKey{}, "Project": api.Project{}, "Recipe": api.Recipe{},
 		"SandboxFault": api.SandboxFault{}, "SandboxRequest": api.SandboxRequest{}, "SandboxClock": api.Clock{},
-		"SandboxSeeded": api.SandboxSeeded{},
+		"SandboxSeeded": api.SandboxSeeded{}, "Volume": api.Volume{}, "VolumeResponse": api.One[api.Volume]{},
+		"VolumeList": api.List[api.Volume]{},
 	}
 	requests := map[string]any{
 		"ServerCreate": api.ServerCreate{}, "ServerUpdate": api.ServerUpdate{},
@@ -624,7 +625,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"ProjectWrite": api.ProjectWrite{}, "RecipeWrite": api.RecipeWrite{}, "RecipeUpdate": api.RecipeWrite{},
 		"SandboxFaultCreate": api.SandboxFaultCreate{}, "SandboxClockAdvance": api.ClockAdvance{},
 		"SandboxReset": api.SandboxReset{}, "SandboxSeed": api.SandboxSeed{}, "SandboxSeedServer": api.SandboxSeedServer{},
-		"SandboxSeedVolume": api.SandboxSeedVolume{},
+		"SandboxSeedVolume": api.SandboxSeedVolume{}, "VolumeCreate": api.VolumeCreate{}, "VolumeUpdate": api.VolumeUpdate{},
+		"VolumeAttach": api.VolumeAttach{}, "VolumeResize": api.VolumeResize{},
 	}
 	check := func(name string, v any, response bool) {
 		ref := doc.Components.Schemas[name]
@@ -697,7 +699,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"ServerCreate": {"plan_id", "location_id"}, "ServerUpdate": nil, "PowerRequest": {"action"},
 		"SSHKeyCreate": {"name", "public_key"}, "ProjectWrite": {"name"},
 		"RecipeWrite": {"name", "script"}, "RecipeUpdate": nil, "SandboxFaultCreate": nil,
-		"SandboxClockAdvance": {"advance"},
+		"SandboxClockAdvance": {"advance"}, "VolumeCreate": {"name", "size_gb"}, "VolumeUpdate": nil,
+		"VolumeAttach": {"server_id"}, "VolumeResize": {"size_gb"},
 	}
 	for name, want := range wantRequired {
 		if got := doc.Components.Schemas[name].Value.Required; !slices.Equal(got, want) {
