@@ -616,7 +616,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"OperationRef": api.OperationRef{}, "Operation": api.Operation{}, "Server": api.Server{},
 		"SSHKey": api.SSHKey{}, "Project": api.Project{}, "Recipe": api.Recipe{},
 		"SandboxFault": api.SandboxFault{}, "SandboxRequest": api.SandboxRequest{}, "SandboxClock": api.Clock{},
-		"SandboxSeeded": api.SandboxSeeded{},
+		"SandboxSeeded": api.SandboxSeeded{}, "Volume": api.Volume{}, "VolumeResponse": api.One[api.Volume]{},
+		"VolumeList": api.List[api.Volume]{},
 	}
 	requests := map[string]any{
 		"ServerCreate": api.ServerCreate{}, "ServerUpdate": api.ServerUpdate{},
@@ -624,84 +625,95 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"ProjectWrite": api.ProjectWrite{}, "RecipeWrite": api.RecipeWrite{}, "RecipeUpdate": api.RecipeWrite{},
 		"SandboxFaultCreate": api.SandboxFaultCreate{}, "SandboxClockAdvance": api.ClockAdvance{},
 		"SandboxReset": api.SandboxReset{}, "SandboxSeed": api.SandboxSeed{}, "SandboxSeedServer": api.SandboxSeedServer{},
-		"SandboxSeedVolume": api.SandboxSeedVolume{},
-	}
-	check := func(name string, v any, response bool) {
-		ref := doc.Components.Schemas[name]
-		if ref == nil {
-			t.Errorf("schema %s is missing", name)
-			return
-		}
-		s := ref.Value
-		if s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
-			t.Errorf("%s: additionalProperties must be false", name)
-		}
-		typ := reflect.TypeOf(v)
-		var fields []string
-		for i := range typ.NumField() {
-			f := typ.Field(i)
-			tag := f.Tag.Get("json")
-			jname, opts, _ := strings.Cut(tag, ",")
-			if jname == "" || jname == "-" {
-				continue
-			}
-			fields = append(fields, jname)
-			prop := s.Properties[jname]
-			if prop == nil {
-				t.Errorf("%s: field %s is not a property", name, jname)
-				continue
-			}
-			isNullable := prop.Value.Nullable
-			if f.Type == reflect.TypeFor[json.RawMessage]() {
-				// Any JSON value, null included: every member of its anyOf is nullable.
-				if len(prop.Value.AnyOf) == 0 || slices.ContainsFunc(prop.Value.AnyOf, func(m *openapi3.SchemaRef) bool { return !m.Value.Nullable }) {
-					t.Errorf("%s.%s: any JSON value: want an anyOf of nullable types", name, jname)
-				}
-				if response && !slices.Contains(s.Required, jname) {
-					t.Errorf("%s.%s: not required", name, jname)
-				}
-				continue
-			}
-			if response {
-				omit := strings.Contains(opts, "omitempty")
-				if req := slices.Contains(s.Required, jname); req == omit {
-					t.Errorf("%s.%s: required = %v, but omitempty = %v", name, jname, req, omit)
-				}
-				isPtr := f.Type.Kind() == reflect.Pointer
-				if isPtr && !omit && !isNullable {
-					t.Errorf("%s.%s: pointer field must be nullable", name, jname)
-				}
-				if !isPtr && isNullable {
-					t.Errorf("%s.%s: non-pointer field must not be nullable", name, jname)
-				}
-			} else {
-				wantNull := strings.HasPrefix(f.Type.Name(), "Nullable[")
-				if isNullable != wantNull {
-					t.Errorf("%s.%s: nullable = %v, want %v", name, jname, isNullable, wantNull)
-				}
-			}
-		}
-		for p := range s.Properties {
-			if !slices.Contains(fields, p) {
-				t.Errorf("%s: property %s has no field in api/types.go", name, p)
-			}
-		}
+		"SandboxSeedVolume": api.SandboxSeedVolume{}, "VolumeCreate": api.VolumeCreate{}, "VolumeUpdate": api.VolumeUpdate{},
+		"VolumeAttach": api.VolumeAttach{}, "VolumeResize": api.VolumeResize{},
 	}
 	for name, v := range responses {
-		check(name, v, true)
+		checkSchema(t, doc, name, v, true)
 	}
 	for name, v := range requests {
-		check(name, v, false)
+		checkSchema(t, doc, name, v, false)
 	}
 	wantRequired := map[string][]string{
 		"ServerCreate": {"plan_id", "location_id"}, "ServerUpdate": nil, "PowerRequest": {"action"},
 		"SSHKeyCreate": {"name", "public_key"}, "ProjectWrite": {"name"},
 		"RecipeWrite": {"name", "script"}, "RecipeUpdate": nil, "SandboxFaultCreate": nil,
-		"SandboxClockAdvance": {"advance"},
+		"SandboxClockAdvance": {"advance"}, "VolumeCreate": {"name", "size_gb"}, "VolumeUpdate": nil,
+		"VolumeAttach": {"server_id"}, "VolumeResize": {"size_gb"},
 	}
 	for name, want := range wantRequired {
 		if got := doc.Components.Schemas[name].Value.Required; !slices.Equal(got, want) {
 			t.Errorf("%s: required %v, want %v", name, got, want)
 		}
+	}
+}
+
+// checkSchema checks the schema name against v, a value of its type in api/types.go,
+// as TestSchemasMatchGoTypes says.
+func checkSchema(t *testing.T, doc *openapi3.T, name string, v any, response bool) {
+	t.Helper()
+	ref := doc.Components.Schemas[name]
+	if ref == nil {
+		t.Errorf("schema %s is missing", name)
+		return
+	}
+	s := ref.Value
+	if s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
+		t.Errorf("%s: additionalProperties must be false", name)
+	}
+	typ := reflect.TypeOf(v)
+	var fields []string
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		tag := f.Tag.Get("json")
+		jname, opts, _ := strings.Cut(tag, ",")
+		if jname == "" || jname == "-" {
+			continue
+		}
+		fields = append(fields, jname)
+		prop := s.Properties[jname]
+		if prop == nil {
+			t.Errorf("%s: field %s is not a property", name, jname)
+			continue
+		}
+		checkField(t, name+"."+jname, f, opts, prop.Value, slices.Contains(s.Required, jname), response)
+	}
+	for p := range s.Properties {
+		if !slices.Contains(fields, p) {
+			t.Errorf("%s: property %s has no field in api/types.go", name, p)
+		}
+	}
+}
+
+// checkField checks the property at (schema.field) against its field f (json tag
+// options opts): required, nullable, as checkSchema says.
+func checkField(t *testing.T, at string, f reflect.StructField, opts string, prop *openapi3.Schema, required, response bool) {
+	t.Helper()
+	if f.Type == reflect.TypeFor[json.RawMessage]() {
+		// Any JSON value, null included: every member of its anyOf is nullable.
+		if len(prop.AnyOf) == 0 || slices.ContainsFunc(prop.AnyOf, func(m *openapi3.SchemaRef) bool { return !m.Value.Nullable }) {
+			t.Errorf("%s: any JSON value: want an anyOf of nullable types", at)
+		}
+		if response && !required {
+			t.Errorf("%s: not required", at)
+		}
+		return
+	}
+	if !response {
+		if wantNull := strings.HasPrefix(f.Type.Name(), "Nullable["); prop.Nullable != wantNull {
+			t.Errorf("%s: nullable = %v, want %v", at, prop.Nullable, wantNull)
+		}
+		return
+	}
+	omit := strings.Contains(opts, "omitempty")
+	if required == omit {
+		t.Errorf("%s: required = %v, but omitempty = %v", at, required, omit)
+	}
+	isPtr := f.Type.Kind() == reflect.Pointer
+	if isPtr && !omit && !prop.Nullable {
+		t.Errorf("%s: pointer field must be nullable", at)
+	}
+	if !isPtr && prop.Nullable {
+		t.Errorf("%s: non-pointer field must not be nullable", at)
 	}
 }

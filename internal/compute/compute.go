@@ -123,7 +123,9 @@ type Driver interface {
 	Resize(ctx context.Context, key, name string, size Size) error
 	// Snapshot saves the machine's disk as snap, and its memory too when withMemory
 	// (the machine must then be running; it keeps running). It returns the size the
-	// snapshot takes, in whole GB (at least 1).
+	// snapshot takes, in whole GB (at least 1). A snapshot holds no volume: a stopped
+	// machine's leaves its volumes out (they stay attached); a running machine with
+	// volumes attached is not snapshotted (ErrFailed; docs/volumes.md, Snapshots).
 	Snapshot(ctx context.Context, key, name, snap string, withMemory bool) (sizeGB int, err error)
 	// Restore reverts the machine to snap. From a memory snapshot it ends running,
 	// where the guest was; from a disk-only one it ends in state after (running or

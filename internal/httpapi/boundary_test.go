@@ -8,7 +8,9 @@ package httpapi_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +28,9 @@ func TestIDsThatNameNothing(t *testing.T) {
 	fx := newFixture(t, a)
 	before := len(items(t, a.Do("GET", "/servers", nil).Want(t, http.StatusOK)))
 	orderWith := func(field string, v any) any { return with(baseOrder(), field, v) }
+	newVolume := func(kv ...any) any {
+		return with(map[string]any{"name": "vol", "size_gb": 10, "location_id": 1}, kv...)
+	}
 	cases := []struct {
 		method, path string
 		body         func(v int64) any
@@ -42,6 +47,12 @@ func TestIDsThatNameNothing(t *testing.T) {
 		{"PATCH", "/servers/" + fx.serverID, func(v int64) any { return map[string]any{"project_id": v} }, "project_id", "validation.project_unknown", false},
 		{"POST", "/servers/" + fx.serverID + "/reinstall", func(v int64) any { return map[string]any{"image_id": v} }, "image_id", "validation.image_unknown", false},
 		{"POST", "/servers/" + fx.serverID + "/rescale", func(v int64) any { return map[string]any{"plan_id": v} }, "plan_id", "validation.plan_unknown", false},
+		{"POST", "/servers", func(v int64) any { return orderWith("volume_ids", []int64{v}) }, "volume_ids", "validation.volume_unknown", true},
+		{"POST", "/volumes", func(v int64) any { return newVolume("location_id", v) }, "location_id", "validation.location_unknown", false},
+		{"POST", "/volumes", func(v int64) any { return newVolume("location_id", drop, "server_id", v) }, "server_id", "validation.server_unknown", false},
+		{"POST", "/volumes", func(v int64) any { return newVolume("project_id", v) }, "project_id", "validation.project_unknown", false},
+		{"PATCH", "/volumes/" + fx.volumeID, func(v int64) any { return map[string]any{"project_id": v} }, "project_id", "validation.project_unknown", false},
+		{"POST", "/volumes/" + fx.volumeID + "/attach", func(v int64) any { return map[string]any{"server_id": v} }, "server_id", "validation.server_unknown", false},
 	}
 	for _, c := range cases {
 		for _, v := range []int64{0, -1, 999, 1 << 31, 1<<63 - 1} {
@@ -64,25 +75,77 @@ func TestIDsThatNameNothing(t *testing.T) {
 	if got := itoa(num(t, srv["project_id"])); got != fx.projectID {
 		t.Errorf("server's project %s after refused moves, want %s", got, fx.projectID)
 	}
+	vols := items(t, a.Do("GET", "/volumes", nil).Want(t, http.StatusOK))
+	if len(vols) != 1 || itoa(num(t, vols[0]["id"])) != fx.volumeID || vols[0]["project_id"] != nil || vols[0]["server_id"] != nil {
+		t.Errorf("volumes after the refused creations, moves and attachments: %v; want the fixture's alone, as it was", vols)
+	}
 }
 
 // TestNullOnFieldsThatAreNotNullable: null is a value, not "left out": on every body
 // field the document does not mark nullable it is a 422 on that field (it was read
 // as absent: {"display_name": null} answered 200 unchanged, an order with
 // root_password null 201), and a null item of a list too ([null] was read as 0, the
-// account's first key). project_id, which is nullable, still takes null.
+// account's first key). A field the document marks nullable (a server's or a volume's
+// project_id on PATCH, an order's) still takes null.
 func TestNullOnFieldsThatAreNotNullable(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
 	a := env.NewAccount("fr", "1000", "")
 	fx := newFixture(t, a)
-	srv, snap := "/servers/"+fx.serverID, "/servers/"+fx.serverID+"/snapshots/"+fx.snapshotID
-	order := with(baseOrder(), "ssh_key_ids", []int64{num(t, fx.key["id"])}, "display_name", "web", "recipe_id", num(t, fx.recipe["id"]),
+	bodies, order := nullTableBodies(t, fx)
+	paths := strings.NewReplacer("/servers/{id}/snapshots/{snapshot}", "/servers/"+fx.serverID+"/snapshots/"+fx.snapshotID,
+		"/servers/{id}", "/servers/"+fx.serverID, "/projects/{id}", "/projects/"+fx.projectID, "/recipes/{id}", "/recipes/"+fx.recID,
+		"/volumes/{id}", "/volumes/"+fx.volumeID)
+	nullable := documentedNullable(t, bodies)
+	cases := slices.SortedFunc(maps.Keys(nullable), func(x, y nullCase) int {
+		return strings.Compare(x.route+" "+x.field, y.route+" "+y.field)
+	})
+	for _, c := range cases {
+		t.Run(c.route+" "+c.field, func(t *testing.T) {
+			method, path, _ := strings.Cut(c.route, " ")
+			r := a.Do(method, paths.Replace(path), with(bodies[c.route], c.field, nil))
+			if nullable[c] {
+				if r.Status != http.StatusOK && r.Status != http.StatusCreated {
+					t.Fatalf("%s null: status %d, want it accepted; body: %s", c.field, r.Status, r.Body)
+				}
+				if got := data(t, r)[c.field]; got != nil {
+					t.Fatalf("%s null: the record has %v, want null", c.field, got)
+				}
+				return
+			}
+			e := wantInvalid(t, r, c.field)
+			if want := msg("fr", "validation.not_null"); e.Errors[c.field][0] != want || e.Message != want {
+				t.Errorf("message %q, errors.%s %q; want %q", e.Message, c.field, e.Errors[c.field], want)
+			}
+		})
+	}
+	for _, list := range []string{"ssh_key_ids", "volume_ids"} {
+		t.Run("a null item of "+list, func(t *testing.T) {
+			e := wantInvalid(t, a.Do("POST", "/servers", with(order, list, []any{nil})), list)
+			if want := msg("fr", "validation.null_in_list"); e.Errors[list][0] != want {
+				t.Errorf("errors.%s %q, want %q", list, e.Errors[list], want)
+			}
+		})
+	}
+	if got := data(t, a.Do("GET", "/servers/"+fx.serverID, nil).Want(t, http.StatusOK))["display_name"]; got == nil || got == "" {
+		t.Errorf("display_name after a refused null: %v", got)
+	}
+}
+
+// nullCase is a field of a route's body that TestNullOnFieldsThatAreNotNullable sets
+// to null.
+type nullCase struct{ route, field string }
+
+// nullTableBodies is a valid body of each route that takes one, every field set (the
+// order's app_id aside: the alternative of image_id), and the order among them.
+func nullTableBodies(t *testing.T, fx *fixture) (bodies map[string]map[string]any, order map[string]any) {
+	order = with(baseOrder(), "ssh_key_ids", []int64{num(t, fx.key["id"])}, "display_name", "web", "recipe_id", num(t, fx.recipe["id"]),
 		"root_password", "correct-horse-1", "project_id", num(t, fx.project["id"]),
 		"volume_ids", []int64{}, "automount", false) // no volume: an order accepted here would hold it
-	bodies := map[string]map[string]any{ // a valid body of each route, every field set
+	project, server := num(t, fx.project["id"]), num(t, fx.server["id"])
+	return map[string]map[string]any{
 		"POST /servers":                                   order,
-		"PATCH /servers/{id}":                             {"display_name": "renamed", "project_id": num(t, fx.project["id"])},
+		"PATCH /servers/{id}":                             {"display_name": "renamed", "project_id": project},
 		"POST /servers/{id}/power":                        {"action": "reboot"},
 		"POST /servers/{id}/reinstall":                    {"image_id": 2},
 		"POST /servers/{id}/rescale":                      {"plan_id": 2, "upgrade_disk": false},
@@ -93,63 +156,39 @@ func TestNullOnFieldsThatAreNotNullable(t *testing.T) {
 		"POST /recipes":                                   {"name": "r", "script": "#!/bin/sh\n"},
 		"PATCH /recipes/{id}":                             {"name": "r", "script": "#!/bin/sh\n"},
 		"POST /servers/{id}/snapshots/{snapshot}/restore": {},
-	}
-	paths := strings.NewReplacer("/servers/{id}/snapshots/{snapshot}", snap, "/servers/{id}", srv,
-		"/projects/{id}", "/projects/"+fx.projectID, "/recipes/{id}", "/recipes/"+fx.recID)
-	type tc struct{ route, field string }
-	var cases []tc
-	for route, body := range bodies {
-		for field := range body {
-			cases = append(cases, tc{route, field})
-		}
-	}
-	cases = append(cases, tc{"POST /servers", "app_id"}) // the alternative of image_id
-	slices.SortFunc(cases, func(x, y tc) int { return strings.Compare(x.route+" "+x.field, y.route+" "+y.field) })
+		"POST /volumes": {"name": "vol", "size_gb": 10, "location_id": num(t, fx.server["location_id"]), "server_id": server,
+			"project_id": project, "format": "ext4", "automount": true},
+		"PATCH /volumes/{id}":       {"name": "vol-renamed", "project_id": project},
+		"POST /volumes/{id}/attach": {"server_id": server, "automount": false},
+		"POST /volumes/{id}/detach": {},
+		"POST /volumes/{id}/resize": {"size_gb": 20},
+	}, order
+}
 
-	// The table covers every body field of the document.
+// documentedNullable is, for each field of bodies, whether the document marks it
+// nullable; a field of a route's body in the document that bodies leaves out fails
+// the test (add it).
+func documentedNullable(t *testing.T, bodies map[string]map[string]any) map[nullCase]bool {
 	doc := apitest.New(t).Doc()
+	out := map[nullCase]bool{}
 	for route, body := range bodies {
 		method, path, _ := strings.Cut(route, " ")
 		op := doc.Paths.Value(path).GetOperation(method)
 		if op == nil || op.RequestBody == nil {
 			t.Fatalf("%s: no request body in the document", route)
 		}
-		for name := range op.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties {
-			if _, ok := body[name]; !ok && !(route == "POST /servers" && name == "app_id") {
+		for name, prop := range op.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties {
+			_, ok := body[name]
+			if route == "POST /servers" && name == "app_id" {
+				ok = true
+			}
+			if !ok {
 				t.Errorf("%s: field %s is not in the table; add it", route, name)
 			}
+			out[nullCase{route, name}] = prop.Value.Nullable
 		}
 	}
-
-	for _, c := range cases {
-		t.Run(c.route+" "+c.field, func(t *testing.T) {
-			method, path, _ := strings.Cut(c.route, " ")
-			body := with(bodies[c.route], c.field, nil)
-			r := a.Do(method, paths.Replace(path), body)
-			if c.field == "project_id" { // nullable: unassigned
-				if r.Status != http.StatusOK && r.Status != http.StatusCreated {
-					t.Fatalf("project_id null: status %d, want it accepted; body: %s", r.Status, r.Body)
-				}
-				if got := data(t, r)["project_id"]; got != nil {
-					t.Fatalf("project_id null: the server's project is %v, want null", got)
-				}
-				return
-			}
-			e := wantInvalid(t, r, c.field)
-			if want := msg("fr", "validation.not_null"); e.Errors[c.field][0] != want || e.Message != want {
-				t.Errorf("message %q, errors.%s %q; want %q", e.Message, c.field, e.Errors[c.field], want)
-			}
-		})
-	}
-	t.Run("a null item of ssh_key_ids", func(t *testing.T) {
-		e := wantInvalid(t, a.Do("POST", "/servers", with(order, "ssh_key_ids", []any{nil})), "ssh_key_ids")
-		if want := msg("fr", "validation.null_in_list"); e.Errors["ssh_key_ids"][0] != want {
-			t.Errorf("errors.ssh_key_ids %q, want %q", e.Errors["ssh_key_ids"], want)
-		}
-	})
-	if got := data(t, a.Do("GET", srv, nil).Want(t, http.StatusOK))["display_name"]; got == nil || got == "" {
-		t.Errorf("display_name after a refused null: %v", got)
-	}
+	return out
 }
 
 // TestUnknownTwinOfAField: a member whose name is a real field's only when case is
@@ -168,6 +207,7 @@ func TestUnknownTwinOfAField(t *testing.T) {
 		{"/projects", `{"name": "x", "Name": "y"}`, "Name"},
 		{"/ssh-keys", `{"name": "k", "Public_Key": 1, "public_key": "x"}`, "Public_Key"},
 		{"/servers", `{"plan_id": 1, "location_id": 1, "image_id": 1, "PLAN_ID": "x"}`, "PLAN_ID"},
+		{"/volumes", `{"name": "v", "size_gb": 10, "location_id": 1, "Size_GB": "x"}`, "Size_GB"},
 	} {
 		t.Run(c.body, func(t *testing.T) {
 			e := wantInvalid(t, a.Do("POST", c.path, c.body), c.twin)
@@ -176,8 +216,10 @@ func TestUnknownTwinOfAField(t *testing.T) {
 			}
 		})
 	}
-	if n := len(items(t, a.Do("GET", "/projects", nil).Want(t, http.StatusOK))); n != 0 {
-		t.Errorf("%d projects after refused bodies", n)
+	for _, list := range []string{"/projects", "/volumes"} {
+		if n := len(items(t, a.Do("GET", list, nil).Want(t, http.StatusOK))); n != 0 {
+			t.Errorf("GET %s: %d after refused bodies", list, n)
+		}
 	}
 }
 
@@ -199,6 +241,9 @@ func TestRepeatedQueryParameters(t *testing.T) {
 		{"/servers/" + fx.serverID + "/metrics", "range", "range=1h&range=7d"},
 		{"/billing/transactions", "page", "page=1&page=1"},
 		{"/billing/transactions", "page", "page=1&page=2"},
+		{"/volumes", "server_id", "server_id=" + fx.serverID + "&server_id=" + fx.serverID},
+		{"/volumes", "project_id", "project_id=" + fx.projectID + "&project_id=0"},
+		{"/volumes", "project_id", "server_id=" + fx.serverID + "&project_id=" + fx.projectID + "&project_id=" + fx.projectID},
 	} {
 		t.Run(c.path+"?"+c.query, func(t *testing.T) {
 			once := strings.Split(c.query, "&")[0]
@@ -212,4 +257,30 @@ func TestRepeatedQueryParameters(t *testing.T) {
 	// 404 still comes before the 422.
 	wantNotFound(t, a.Do("GET", "/operations/999999?wait=1&wait=1", nil))
 	wantNotFound(t, a.Do("GET", "/servers/999999/metrics?range=1h&range=1h", nil))
+}
+
+// TestVolumeListFilters: GET /volumes's server_id and project_id are positive
+// integers (a name, 0, a number past int64: 422 on the parameter, in the account's
+// language); one that names nothing of the account lists nothing.
+func TestVolumeListFilters(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
+	a := env.NewAccount("de", "1000", "")
+	fx := newFixture(t, a)
+	for _, param := range []string{"server_id", "project_id"} {
+		for _, v := range []string{"0", "-1", "", "abc", "1.5", "1e3", "+1", "9223372036854775808", "99999999999999999999", fx.serverName} {
+			e := wantInvalid(t, a.Do("GET", "/volumes?"+param+"="+url.QueryEscape(v), nil), param)
+			if want := msg("de", "validation.positive_integer"); len(e.Errors) != 1 || e.Errors[param][0] != want {
+				t.Errorf("%s=%q: errors %v, want only %s: %q", param, v, e.Errors, param, want)
+			}
+		}
+		for _, v := range []string{"9223372036854775807", "999999"} {
+			if got := items(t, a.Do("GET", "/volumes?"+param+"="+v, nil).Want(t, http.StatusOK)); len(got) != 0 {
+				t.Errorf("%s=%s lists %v", param, v, got)
+			}
+		}
+	}
+	if got := items(t, a.Do("GET", "/volumes", nil).Want(t, http.StatusOK)); len(got) != 1 || itoa(num(t, got[0]["id"])) != fx.volumeID {
+		t.Errorf("unfiltered: %v, want the fixture's volume", got)
+	}
 }

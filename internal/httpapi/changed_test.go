@@ -143,3 +143,51 @@ func waitFree(t *testing.T, db *sql.DB, id int64) {
 		}
 	}
 }
+
+// TestSnapshotOfAServerGivenAVolumeMeanwhile: a snapshot request decides on the
+// server's volumes as they are once it holds the account's row, not as they were
+// when it read the server (docs/volumes.md, Snapshots). It reads the server free and
+// without volumes, then waits for the account's row (as in TestOperationOnAChangedServer)
+// while a volume is attached to the server, the attachment starting and ending: the
+// server is free again, running, with a volume. The request answers 422, and nothing
+// is made: a snapshot would have to take the volume, and libvirt cannot.
+func TestSnapshotOfAServerGivenAVolumeMeanwhile(t *testing.T) {
+	if !testenv.Postgres() {
+		t.Skip("PostgreSQL only: SQLite runs write transactions one at a time, so none commits between another's read and write")
+	}
+	t.Parallel()
+	env := testenv.New(t)
+	ctx, db := context.Background(), env.App.DB.WriteDB()
+	a := env.NewAccount("en", "100", "")
+	srv := runningServer(t, a)
+	id := itoa(num(t, srv["id"]))
+	vol := createVolume(t, a, map[string]any{"location_id": num(t, srv["location_id"])})
+
+	hold, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(ctx, `UPDATE accounts SET credit = credit WHERE id = $1`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	answer := make(chan *testenv.Response, 1)
+	go func() { answer <- a.Do("POST", "/servers/"+id+"/snapshots", map[string]any{"name": "racing"}) }()
+	waitForLockWait(t, db)
+	attaching := data(t, a.Do("POST", "/volumes/"+itoa(num(t, vol["id"]))+"/attach", map[string]any{"server_id": srv["id"]}).Want(t, 200))
+	if op := waitOp(t, a, opID(t, attaching)); op["status"] != "success" {
+		t.Fatalf("the attachment: %v", op)
+	}
+	waitFree(t, db, num(t, srv["id"]))
+	if err := hold.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	wantInvalidMsg(t, <-answer, "server", msg("en", "validation.snapshot_running_volumes"))
+	if list := snapshotList(t, a, id); len(list) != 0 {
+		t.Errorf("the refused snapshot is listed: %v", list)
+	}
+	if got := data(t, a.Do("GET", "/servers/"+id, nil).Want(t, 200)); got["operation"] != nil || got["status"] != "running" {
+		t.Errorf("the server after the refused snapshot: %v, operation %v", got["status"], got["operation"])
+	}
+}

@@ -152,6 +152,8 @@ func TestEventsQueryRules(t *testing.T) {
 		{"types=server.created.extra", "types"}, {"types=ser*", "types"}, {"types=**", "types"}, {"types=nothing.*", "types"},
 		{"resource=server", "resource"}, {"resource=server:0", "resource"}, {"resource=server:-1", "resource"},
 		{"resource=planet:1", "resource"}, {"resource=server:9223372036854775808", "resource"}, {"resource=:1", "resource"},
+		{"resource=volume:0", "resource"}, {"resource=volume:9223372036854775808", "resource"}, {"resource=volumes:1", "resource"},
+		{"types=volume", "types"}, {"types=volumes.*", "types"},
 	} {
 		e := wantInvalid(t, a.Do("GET", "/events?"+c.query, nil), c.field)
 		if len(e.Errors) != 1 {
@@ -159,7 +161,8 @@ func TestEventsQueryRules(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"after=0", "after=9223372036854775807", "limit=1", "limit=1000", "wait=1", "types=*",
-		"types=server.*,operation.failed", "resource=server:9223372036854775807", "resource=account:1"} {
+		"types=server.*,operation.failed", "resource=server:9223372036854775807", "resource=account:1",
+		"types=volume.*", "types=volume.attached,volume.detached", "resource=volume:9223372036854775807"} {
 		a.Do("GET", "/events?"+q, nil).Want(t, 200)
 	}
 }

@@ -335,3 +335,68 @@ func TestOrderWithVolumes(t *testing.T) {
 		t.Errorf("refused orders made servers: %d servers", len(got))
 	}
 }
+
+// TestSnapshotOfServerWithVolumes (docs/volumes.md, Snapshots): a running server with
+// a volume attached takes no snapshot, disk-only (422 on server) or with memory (422
+// on include_memory), in each language, and before its host's reachability is asked
+// (no 503 first); nothing is made, the server stays free. Stopped, it is snapshotted
+// and the snapshot restored, the volume attached throughout and in the guest once it
+// runs again; running with the volume detached, it is snapshotted.
+func TestSnapshotOfServerWithVolumes(t *testing.T) {
+	t.Parallel()
+	var sim *simdriver.Driver
+	var away atomic.Bool
+	env := testenv.New(t, testenv.Options{Unreachable: func(context.Context, string) bool { return away.Load() },
+		WrapDriver: func(d compute.Driver) compute.Driver { sim = d.(*simdriver.Driver); return d }})
+	a := env.NewAccount("en", "100", "")
+	srv := runningServer(t, a)
+	sid := itoa(num(t, srv["id"]))
+	vol := createVolume(t, a, map[string]any{"server_id": num(t, srv["id"]), "format": "ext4", "automount": true})
+	vid := itoa(num(t, vol["id"]))
+
+	away.Store(true) // a 503 would come after the 422 (docs/api.md, Errors)
+	refuseSnapshotsWithVolumes(t, a, sid)
+	away.Store(false)
+	refuseSnapshotsWithVolumes(t, a, sid)
+
+	powerWait(t, a, sid, "off")
+	snap, got := createSnapshot(t, a, sid, map[string]any{"name": "with-volume"})
+	if got["status"] != "stopped" {
+		t.Errorf("the server after its snapshot: %v", got["status"])
+	}
+	restored := opWait(t, a, "POST", "/servers/"+sid+"/snapshots/"+itoa(num(t, snap["id"]))+"/restore", nil, "restoring", "restore")
+	if restored["status"] != "stopped" {
+		t.Errorf("restored: %v, want stopped", restored["status"])
+	}
+	if v := data(t, a.Do("GET", "/volumes/"+vid, nil).Want(t, 200)); v["server_id"] != srv["id"] || v["operation"] != nil {
+		t.Errorf("the volume after the snapshot and its restore: %v", v)
+	}
+	powerWait(t, a, sid, "on")
+	disks, err := sim.GuestDisks(context.Background(), srv["name"].(string))
+	if err != nil || len(disks) != 1 || disks[0].Serial != vid || disks[0].MountPoint != compute.VolumeMountPoint(num(t, vol["id"])) {
+		t.Errorf("the guest after the restore sees %+v (%v)", disks, err)
+	}
+
+	volumeAfter(t, a, data(t, a.Do("POST", "/volumes/"+vid+"/detach", nil).Want(t, 200)))
+	createSnapshot(t, a, sid, map[string]any{"name": "detached"})
+	createSnapshot(t, a, sid, map[string]any{"name": "detached-memory", "include_memory": true})
+}
+
+// refuseSnapshotsWithVolumes checks that server, running with volumes, refuses a
+// snapshot with and without memory in each language, and is left as it was.
+func refuseSnapshotsWithVolumes(t *testing.T, a *testenv.Account, server string) {
+	t.Helper()
+	path := "/servers/" + server + "/snapshots"
+	for _, lang := range []string{"de", "fr", "en"} {
+		a.Do("PATCH", "/me", map[string]any{"language": lang}).Want(t, 200)
+		wantInvalidMsg(t, a.Do("POST", path, map[string]any{"name": "disk"}), "server", msg(lang, "validation.snapshot_running_volumes"))
+		wantInvalidMsg(t, a.Do("POST", path, map[string]any{"name": "memory", "include_memory": true}), "include_memory",
+			msg(lang, "validation.memory_snapshot_volumes"))
+	}
+	if list := snapshotList(t, a, server); len(list) != 0 {
+		t.Errorf("refused snapshots are listed: %v", list)
+	}
+	if got := data(t, a.Do("GET", "/servers/"+server, nil).Want(t, 200)); got["status"] != "running" || got["operation"] != nil {
+		t.Errorf("the server after the refused snapshots: %v, operation %v", got["status"], got["operation"])
+	}
+}

@@ -60,21 +60,8 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 			return err
 		}
 		var v hosting.Validation
-		if name == nil {
-			v.Add("name", "validation.required")
-		} else {
-			hosting.CheckSnapshotName(&v, "name", *name)
-		}
-		if !v.Has("name") {
-			live, err := tx.Snapshots(ctx, srv.ID)
-			if err != nil {
-				return internal("snapshots", err)
-			}
-			for _, o := range live {
-				if strings.EqualFold(o.Name, *name) {
-					v.Add("name", "validation.snapshot_name_taken")
-				}
-			}
+		if err := checkSnapshotName(ctx, tx, &v, srv, name); err != nil {
+			return err
 		}
 		if err := s.checkQuota(ctx, tx, srv.AccountID, hosting.QuotaSnapshots, &v); err != nil {
 			return err
@@ -85,11 +72,8 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 		if srv.Operation != nil {
 			return busy(srv.Operation)
 		}
-		if includeMemory && srv.Status != hosting.StatusRunning {
-			return hosting.Invalid("include_memory", "validation.memory_needs_running", "status", string(srv.Status))
-		}
-		if srv.Status != hosting.StatusRunning && srv.Status != hosting.StatusStopped {
-			return hosting.Invalid("server", "validation.server_state", "status", string(srv.Status))
+		if err := checkSnapshotState(ctx, tx, srv, includeMemory); err != nil {
+			return err
 		}
 		snap = hosting.Snapshot{AccountID: srv.AccountID, ServerID: srv.ID, Name: *name, IncludeMemory: includeMemory,
 			Status: hosting.SnapshotCreating, CreatedAt: s.NowFor(srv.AccountID)}
@@ -101,9 +85,71 @@ func (s *Service) CreateSnapshot(ctx context.Context, p hosting.Principal, id in
 		if _, err = s.startOp(ctx, tx, srv, hosting.Operation{Type: hosting.OpSnapshot, SnapshotID: &snap.ID}); err != nil {
 			return err
 		}
+		// The volumes again, now that the snapshot holds the server: no attachment
+		// starts or ends from here until this transaction does (an attachment holds
+		// the server while it runs). The check above was made after checkQuota locked
+		// the account's row, which an attachment's end waits for on PostgreSQL today
+		// (its second write of the volume's row checks the volume's account): nothing
+		// can end between that check and startOp's write. This read does not depend
+		// on that.
+		if err := checkSnapshotState(ctx, tx, srv, includeMemory); err != nil {
+			return err
+		}
 		return s.emitSnapshot(ctx, tx, hosting.EventSnapshotCreated, snap, hosting.SnapshotCreating)
 	})
 	return snap, err
+}
+
+// checkSnapshotName adds to v (name) what is wrong with a new snapshot of srv named
+// name: missing, against the rules, or taken by a live one.
+func checkSnapshotName(ctx context.Context, r store.Reader, v *hosting.Validation, srv hosting.Server, name *string) error {
+	if name == nil {
+		v.Add("name", "validation.required")
+		return nil
+	}
+	hosting.CheckSnapshotName(v, "name", *name)
+	if v.Has("name") {
+		return nil
+	}
+	live, err := r.Snapshots(ctx, srv.ID)
+	if err != nil {
+		return internal("snapshots", err)
+	}
+	for _, o := range live {
+		if strings.EqualFold(o.Name, *name) {
+			v.Add("name", "validation.snapshot_name_taken")
+		}
+	}
+	return nil
+}
+
+// checkSnapshotState is what srv's state allows of a snapshot (docs/api.md,
+// Snapshots): one with memory needs it running (422 on include_memory), a disk-only
+// one running or stopped (422 on server); and while it runs with volumes attached,
+// neither (422 on include_memory, or server). A driver snapshots a running machine
+// with all its disks, and a volume is none of the server's: libvirt cannot take it
+// (docs/volumes.md, Snapshots). A stopped server's snapshot leaves its volumes out.
+func checkSnapshotState(ctx context.Context, r store.Reader, srv hosting.Server, includeMemory bool) error {
+	if includeMemory && srv.Status != hosting.StatusRunning {
+		return hosting.Invalid("include_memory", "validation.memory_needs_running", "status", string(srv.Status))
+	}
+	if srv.Status != hosting.StatusRunning && srv.Status != hosting.StatusStopped {
+		return hosting.Invalid("server", "validation.server_state", "status", string(srv.Status))
+	}
+	if srv.Status != hosting.StatusRunning {
+		return nil
+	}
+	vols, err := r.ServerVolumes(ctx, srv.ID)
+	switch {
+	case err != nil:
+		return internal("server volumes", err)
+	case len(vols) == 0:
+		return nil
+	case includeMemory:
+		return hosting.Invalid("include_memory", "validation.memory_snapshot_volumes")
+	default:
+		return hosting.Invalid("server", "validation.snapshot_running_volumes")
+	}
 }
 
 // RestoreSnapshot rebuilds a server from one of its snapshots. The server answers in

@@ -130,6 +130,9 @@ func (u unreachable) Unreachable(ctx context.Context, name string) bool {
 	return u.unreachable(ctx, name)
 }
 
+// Unwrap gives the driver's other abilities (volumes, consoles) through it.
+func (u unreachable) Unwrap() []compute.Driver { return []compute.Driver{u.Driver} }
+
 // Env is a running Berth.
 type Env struct {
 	App    *app.App

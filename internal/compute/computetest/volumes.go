@@ -65,8 +65,8 @@ type volumeSuite struct {
 // answers: a volume not attached to the machine named is left as it is, no error;
 // an unknown volume is compute.ErrVolumeNotFound, an unknown machine to attach to
 // compute.ErrNotFound. A machine destroyed with volumes attached leaves them,
-// detached. Machine names and volume ids are unique per call, so drivers may be
-// shared.
+// detached. A running machine with volumes is not snapshotted. Machine names and
+// volume ids are unique per call, so drivers may be shared.
 func ExerciseVolumes(t *testing.T, opts VolumeOptions, newDriver func(t *testing.T) compute.Driver) {
 	if opts.FirstID <= 0 {
 		opts.FirstID = 1
@@ -86,6 +86,7 @@ func ExerciseVolumes(t *testing.T, opts VolumeOptions, newDriver func(t *testing
 	t.Run("Resize", s.resize)
 	t.Run("Delete", s.delete)
 	t.Run("DestroyDetaches", s.destroyDetaches)
+	t.Run("Snapshots", s.snapshots)
 	t.Run("UnknownNames", s.unknownNames)
 	t.Run("CancelledContext", s.cancelledContext)
 }
@@ -236,6 +237,30 @@ func (s *volumeSuite) notMounted(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// snapshots: a snapshot holds no volume (docs/volumes.md, Snapshots). A running
+// machine with a volume attached is not snapshotted, with or without its memory
+// (ErrFailed); stopped, it is, the volume left attached; restored from it, the
+// machine keeps the volume, mounted in the guest once it runs.
+func (s *volumeSuite) snapshots(t *testing.T) {
+	d, v := s.driver(t)
+	m := s.machine(t, d)
+	spec := s.volume(t, v, "ext4")
+	must(t, "AttachVolume", v.AttachVolume(bg, "p1", m, spec, true))
+	for _, memory := range []bool{false, true} {
+		if _, err := d.Snapshot(bg, fmt.Sprintf("p2-%v", memory), m, fmt.Sprintf("running-%v", memory), memory); !errors.Is(err, compute.ErrFailed) {
+			t.Errorf("Snapshot (memory %v) of a running machine with a volume: %v, want ErrFailed", memory, err)
+		}
+	}
+	must(t, "Stop", d.Stop(bg, "p3", m))
+	if _, err := d.Snapshot(bg, "p4", m, "stopped", false); err != nil {
+		t.Fatalf("Snapshot of a stopped machine with a volume: %v", err)
+	}
+	wantVolume(t, v, spec.Name, spec.SizeGB, m)
+	must(t, "Restore", d.Restore(bg, "p5", m, "stopped", compute.StateRunning))
+	wantVolume(t, v, spec.Name, spec.SizeGB, m)
+	s.seesMounted(t, d, m, spec)
 }
 
 // attachedElsewhere: a volume attached to a machine is not attached to another, and

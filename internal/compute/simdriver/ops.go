@@ -79,6 +79,9 @@ func (d *Driver) Snapshot(ctx context.Context, key, name, snap string, withMemor
 		if withMemory && compute.State(state) != compute.StateRunning {
 			return fmt.Errorf("simdriver: %s: a memory snapshot needs a running machine, not %s", name, state)
 		}
+		if err := d.refuseRunningWithVolumes(ctx, tx, name, compute.State(state)); err != nil {
+			return err
+		}
 		dur := SnapshotTime
 		if withMemory {
 			dur += SnapshotMemoryTime
@@ -101,6 +104,24 @@ func (d *Driver) Snapshot(ctx context.Context, key, name, snap string, withMemor
 		return 0, err
 	}
 	return size, d.waitUntil(ctx, readyAt)
+}
+
+// refuseRunningWithVolumes is the libvirt driver's rule, kept so that the sandbox
+// answers as a real host would: a running machine is snapshotted with all its disks,
+// and a volume's cannot be taken (docs/drivers.md, "libvirt: volumes").
+func (d *Driver) refuseRunningWithVolumes(ctx context.Context, tx *sql.Tx, name string, state compute.State) error {
+	if state != compute.StateRunning {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM sim_volumes WHERE machine = ?`), name).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: simdriver: %s runs with volumes attached, and a running machine is snapshotted only with all its disks; stop it or detach its volumes",
+			compute.ErrFailed, name)
+	}
+	return nil
 }
 
 // Restore implements compute.Driver.
