@@ -445,13 +445,13 @@ type Volume struct {
 // VolumeCreate is the body of POST /volumes: location_id or server_id (then the
 // server's location, attached once made).
 type VolumeCreate struct {
-	Name       *string `json:"name,omitempty"`
-	SizeGB     *int64  `json:"size_gb,omitempty"`
-	LocationID *int64  `json:"location_id,omitempty"`
-	ServerID   *int64  `json:"server_id,omitempty"`
-	ProjectID  *int64  `json:"project_id,omitempty"`
-	Format     *string `json:"format,omitempty"`
-	Automount  *bool   `json:"automount,omitempty"`
+	Name       *string         `json:"name,omitempty"`
+	SizeGB     *int64          `json:"size_gb,omitempty"`
+	LocationID *int64          `json:"location_id,omitempty"`
+	ServerID   *int64          `json:"server_id,omitempty"`
+	ProjectID  Nullable[int64] `json:"project_id,omitzero"`
+	Format     *string         `json:"format,omitempty"`
+	Automount  *bool           `json:"automount,omitempty"`
 }
 
 // VolumeUpdate is the body of PATCH /volumes/{id}.

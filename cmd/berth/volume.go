@@ -286,7 +286,7 @@ func volumePlace(ctx context.Context, c *client.Client, req *api.VolumeCreate, l
 		if err != nil {
 			return err
 		}
-		req.ProjectID = &p.id
+		req.ProjectID = api.Some(p.id)
 	}
 	return nil
 }

@@ -67,8 +67,12 @@ func (s *Server) createVolume(r *request) (int, any, error) {
 	if err := decode(r.Request, &b); err != nil {
 		return 0, nil, err
 	}
-	v, err := s.svc.Volumes.CreateVolume(r.ctx, r.p, ops.VolumeOrder{Name: b.Name, SizeGB: b.SizeGB, LocationID: b.LocationID,
-		ServerID: b.ServerID, ProjectID: b.ProjectID, Format: b.Format, Automount: b.Automount})
+	o := ops.VolumeOrder{Name: b.Name, SizeGB: b.SizeGB, LocationID: b.LocationID, ServerID: b.ServerID, Format: b.Format,
+		Automount: b.Automount}
+	if b.ProjectID.Set && !b.ProjectID.Null {
+		o.ProjectID = &b.ProjectID.Value
+	}
+	v, err := s.svc.Volumes.CreateVolume(r.ctx, r.p, o)
 	return http.StatusCreated, one(toVolume(v)), err
 }
 

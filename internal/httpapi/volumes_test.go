@@ -214,6 +214,20 @@ func TestVolumeRefusals(t *testing.T) {
 	big := createVolume(t, a, map[string]any{"location_id": 1, "size_gb": 10240})
 	wantInvalid(t, a.Do("POST", "/volumes", base()), "size_gb")
 	a.Do("DELETE", "/volumes/"+itoa(num(t, big["id"])), nil).Want(t, 204)
+	// project_id null or absent is no project, as an order's is; a project is kept.
+	for _, body := range []map[string]any{{"location_id": 1, "project_id": nil}, {"location_id": 1}} {
+		v := createVolume(t, a, body)
+		if v["project_id"] != nil {
+			t.Errorf("created with %v: project_id %v, want null", body, v["project_id"])
+		}
+		a.Do("DELETE", "/volumes/"+itoa(num(t, v["id"])), nil).Want(t, 204)
+	}
+	proj := data(t, a.Do("POST", "/projects", map[string]any{"name": uniqueName("proj")}).Want(t, 201))
+	if v := createVolume(t, a, map[string]any{"location_id": 1, "project_id": proj["id"]}); v["project_id"] != proj["id"] {
+		t.Errorf("created in project %v: %v", proj["id"], v["project_id"])
+	} else {
+		a.Do("DELETE", "/volumes/"+itoa(num(t, v["id"])), nil).Want(t, 204)
+	}
 	setQuotas(t, env, a, map[string]int{"volumes": 1})
 	createVolume(t, a, map[string]any{"location_id": 1})
 	wantInvalid(t, a.Do("POST", "/volumes", base()), "name")

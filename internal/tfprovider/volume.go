@@ -183,7 +183,7 @@ func (r *volumeResource) Create(ctx context.Context, req resource.CreateRequest,
 		order.ServerID = client.Ptr(parseID(m.ServerID, path.Root("server_id"), &resp.Diagnostics))
 	}
 	if known(m.ProjectID) {
-		order.ProjectID = client.Ptr(parseID(m.ProjectID, path.Root("project_id"), &resp.Diagnostics))
+		order.ProjectID = api.Some(parseID(m.ProjectID, path.Root("project_id"), &resp.Diagnostics))
 	}
 	if resp.Diagnostics.HasError() {
 		return
