@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
 # Metering: one metering pass (ops.Service.Meter) over 100,000 running servers and
-# 100,000 volumes on SQLite. Seeds a fresh data dir with set-based SQL (1,000
-# accounts, the servers on plans 1-5 and the volumes of 10 to 100 GB, every other one
-# attached, with their meters and first-hour charges), then times, at a set clock:
-# a pass with one hour due per meter, a second pass at the same clock (nothing due),
-# and a catch-up pass after a 5-hour outage (5 hours per server). Checks the ledger
-# afterwards (credit == sum of transactions, no hour charged twice, charge count) and
-# fails when a check does. Last, times each statement of one more charge step, rolled
-# back, with its query plan. Each round seeds afresh; the figures of all rounds and
-# their medians go to bench/results/metering-<date>.txt. About 25 s a round.
+# 100,000 volumes, on SQLite and on PostgreSQL. Each round seeds a fresh database
+# (SQLite: a new data dir; PostgreSQL: a new database on the server, dropped after)
+# with set-based SQL (1,000 accounts, the servers on plans 1-5 and the volumes of 10
+# to 100 GB, every other one attached, with their meters and first-hour charges), then
+# times, at a set clock: a pass with one hour due per meter, a second pass at the same
+# clock (nothing due), and a catch-up pass after a 5-hour outage (5 hours per meter).
+# Checks the ledger afterwards (credit == sum of transactions, no hour charged twice,
+# charge count) and fails when a check does. Last, times each statement of one more
+# charge step, rolled back, with its query plan. The figures of all rounds and each
+# store's medians go to bench/results/metering-<date>.txt, a heading per store.
+# About 25 s a round on SQLite at the default size.
+#
+# PostgreSQL: BERTH_BENCH_DATABASE_URL (a server where a database may be created), or
+# a server of its own on 127.0.0.1:55433 (scripts/pg-test-server.sh with PostgreSQL's
+# durable settings, in /tmp/berth-pg-bench), as bench/scale.sh has it.
 #
 # Usage: bash bench/metering.sh          (from any directory)
 # Environment (all optional):
+#   STORE=both (sqlite, postgres or both)
 #   SERVERS=100000 VOLUMES=100000 ACCOUNTS=1000 ROUNDS=3 BREAKDOWN=1 QUIET_WAIT=60 (see lib.sh: wait_quiet)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
+STORE=${STORE:-both}
+case $STORE in
+sqlite) STORES=(sqlite) ;;
+postgres) STORES=(postgres) ;;
+both) STORES=(sqlite postgres) ;;
+*) echo "metering.sh: STORE is sqlite, postgres or both, not $STORE" >&2; exit 2 ;;
+esac
 TMP="$(mktemp -d /tmp/berth-metering.XXXXXX)"
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$ROOT/bench/results"
@@ -26,33 +40,60 @@ ROUNDS=${ROUNDS:-3}
 breakdown=true
 [ "${BREAKDOWN:-1}" = 0 ] && breakdown=false
 
+PGADMIN=""
+if [[ " ${STORES[*]} " == *" postgres "* ]]; then
+	if [ -n "${BERTH_BENCH_DATABASE_URL:-}" ]; then
+		PGADMIN="$BERTH_BENCH_DATABASE_URL"
+	else
+		# A server of its own with PostgreSQL's durable defaults (fsync, synchronous
+		# commits), unlike the tests' throwaway one.
+		eval "$(BERTH_PG_DURABLE=1 BERTH_PG_DIR=/tmp/berth-pg-bench BERTH_PG_PORT=55433 "$ROOT/scripts/pg-test-server.sh")"
+		PGADMIN="$BERTH_TEST_DATABASE_URL"
+	fi
+fi
+
 (cd "$ROOT" && go build -o "$TMP/metering" ./bench/metering)
 {
 	echo "# bench/metering.sh, $(date -u +%FT%TZ), $(nproc) cores ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)), $(go version | cut -d' ' -f3), commit $(commit)"
-	echo "# SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} ROUNDS=$ROUNDS"
+	echo "# STORE=$STORE SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} ROUNDS=$ROUNDS"
 } | tee "$OUT"
-for ((r = 1; r <= ROUNDS; r++)); do
-	wait_quiet
-	{
-		echo
-		echo "## round $r of $ROUNDS, $(date -u +%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-		"$TMP/metering" -servers "${SERVERS:-100000}" -volumes "${VOLUMES:-100000}" -accounts "${ACCOUNTS:-1000}" -breakdown="$breakdown" -dir "$TMP/data-$r"
-	} | tee -a "$OUT"
-	rm -rf "$TMP/data-$r"
-done
 
-# The pass lines end in: hours, charged, overdrawn, wall time ms, CPU ms, hours/s.
-{
+# medians FILE: the medians of a store's rounds in FILE. The pass lines end in: hours,
+# charged, overdrawn, wall time ms, CPU ms, hours/s.
+medians() {
+	local f=$1 p
 	echo
 	echo "## medians over $ROUNDS rounds (min … max)"
 	for p in "pass 1" "pass 2" "pass 3"; do
-		grep "^$p:" "$OUT" | awk '{print $(NF - 2)}' >"$TMP/ms"
-		grep "^$p:" "$OUT" | awk '{print $(NF - 1)}' >"$TMP/cpu"
+		grep "^$p:" "$f" | awk '{print $(NF - 2)}' >"$TMP/ms"
+		grep "^$p:" "$f" | awk '{print $(NF - 1)}' >"$TMP/cpu"
 		printf '%-7s wall %10s ms (%s … %s), CPU %10s ms (%s … %s)  %s\n' "$p" \
 			"$(median <"$TMP/ms")" "$(sort -g "$TMP/ms" | head -1)" "$(sort -g "$TMP/ms" | tail -1)" \
 			"$(median <"$TMP/cpu")" "$(sort -g "$TMP/cpu" | head -1)" "$(sort -g "$TMP/cpu" | tail -1)" \
-			"$(grep -m1 "^$p:" "$OUT" | awk '{NF -= 6; sub(/^pass [0-9]+: /, ""); print}')"
+			"$(grep -m1 "^$p:" "$f" | awk '{NF -= 6; sub(/^pass [0-9]+: /, ""); print}')"
 	done
-	grep '^seeded' "$OUT" | awk '{sub(/s$/, "", $NF); print $NF}' >"$TMP/seed"
+	grep '^seeded' "$f" | awk '{sub(/s$/, "", $NF); print $NF}' >"$TMP/seed"
 	echo "seed    $(median <"$TMP/seed") s"
-} | tee -a "$OUT"
+}
+
+for store in "${STORES[@]}"; do
+	where=(-dir "$TMP/data")
+	title="SQLite"
+	if [ "$store" = postgres ]; then
+		where=(-database "$PGADMIN")
+		title="PostgreSQL"
+	fi
+	printf '\n# %s\n' "$title" | tee -a "$OUT"
+	: >"$TMP/$store.txt"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		wait_quiet
+		{
+			echo
+			echo "## $store: round $r of $ROUNDS, $(date -u +%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+			"$TMP/metering" -servers "${SERVERS:-100000}" -volumes "${VOLUMES:-100000}" -accounts "${ACCOUNTS:-1000}" \
+				-breakdown="$breakdown" "${where[@]}"
+		} | tee -a "$TMP/$store.txt" "$OUT"
+		rm -rf "$TMP/data"
+	done
+	medians "$TMP/$store.txt" | sed "s/^## medians/## $store: medians/" | tee -a "$OUT"
+done

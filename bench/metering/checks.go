@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/ops"
+)
+
+// querier is what the checks read through: the database, or a transaction (the
+// tests check a ledger they spoil and roll back).
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ledgerCheck is a count that must come out as want; what says what it checks,
+// with a %d for the count.
+type ledgerCheck struct {
+	what  string
+	query string
+	args  []any
+	want  int64
+}
+
+// ledgerChecks are the checks of the ledger after the passes, written once for both
+// databases (derived tables named, IS NULL OR <> for IS NOT, sums cast to integers).
+func (b *bench) ledgerChecks() []ledgerCheck {
+	metered := int64(b.cfg.servers + b.cfg.volumes)
+	return []ledgerCheck{
+		{"credit == SUM(transactions.amount) for every account (%d accounts differ)", `SELECT COUNT(*) FROM accounts a
+			WHERE a.credit <> (SELECT COALESCE(SUM(t.amount), 0) FROM transactions t WHERE t.account_id = a.id)`, nil, 0},
+		{"balance_after == running sum of the account's ledger for every transaction (%d differ)", `SELECT COUNT(*) FROM (SELECT balance_after,
+				SUM(amount) OVER (PARTITION BY account_id ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running
+			FROM transactions) AS t WHERE balance_after <> running`, nil, 0},
+		{"no (resource_type, resource_id, period_start) charged twice (%d are)", `SELECT COUNT(*) FROM (SELECT 1 FROM transactions
+			WHERE type = 'charge' GROUP BY resource_type, resource_id, period_start HAVING COUNT(*) > 1) AS t`, nil, 0},
+		// The first hour at order, one in pass 1, five in pass 3.
+		{fmt.Sprintf("%%d charge transactions, want %d (7 hours × %d servers and volumes)", 7*metered, metered),
+			`SELECT COUNT(*) FROM transactions WHERE type = 'charge'`, nil, 7 * metered},
+		{"every server and volume charged exactly the hours T0 .. T0+6h (%d are not)", `SELECT COUNT(*) FROM (SELECT resource_id
+			FROM transactions WHERE type = 'charge' GROUP BY resource_type, resource_id
+			HAVING COUNT(*) <> 7 OR MIN(period_start) <> ? OR MAX(period_start) <> ?) AS t`, []any{ms(t0), ms(t0.Add(6 * time.Hour))}, 0},
+		{"every server's hourly charge is its plan's price_hourly (%d are not)", `SELECT COUNT(*) FROM transactions t
+			JOIN servers s ON s.id = t.resource_id JOIN plans p ON p.id = s.plan_id
+			WHERE t.type = 'charge' AND t.resource_type = 'server' AND t.amount <> -p.price_hourly`, nil, 0},
+		{"every volume's hourly charge is its size × its location's volume_price_gb_hour (%d are not)", `SELECT COUNT(*) FROM transactions t
+			JOIN volumes v ON v.id = t.resource_id JOIN locations l ON l.id = v.location_id
+			WHERE t.type = 'charge' AND t.resource_type = 'volume' AND t.amount <> -(v.size_gb * l.volume_price_gb_hour)`, nil, 0},
+		{"every meter's next hour is T0+7h and its month_charged 7 × rate (%d are not)", `SELECT COUNT(*) FROM meters
+			WHERE next_at IS NULL OR next_at <> ? OR month_charged <> 7 * rate`, []any{ms(t0.Add(7 * time.Hour))}, 0},
+		{"charge_batch left empty (%d rows)", `SELECT COUNT(*) FROM charge_batch`, nil, 0},
+	}
+}
+
+// check prints an OK or FAIL line for each check of the passes and the ledger, read
+// through q; ok is false when one failed.
+func (b *bench) check(ctx context.Context, q querier, results []ops.MeterResult) (ok bool, err error) {
+	ok = true
+	line := func(good bool, format string, args ...any) {
+		word := "OK  "
+		if !good {
+			word, ok = "FAIL", false
+		}
+		fmt.Fprintf(b.out, "%s %s\n", word, fmt.Sprintf(format, args...))
+	}
+	for i, p := range passes(b.cfg.servers + b.cfg.volumes) {
+		line(results[i].Hours == p.wantHours, "%s: %d hours charged, want %d", p.name, results[i].Hours, p.wantHours)
+		line(results[i].Overdrawn == 0, "%s: %d accounts overdrawn, want 0", p.name, results[i].Overdrawn)
+	}
+	count := func(query string, args ...any) (int64, error) {
+		var n int64
+		err := q.QueryRowContext(ctx, b.db.Rebind(query), args...).Scan(&n)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", query, err)
+		}
+		return n, err
+	}
+	for _, c := range b.ledgerChecks() {
+		n, err := count(c.query, c.args...)
+		if err != nil {
+			return false, err
+		}
+		line(n == c.want, c.what, n)
+	}
+	charged, err := count(`SELECT CAST(-SUM(amount) AS BIGINT) FROM transactions WHERE type = 'charge'`)
+	if err != nil {
+		return false, err
+	}
+	first, err := count(`SELECT CAST(SUM(rate) AS BIGINT) FROM meters`)
+	if err != nil {
+		return false, err
+	}
+	var sum hosting.Money
+	for _, r := range results {
+		sum += r.Total
+	}
+	line(hosting.Money(charged) == hosting.Money(first)+sum, "ledger's charges %s == first hours %s + the passes' totals %s",
+		hosting.Money(charged), hosting.Money(first), sum)
+	return ok, nil
+}

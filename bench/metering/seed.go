@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/berthhq/berth/internal/billing"
+)
+
+// The seeding SQL is written once for both databases, with numbered placeholders
+// (?1, ?2: SQLite's own, and the store's Rebind makes them PostgreSQL's $1, $2) and
+// integer parameters cast where a select list would leave PostgreSQL no type to
+// infer. What differs is asked of the dialect: the row numbers 1..n, and formatting.
+
+// series is the rows i = 1..n, n the parameter param: a recursive CTE on SQLite
+// (with goes before the INSERT, from after its SELECT's FROM), generate_series on
+// PostgreSQL.
+func (b *bench) series(param string) (with, from string) {
+	if b.db.Postgres() {
+		return "", `generate_series(1, CAST(` + param + ` AS BIGINT)) AS n(i)`
+	}
+	return `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ` + param + `) `, `n`
+}
+
+// padded is the integer expression e as text, zero-padded to 7 digits.
+func (b *bench) padded(e string) string {
+	if b.db.Postgres() {
+		return `lpad(CAST(` + e + ` AS TEXT), greatest(7, length(CAST(` + e + ` AS TEXT))), '0')`
+	}
+	return `printf('%07d', ` + e + `)`
+}
+
+// hex is the integer expression e in lower-case hexadecimal.
+func (b *bench) hex(e string) string {
+	if b.db.Postgres() {
+		return `to_hex(` + e + `)`
+	}
+	return `printf('%x', ` + e + `)`
+}
+
+// seedStep is one set-based statement of the seeding, run in a transaction of its own.
+type seedStep struct {
+	what  string
+	query string
+	args  []any
+}
+
+// seed writes the accounts, servers, volumes, meters and ledger in a few set-based
+// statements, one transaction each, then readies the database as a long-running one
+// would be (see settle), and prints the time each took.
+func (b *bench) seed(ctx context.Context) error {
+	start := time.Now()
+	w := b.db.WriteDB()
+	for _, s := range b.seedSteps() {
+		t := time.Now()
+		tx, err := w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, b.db.Rebind(s.query), s.args...)
+		if err != nil {
+			tx.Rollback()
+			return fmt.Errorf("seed %s: %w", s.what, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("seed %s: %w", s.what, err)
+		}
+		n, _ := res.RowsAffected()
+		fmt.Fprintf(b.out, "  seed %-19s %8d rows %9s\n", s.what+":", n, seconds(time.Since(t)))
+	}
+	if err := b.settle(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "seeded %d accounts, %d running servers and %d volumes with meters and first-hour charges (plans 1-%d, location %d) in %s\n",
+		b.cfg.accounts, b.cfg.servers, b.cfg.volumes, plans, locationID, seconds(time.Since(start)))
+	return b.dbSize(ctx)
+}
+
+// settle ends the seeding. On SQLite it checkpoints the WAL into the database file,
+// and runs no ANALYZE: berthd never runs it, so the planner sees what it sees in
+// production. On PostgreSQL it runs VACUUM (ANALYZE): in production autovacuum has
+// long since done so for tables that grew over months (statistics, hint bits, the
+// visibility map), where a table just filled in one statement has none, and left to
+// autovacuum it would happen at some point of a pass.
+func (b *bench) settle(ctx context.Context) error {
+	what, query := "checkpoint:", `PRAGMA wal_checkpoint(TRUNCATE)`
+	if b.db.Postgres() {
+		what, query = "vacuum analyze:", `VACUUM (ANALYZE)`
+	}
+	t := time.Now()
+	if _, err := b.db.WriteDB().ExecContext(ctx, query); err != nil {
+		return fmt.Errorf("seed %s %w", what, err)
+	}
+	fmt.Fprintf(b.out, "  seed %-19s %13s %9s\n", what, "", seconds(time.Since(t)))
+	return nil
+}
+
+// seedSteps are the seeding's statements. Ids are those of a fresh database: account
+// i, server i and volume i are the i-th inserted.
+func (b *bench) seedSteps() []seedStep {
+	month := billing.MonthStart(t0)
+	withN, fromN := b.series("?1")
+	return []seedStep{
+		{"accounts", withN + `INSERT INTO accounts (email, name, password_hash, credit, server_quota, created_at)
+			SELECT 'bench-' || i || '@berth.local', 'Bench ' || i, '', CAST(?2 AS BIGINT), 1000000, CAST(?3 AS BIGINT) FROM ` + fromN,
+			[]any{b.cfg.accounts, topUp, ms(t0) - 3600_000}},
+		{"top-ups", `INSERT INTO transactions (account_id, type, amount, balance_after, description, created_at)
+			SELECT id, 'topup', credit, credit, 'bench credit', created_at FROM accounts ORDER BY id`, nil},
+		// Server i belongs to account 1 + (i-1) % ACCOUNTS, has plan 1 + (i-1) % 5 and
+		// image 1 + (i-1) % 4.
+		{"servers", withN + `INSERT INTO servers (account_id, name, display_name, status, location_id, plan_id, image_id, vcpus, memory_mb,
+				disk_gb, ipv4, ipv6, created_at)
+			SELECT 1 + (i - 1) % ?2, 'bench-' || ` + b.padded("i") + `, 'bench-' || ` + b.padded("i") + `, 'running', CAST(?3 AS BIGINT), p.id,
+				1 + (i - 1) % ?4, p.vcpus, p.memory_mb, p.disk_gb,
+				'100.' || (64 + i / 65536) || '.' || ((i / 256) % 256) || '.' || (i % 256), '2001:db8:' || ` + b.hex("i") + ` || '::1',
+				CAST(?5 AS BIGINT)
+			FROM ` + fromN + ` JOIN plans p ON p.id = 1 + (i - 1) % ?6
+			ORDER BY i`,
+			[]any{b.cfg.servers, b.cfg.accounts, locationID, images, ms(t0), plans}},
+		// As ops' openServerMeter: first hour charged at order, next hour T0+1h.
+		{"meters", `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, next_at,
+				month_start, month_charged)
+			SELECT s.account_id, 'server', s.id, s.name, p.price_hourly, p.price_monthly, CAST(?1 AS BIGINT), CAST(?2 AS BIGINT),
+				CAST(?3 AS BIGINT), p.price_hourly
+			FROM servers s JOIN plans p ON p.id = s.plan_id ORDER BY s.id`,
+			[]any{ms(t0), ms(t0.Add(time.Hour)), ms(month)}},
+		b.volumeStep(),
+		{"volume meters", `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, next_at,
+				month_start, month_charged)
+			SELECT v.account_id, 'volume', v.id, v.name, v.size_gb * l.volume_price_gb_hour, v.size_gb * l.volume_price_gb_month,
+				CAST(?1 AS BIGINT), CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), v.size_gb * l.volume_price_gb_hour
+			FROM volumes v JOIN locations l ON l.id = v.location_id ORDER BY v.id`,
+			[]any{ms(t0), ms(t0.Add(time.Hour)), ms(month)}},
+		// The first hours, as AddCoveredTransaction writes them: in meter order per
+		// account, each showing the balance after it.
+		{"first-hour charges", `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id,
+				resource_name, period_start, created_at)
+			SELECT m.account_id, 'charge', -m.rate,
+				a.credit - SUM(m.rate) OVER (PARTITION BY m.account_id ORDER BY m.id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+				'', m.resource_type, m.resource_id, m.resource_name, m.started_at, m.started_at
+			FROM meters m JOIN accounts a ON a.id = m.account_id
+			ORDER BY m.id`, nil},
+		{"credit", `UPDATE accounts SET credit = credit - t.total
+			FROM (SELECT account_id, SUM(rate) AS total FROM meters GROUP BY account_id) AS t
+			WHERE accounts.id = t.account_id`, nil},
+	}
+}
+
+// volumeStep seeds the volumes: volume i belongs to account 1 + (i-1) % ACCOUNTS, is
+// 10 to 100 GB in location 1, every other one attached to server i (when there is
+// one); "volume meters" then bills each as ops' openVolumeMeter does (size × the
+// location's prices).
+func (b *bench) volumeStep() seedStep {
+	withN, fromN := b.series("?1")
+	return seedStep{"volumes", withN + `INSERT INTO volumes (account_id, name, size_gb, location_id, server_id, format, status, created_at)
+			SELECT 1 + (i - 1) % ?2, 'vol-' || ` + b.padded("i") + `, 10 * (1 + i % 10), CAST(?3 AS BIGINT),
+				CASE WHEN i % 2 = 0 AND i <= ?4 THEN i END, 'ext4', 'available', CAST(?5 AS BIGINT)
+			FROM ` + fromN + ` WHERE CAST(?6 AS BIGINT) > 0 ORDER BY i`,
+		[]any{max(b.cfg.volumes, 1), b.cfg.accounts, locationID, b.cfg.servers, ms(t0), b.cfg.volumes}}
+}
