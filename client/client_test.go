@@ -43,8 +43,10 @@ func newClientVia(t *testing.T, env *testenv.Env, rt http.RoundTripper, token st
 	return c
 }
 
+// ctxFor bounds a test's calls. Its room is for a loaded CI machine, where TestPages'
+// 53 operations took over two minutes.
 func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -59,7 +59,9 @@ func contains(list []error, e error) bool {
 // TestErrors: each error answer comes back as a typed *client.Error.
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.1, RateLimit: 1 << 20})
+	// A provisioning takes about 9 s: long beside a plain request even on a loaded
+	// CI machine, where one 3 s provisioning had ended before the test's next call.
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.3, RateLimit: 1 << 20})
 	acct := env.NewAccount("en", "100", "")
 	c := newClient(t, env, acct.Token)
 	// Each subtest's context starts when it runs: parallel subtests wait for a free
@@ -119,7 +121,7 @@ func TestErrors(t *testing.T) {
 		t.Parallel()
 		ctx := ctxFor(t)
 		req, _ := order(t, ctx, c)
-		srv := must[*api.Server](t)(c.CreateServer(ctx, req)) // provisioning takes ~3 s at this scale
+		srv := must[*api.Server](t)(c.CreateServer(ctx, req)) // provisioning takes ~9 s at this scale
 		err := c.DeleteServer(ctx, srv.Name)
 		e := wantError(t, err, 409, "busy", client.ErrBusy)
 		if e.Operation == nil || e.Operation.ID != srv.Operation.ID || e.Operation.Type != "provision" || e.RetryAfter <= 0 {
@@ -150,7 +152,7 @@ func TestErrors(t *testing.T) {
 		held := time.Now()
 		op := must[*api.Operation](t)(c.GetOperationWait(ctx, srv.Operation.ID, time.Second))
 		if op.Status != "running" || time.Since(held) < 900*time.Millisecond {
-			t.Errorf("GetOperationWait(1s) of a 3 s provisioning: %s after %v", op.Status, time.Since(held))
+			t.Errorf("GetOperationWait(1s) of a 9 s provisioning: %s after %v", op.Status, time.Since(held))
 		}
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()

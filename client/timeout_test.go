@@ -147,9 +147,11 @@ func TestTimeoutOwnHTTPClient(t *testing.T) {
 // its wait, so waiting for an operation longer than the timeout succeeds.
 func TestTimeoutSparesHeldRequests(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.1}) // a provisioning takes about 3 s
+	// A provisioning takes about 15 s, a timeout of 2 s leaves room for a plain
+	// request on a loaded machine (CI saw one take over a second).
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.5})
 	acct := env.NewAccount("en", "100", "")
-	const d = 500 * time.Millisecond
+	const d = 2 * time.Second
 	c, short := newClient(t, env, acct.Token), newClient(t, env, acct.Token, client.WithTimeout(d))
 	ctx := ctxFor(t)
 	req, _ := order(t, ctx, c)

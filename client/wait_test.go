@@ -17,7 +17,9 @@ import (
 // bounds the wait.
 func TestRetryBusy(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.05}) // a provisioning takes about 1.5 s
+	// A provisioning takes about 9 s: a loaded CI machine took over 1.5 s to answer
+	// the order and the power call between them.
+	env := testenv.New(t, testenv.Options{SimTimeScale: 0.3})
 	acct := env.NewAccount("en", "100", "")
 	rec := &seen{base: env.Client.Transport}
 	c := newClientVia(t, env, rec, acct.Token)
