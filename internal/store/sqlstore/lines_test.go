@@ -108,7 +108,11 @@ func TestUpgradeToDriverLines(t *testing.T) {
 			if _, err := old.WriteDB().ExecContext(ctx, old.Rebind(`UPDATE sim_machines SET state = 'absent', destroyed_at = ? WHERE name = ?`), 1, "server-up2"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := sim.Snapshot(ctx, "snap", "server-up1", "snap-1", false); err != nil {
+			// Snapshotted as the driver did then, too: today's Snapshot reads the
+			// machine's volumes first.
+			if _, err := old.WriteDB().ExecContext(ctx, old.Rebind(`INSERT INTO sim_snapshots
+				(machine, name, memory, size_gb, vcpus, memory_mb, disk_gb, image, ready_at, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), "server-up1", "snap-1", false, 4, 1, 512, 10, "image-1", 1, 1); err != nil {
 				t.Fatal(err)
 			}
 			for _, q := range []string{
