@@ -140,7 +140,9 @@ func TestErrorMessageOrder(t *testing.T) {
 
 func TestErrorPrecedenceAndLanguages(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SimTimeScale: 0.05}) // provisioning lasts ~1.5 s
+	// A provisioning lasts ~30 s, the realistic time: the precedence cases need one in
+	// progress, and on a loaded CI machine a 1.5 s one had ended before them.
+	env := testenv.New(t, testenv.Options{SimTimeScale: 1})
 	en := env.NewAccount("en", "100", "")
 	de := env.NewAccount("de", "100", "")
 	fr := env.NewAccount("fr", "100", "")
@@ -265,7 +267,7 @@ func TestErrorPrecedenceAndLanguages(t *testing.T) {
 		noPower := as(env, en, allScopesBut("power"))
 		readOnly := as(env, en, "read")
 		deSrv := order(t, de, baseOrder())
-		enBusy := order(t, en, baseOrder()) // provisioning for ~1.5 s: the busy cases come first
+		enBusy := order(t, en, baseOrder()) // provisioning for ~30 s
 		for _, tc := range []struct {
 			name   string
 			c      caller
