@@ -66,14 +66,7 @@ func TestOperationOnAChangedServer(t *testing.T) {
 
 			// Another transaction holds the account's row (as a top-up writing the
 			// credit does) until the change is done.
-			hold, err := db.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer hold.Rollback()
-			if _, err := hold.ExecContext(ctx, `UPDATE accounts SET credit = credit WHERE id = $1`, a.ID); err != nil {
-				t.Fatal(err)
-			}
+			hold := holdAccountRow(t, ctx, db, a.ID)
 			answer := make(chan *testenv.Response, 1)
 			go func() { answer <- a.Do("POST", path+"/snapshots", tt.snapshot) }()
 			waitForLockWait(t, db)
@@ -163,14 +156,7 @@ func TestSnapshotOfAServerGivenAVolumeMeanwhile(t *testing.T) {
 	id := itoa(num(t, srv["id"]))
 	vol := createVolume(t, a, map[string]any{"location_id": num(t, srv["location_id"])})
 
-	hold, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Rollback()
-	if _, err := hold.ExecContext(ctx, `UPDATE accounts SET credit = credit WHERE id = $1`, a.ID); err != nil {
-		t.Fatal(err)
-	}
+	hold := holdAccountRow(t, ctx, db, a.ID)
 	answer := make(chan *testenv.Response, 1)
 	go func() { answer <- a.Do("POST", "/servers/"+id+"/snapshots", map[string]any{"name": "racing"}) }()
 	waitForLockWait(t, db)
@@ -190,4 +176,19 @@ func TestSnapshotOfAServerGivenAVolumeMeanwhile(t *testing.T) {
 	if got := data(t, a.Do("GET", "/servers/"+id, nil).Want(t, 200)); got["operation"] != nil || got["status"] != "running" {
 		t.Errorf("the server after the refused snapshot: %v, operation %v", got["status"], got["operation"])
 	}
+}
+
+// holdAccountRow begins a transaction that holds the account's row, as a top-up
+// writing the credit does, until the caller rolls it back (or the test ends).
+func holdAccountRow(t *testing.T, ctx context.Context, db *sql.DB, accountID int64) *sql.Tx {
+	t.Helper()
+	hold, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hold.Rollback() })
+	if _, err := hold.ExecContext(ctx, `UPDATE accounts SET credit = credit WHERE id = $1`, accountID); err != nil {
+		t.Fatal(err)
+	}
+	return hold
 }

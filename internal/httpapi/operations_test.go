@@ -164,25 +164,8 @@ func TestOperationsList(t *testing.T) {
 
 	t.Run("pages of 50", func(t *testing.T) {
 		// 55 more finished power operations of server B, written as a worker would.
-		ctx := context.Background()
-		now := time.Now().UTC()
-		sid := num(t, srvB["id"])
-		err := env.App.DB.InTx(ctx, func(tx store.Tx) error {
-			for i := range 55 {
-				id, err := tx.StartOperation(ctx, hosting.Operation{AccountID: a.ID, ServerID: sid, Type: hosting.OpPower,
-					Action: hosting.PowerReboot, StartedAt: now.Add(time.Duration(i) * time.Second)})
-				if err != nil {
-					return err
-				}
-				if err := tx.FinishOperation(ctx, id, hosting.OpSuccess, "", now.Add(time.Duration(i)*time.Second+time.Millisecond)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		finishedOperations(t, env, 55, hosting.Operation{AccountID: a.ID, ServerID: num(t, srvB["id"]), Type: hosting.OpPower,
+			Action: hosting.PowerReboot})
 		path := "/servers/" + idB + "/operations?status=success"
 		link := func(page int) string {
 			return fmt.Sprintf("%s/servers/%s/operations?page=%d&status=success", env.URL, idB, page)
@@ -221,4 +204,28 @@ func TestOperationsList(t *testing.T) {
 			t.Errorf("GET /operations?page=2: %d of %d, %v", len(p.Data), p.Meta.Total, p.ids())
 		}
 	})
+}
+
+// finishedOperations writes n operations like op, as a worker would: each started a
+// second after the one before, from now, and ended a millisecond after it started.
+func finishedOperations(t *testing.T, env *testenv.Env, n int, op hosting.Operation) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	err := env.App.DB.InTx(ctx, func(tx store.Tx) error {
+		for i := range n {
+			op.StartedAt = now.Add(time.Duration(i) * time.Second)
+			id, err := tx.StartOperation(ctx, op)
+			if err != nil {
+				return err
+			}
+			if err := tx.FinishOperation(ctx, id, hosting.OpSuccess, "", op.StartedAt.Add(time.Millisecond)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

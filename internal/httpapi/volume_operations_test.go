@@ -1,15 +1,12 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
-	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -138,28 +135,11 @@ func badVolumeFilters(t *testing.T, o *volumeOps, reader caller) {
 // volumeOpPages: 55 more finished operations of v1, written as a worker would, page
 // by 50 with volume_id in every link.
 func volumeOpPages(t *testing.T, o *volumeOps, reader caller) {
-	ctx := context.Background()
-	now := time.Now().UTC()
 	vid, err := strconv.ParseInt(o.v1, 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = o.env.App.DB.InTx(ctx, func(tx store.Tx) error {
-		for i := range 55 {
-			id, err := tx.StartOperation(ctx, hosting.Operation{AccountID: o.a.ID, VolumeID: &vid, Type: hosting.OpResizeVolume,
-				SizeGB: 10, StartedAt: now.Add(time.Duration(i) * time.Second)})
-			if err != nil {
-				return err
-			}
-			if err := tx.FinishOperation(ctx, id, hosting.OpSuccess, "", now.Add(time.Duration(i)*time.Second+time.Millisecond)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	finishedOperations(t, o.env, 55, hosting.Operation{AccountID: o.a.ID, VolumeID: &vid, Type: hosting.OpResizeVolume, SizeGB: 10})
 	link := func(page int) string {
 		return fmt.Sprintf("%s/operations?page=%d&volume_id=%s", o.env.URL, page, o.v1)
 	}
