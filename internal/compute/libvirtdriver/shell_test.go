@@ -52,12 +52,15 @@ func (s *shell) run(cmd string) string {
 
 // try is run that answers an error instead of failing the test. The markers around
 // the command are typed split by quotes, so that the shell's echo of the line never
-// reads as them.
+// reads as them. Each line starts with a Ctrl-C, which makes the shell drop what it
+// holds unfinished: text typed while the guest booted can reach it cut (the serial
+// port's FIFO is cleared when the port is opened), and a cut line that leaves a quote
+// open would turn every later line, quotes balanced, into more of the same string.
 func (s *shell) try(cmd string) (string, error) {
 	s.n++
 	begin, end := fmt.Sprintf("@@BEGIN-%d@@", s.n), fmt.Sprintf("@@END-%d@@", s.n)
 	from := len(s.out.Text())
-	line := fmt.Sprintf("echo @@BE''GIN-%d@@; %s; echo @@EN''D-%d@@\r", s.n, cmd, s.n)
+	line := fmt.Sprintf("\x03echo @@BE''GIN-%d@@; %s; echo @@EN''D-%d@@\r", s.n, cmd, s.n)
 	if _, err := io.WriteString(s.con, line); err != nil {
 		return "", fmt.Errorf("typing into %s: %w", s.name, err)
 	}
@@ -73,6 +76,15 @@ func (s *shell) try(cmd string) (string, error) {
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("%s: %q printed no end in %s:\n%s", s.name, cmd, s.timeout, text)
 		}
+	}
+}
+
+// leaveOpen types a line that leaves a quote open, as a line cut while the guest
+// booted can, so that the shell waits for the rest of it.
+func (s *shell) leaveOpen() {
+	s.t.Helper()
+	if _, err := io.WriteString(s.con, "echo 'a quote left open\r"); err != nil {
+		s.t.Fatalf("typing into %s: %v", s.name, err)
 	}
 }
 

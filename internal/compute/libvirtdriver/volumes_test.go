@@ -201,6 +201,11 @@ func (g *volumeGuests) start(vols ...compute.VolumeSpec) {
 	}
 	g.slack = g.pace.Boots(1)
 	g.a, g.b = openShell(t, d, "server-vola", g.slack), openShell(t, d, "server-volb", g.slack)
+	// A line left unfinished in the shell (a quote open) does not swallow the next.
+	g.a.leaveOpen()
+	if got := g.a.run("echo fresh"); got != "fresh" {
+		t.Fatalf("after a line left open the shell printed %q, want fresh", got)
+	}
 }
 
 // inDomains checks that a volume's disk is (or is not) in a running machine's domain
