@@ -20,6 +20,7 @@
 # Environment (all optional):
 #   STORE=both (sqlite, postgres or both)
 #   SERVERS=100000 VOLUMES=100000 ACCOUNTS=1000 ROUNDS=3 BREAKDOWN=1 QUIET_WAIT=60 (see lib.sh: wait_quiet)
+#   BATCH=0 (the most meter hours a metering transaction charges; 0: Berth's default)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -55,22 +56,24 @@ fi
 (cd "$ROOT" && go build -o "$TMP/metering" ./bench/metering)
 {
 	echo "# bench/metering.sh, $(date -u +%FT%TZ), $(nproc) cores ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)), $(go version | cut -d' ' -f3), commit $(commit)"
-	echo "# STORE=$STORE SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} ROUNDS=$ROUNDS"
+	echo "# STORE=$STORE SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} ROUNDS=$ROUNDS BATCH=${BATCH:-0}"
 } | tee "$OUT"
 
 # medians FILE: the medians of a store's rounds in FILE. The pass lines end in: hours,
-# charged, overdrawn, wall time ms, CPU ms, hours/s.
+# charged, overdrawn, wall time ms, CPU ms, hours/s, transactions, longest transaction ms.
 medians() {
 	local f=$1 p
 	echo
 	echo "## medians over $ROUNDS rounds (min … max)"
 	for p in "pass 1" "pass 2" "pass 3"; do
-		grep "^$p:" "$f" | awk '{print $(NF - 2)}' >"$TMP/ms"
-		grep "^$p:" "$f" | awk '{print $(NF - 1)}' >"$TMP/cpu"
-		printf '%-7s wall %10s ms (%s … %s), CPU %10s ms (%s … %s)  %s\n' "$p" \
+		grep "^$p:" "$f" | awk '{print $(NF - 4)}' >"$TMP/ms"
+		grep "^$p:" "$f" | awk '{print $(NF - 3)}' >"$TMP/cpu"
+		grep "^$p:" "$f" | awk '{print $NF}' >"$TMP/tx"
+		printf '%-7s wall %10s ms (%s … %s), CPU %10s ms (%s … %s), longest transaction %s ms (… %s)  %s\n' "$p" \
 			"$(median <"$TMP/ms")" "$(sort -g "$TMP/ms" | head -1)" "$(sort -g "$TMP/ms" | tail -1)" \
 			"$(median <"$TMP/cpu")" "$(sort -g "$TMP/cpu" | head -1)" "$(sort -g "$TMP/cpu" | tail -1)" \
-			"$(grep -m1 "^$p:" "$f" | awk '{NF -= 6; sub(/^pass [0-9]+: /, ""); print}')"
+			"$(median <"$TMP/tx")" "$(sort -g "$TMP/tx" | tail -1)" \
+			"$(grep -m1 "^$p:" "$f" | awk '{NF -= 8; sub(/^pass [0-9]+: /, ""); print}')"
 	done
 	grep '^seeded' "$f" | awk '{sub(/s$/, "", $NF); print $NF}' >"$TMP/seed"
 	echo "seed    $(median <"$TMP/seed") s"
@@ -91,7 +94,7 @@ for store in "${STORES[@]}"; do
 			echo
 			echo "## $store: round $r of $ROUNDS, $(date -u +%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 			"$TMP/metering" -servers "${SERVERS:-100000}" -volumes "${VOLUMES:-100000}" -accounts "${ACCOUNTS:-1000}" \
-				-breakdown="$breakdown" "${where[@]}"
+				-batch "${BATCH:-0}" -breakdown="$breakdown" "${where[@]}"
 		} | tee -a "$TMP/$store.txt" "$OUT"
 		rm -rf "$TMP/data"
 	done

@@ -52,6 +52,9 @@ func (b *bench) ledgerChecks() []ledgerCheck {
 		{"every meter's next hour is T0+7h and its month_charged 7 × rate (%d are not)", `SELECT COUNT(*) FROM meters
 			WHERE next_at IS NULL OR next_at <> ? OR month_charged <> 7 * rate`, []any{ms(t0.Add(7 * time.Hour))}, 0},
 		{"charge_batch left empty (%d rows)", `SELECT COUNT(*) FROM charge_batch`, nil, 0},
+		{"every account's burn is the sum of its active meters' rates (%d are not)", `SELECT COUNT(*) FROM accounts a
+			WHERE a.burn <> COALESCE((SELECT SUM(m.rate) FROM meters m WHERE m.account_id = a.id AND m.next_at IS NOT NULL AND m.stopped_at IS NULL), 0)`,
+			nil, 0},
 	}
 }
 

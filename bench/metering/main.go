@@ -34,6 +34,7 @@ import (
 
 	"github.com/berthhq/berth/internal/catalog"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
@@ -56,6 +57,8 @@ type config struct {
 	// PostgreSQL server's URL on which the run creates a database of its own.
 	dir, database string
 	breakdown     bool
+	// batch is the most meter hours a metering transaction charges (0: Berth's).
+	batch int
 }
 
 func main() {
@@ -66,9 +69,10 @@ func main() {
 	flag.StringVar(&cfg.dir, "dir", "", "SQLite data dir (default: a temp dir, removed)")
 	flag.StringVar(&cfg.database, "database", "", "PostgreSQL instead of SQLite: the URL of a database on a server where the run may "+
 		"CREATE DATABASE (postgres://...); it runs in a new database there, dropped afterwards")
+	flag.IntVar(&cfg.batch, "batch", 0, "the most meter hours one metering transaction charges (default: ops.DefaultMeterBatch)")
 	flag.BoolVar(&cfg.breakdown, "breakdown", true, "time each statement of a charge step (rolled back) and show its query plan")
 	flag.Parse()
-	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || (cfg.dir != "" && cfg.database != "") ||
+	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || cfg.batch < 0 || (cfg.dir != "" && cfg.database != "") ||
 		(cfg.database != "" && !sqlstore.IsPostgresURL(cfg.database)) {
 		flag.Usage()
 		os.Exit(2)
@@ -138,6 +142,24 @@ type bench struct {
 	// (see serverCPU); cpuWhat says which.
 	cpu     func() time.Duration
 	cpuWhat string
+	// timed is the store the passes use, timing their transactions.
+	timed *timedStore
+}
+
+// timedStore is the store, with the time of each transaction of a pass kept.
+type timedStore struct {
+	store.Store
+	count   int
+	longest time.Duration
+}
+
+// InTx runs the store's transaction, timing it.
+func (s *timedStore) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
+	t := time.Now()
+	err := s.Store.InTx(ctx, fn)
+	s.count++
+	s.longest = max(s.longest, time.Since(t))
+	return err
 }
 
 // open opens the round's fresh database, migrated by Berth's own migrations as
@@ -162,7 +184,8 @@ func open(ctx context.Context, cfg config, out io.Writer) (*bench, error) {
 	if err := b.db.Migrate(ctx); err != nil {
 		return nil, errors.Join(err, b.close())
 	}
-	b.svc = ops.New(ops.Deps{Store: b.db, Clock: func() time.Time { return b.at }})
+	b.timed = &timedStore{Store: b.db}
+	b.svc = ops.New(ops.Deps{Store: b.timed, Clock: func() time.Time { return b.at }, MeterBatch: cfg.batch})
 	if err := b.svc.EnsureCatalog(ctx, catalog.Default()); err != nil {
 		return nil, errors.Join(err, b.close())
 	}
@@ -189,14 +212,17 @@ func passes(metered int) []pass {
 }
 
 // meterPasses times the passes, one line each. Each line ends in: hours, charged,
-// overdrawn, wall time ms, CPU ms, hours/s (bench/metering.sh reads them).
+// overdrawn, wall time ms, CPU ms, hours/s, transactions, the longest transaction's
+// ms (bench/metering.sh reads them).
 func (b *bench) meterPasses(ctx context.Context) ([]ops.MeterResult, error) {
 	fmt.Fprintf(b.out, "\nT0 = %s (every server ordered, its first hour charged)\n", t0.Format(time.RFC3339))
 	fmt.Fprintf(b.out, "CPU ms: %s\n", b.cpuWhat)
-	fmt.Fprintf(b.out, "%-52s %8s %12s %9s %12s %10s %8s\n", "pass (clock)", "hours", "charged", "overdrawn", "wall time ms", "CPU ms", "hours/s")
+	fmt.Fprintf(b.out, "%-52s %8s %12s %9s %12s %10s %8s %4s %14s\n", "pass (clock)", "hours", "charged", "overdrawn", "wall time ms", "CPU ms", "hours/s",
+		"txs", "longest tx ms")
 	var results []ops.MeterResult
 	for _, p := range passes(b.cfg.servers + b.cfg.volumes) {
 		b.at = p.at
+		b.timed.count, b.timed.longest = 0, 0
 		c := b.cpu()
 		t := time.Now()
 		res, err := b.svc.Meter(ctx)
@@ -210,8 +236,9 @@ func (b *bench) meterPasses(ctx context.Context) ([]ops.MeterResult, error) {
 		if res.Hours > 0 {
 			rate = fmt.Sprintf("%.0f", float64(res.Hours)/took.Seconds())
 		}
-		fmt.Fprintf(b.out, "%-52s %8d %12s %9d %12.3f %10.3f %8s\n", p.name+" (T0+"+b.at.Sub(t0).String()+")", res.Hours, res.Total,
-			res.Overdrawn, float64(took.Microseconds())/1000, float64(cpu.Microseconds())/1000, rate)
+		fmt.Fprintf(b.out, "%-52s %8d %12s %9d %12.3f %10.3f %8s %4d %14.3f\n", p.name+" (T0+"+b.at.Sub(t0).String()+")", res.Hours, res.Total,
+			res.Overdrawn, float64(took.Microseconds())/1000, float64(cpu.Microseconds())/1000, rate, b.timed.count,
+			float64(b.timed.longest.Microseconds())/1000)
 	}
 	return results, b.dbSize(ctx)
 }

@@ -24,9 +24,10 @@ var stores = []struct {
 	{"postgres", func(t *testing.T) config { return tiny(config{database: testpg.Require(t)}) }},
 }
 
-// tiny sizes cfg for a test: 100 servers and 100 volumes over 10 accounts.
+// tiny sizes cfg for a test: 100 servers and 100 volumes over 10 accounts, metered
+// 30 hours a transaction.
 func tiny(cfg config) config {
-	cfg.servers, cfg.volumes, cfg.accounts = 100, 100, 10
+	cfg.servers, cfg.volumes, cfg.accounts, cfg.batch = 100, 100, 10, 30
 	return cfg
 }
 
@@ -82,6 +83,13 @@ func assertOutput(t *testing.T, store, output string) {
 	} {
 		if !strings.Contains(output, want) {
 			t.Errorf("the output lacks %q:\n%s", want, output)
+		}
+	}
+	// A pass takes as many transactions as its hours need at 30 a transaction: pass 1's
+	// 200 hours 7, pass 3's 1,000 hours 34; the one with nothing due 1.
+	for pass, txs := range map[string]string{"1": "7", "2": "1", "3": "34"} {
+		if !regexp.MustCompile(`\npass ` + pass + `: .* ` + txs + ` +[0-9.]+\n`).MatchString(output) {
+			t.Errorf("pass %s did not take %s transactions:\n%s", pass, txs, output)
 		}
 	}
 	if !regexp.MustCompile(`\n  ledger: INSERT INTO transactions +200 rows`).MatchString(output) {

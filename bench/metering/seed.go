@@ -141,7 +141,9 @@ func (b *bench) seedSteps() []seedStep {
 				'', m.resource_type, m.resource_id, m.resource_name, m.started_at, m.started_at
 			FROM meters m JOIN accounts a ON a.id = m.account_id
 			ORDER BY m.id`, nil},
-		{"credit", `UPDATE accounts SET credit = credit - t.total
+		// The first hours' charges, and each account's burn (every meter is active), as
+		// opening the meters does.
+		{"credit", `UPDATE accounts SET credit = credit - t.total, burn = t.total
 			FROM (SELECT account_id, SUM(rate) AS total FROM meters GROUP BY account_id) AS t
 			WHERE accounts.id = t.account_id`, nil},
 	}

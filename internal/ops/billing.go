@@ -225,24 +225,25 @@ func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (
 	}
 }
 
-// meterTx is one transaction of a metering pass: up to stepsPerTx steps (one hour of
-// each due meter each) and about hoursPerTx meter hours, so that catching up many
-// hours does not pay a commit per hour, nor holds the database's one writer for long
-// (100,000 hours take about 1.5 s on SQLite). done: nothing is due any more.
+// meterTx is one transaction of a metering pass: up to stepsPerTx steps (one hour
+// of each due meter each) and s.meterBatch meter hours, so that catching up many hours
+// does not pay a commit per hour, nor holds the database's one writer for long,
+// however many meters are due (issue 34: the longest transaction is bounded, not the
+// installation's size). done: nothing is due any more.
 func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now time.Time) (got MeterResult, done bool, err error) {
-	const stepsPerTx, hoursPerTx = 48, 100_000
 	// Another pass (another process's, or the periodic one beside an operator's)
 	// charges nothing twice anyway, but would find the hours it saw due already
 	// charged.
 	if err := tx.Serialize(ctx, "meter"); err != nil {
 		return got, false, err
 	}
-	for range stepsPerTx {
+	const stepsPerTx = 48 // a meter hours behind takes a step an hour
+	for steps := 0; steps < stepsPerTx && got.Hours < s.meterBatch; steps++ {
 		due, err := tx.EarliestDue(ctx, now, account)
 		if err != nil || due == nil {
 			return got, due == nil, err
 		}
-		step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account}
+		step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account, Limit: s.meterBatch - got.Hours}
 		if end := billing.MonthEnd(*due); !end.After(now) {
 			step.Upto = end.Add(-time.Millisecond)
 		}
@@ -264,9 +265,6 @@ func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now t
 		got.Hours += res.Hours
 		got.Total += res.Total
 		got.Overdrawn += len(res.Overdrawn)
-		if got.Hours >= hoursPerTx {
-			return got, false, nil
-		}
 	}
 	return got, false, nil
 }

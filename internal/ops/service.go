@@ -67,6 +67,9 @@ type Service struct {
 	// on an account's events.
 	opWaits, eventWaits *wakeups
 
+	// meterBatch is the most meter hours one metering transaction charges.
+	meterBatch int
+
 	touchMu    sync.Mutex
 	touched    map[int64]time.Time // when each token's last use was last recorded
 	touchSweep int                 // touched forgets records over a minute old at this size
@@ -136,7 +139,15 @@ type Deps struct {
 	// Webhooks are the rules of webhooks' urls (serve --webhook-allow-private, the
 	// driver's address pools).
 	Webhooks WebhookOptions
+	// MeterBatch is the most meter hours one transaction of a metering pass charges
+	// (0: DefaultMeterBatch).
+	MeterBatch int
 }
+
+// DefaultMeterBatch is how many meter hours a metering transaction charges at most:
+// about 0.5 s of the database's one writer on SQLite on a slow 2-core machine
+// (bench/metering.sh), so that API writes behind it never wait for seconds.
+const DefaultMeterBatch = 10_000
 
 // BackfillFunc stores the metrics samples an account's servers would have had
 // between from and to, times on the account's clock.
@@ -163,7 +174,10 @@ func New(d Deps) *Service {
 	s := &Service{store: d.Store, jobs: d.Jobs, log: d.Log, now: func() time.Time { return clock().UTC().Truncate(time.Millisecond) },
 		opWaits: newWakeups(), eventWaits: newWakeups(), touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{}),
 		driver: d.Driver, faults: d.Faults, consoleCaps: d.ConsoleCaps.withDefaults(), telemetry: d.Telemetry, backfill: d.Backfill, webhooks: d.Webhooks,
-		consoles: newConsoleSessions()}
+		consoles: newConsoleSessions(), meterBatch: d.MeterBatch}
+	if s.meterBatch <= 0 {
+		s.meterBatch = DefaultMeterBatch
+	}
 	s.instant, _ = compute.As[InstantMachines](d.Driver)
 	s.placer, _ = compute.As[compute.Placer](d.Driver)
 	s.reach, _ = compute.As[compute.Reachability](d.Driver)

@@ -186,6 +186,10 @@ type ChargeStep struct {
 	// Account, when not 0, limits the step to that account's meters (an account
 	// whose test clock runs ahead is charged up to its own now).
 	Account int64
+	// Limit, when not 0, is the most meters the step charges: those whose hour is
+	// due first (then by meter id). A pass in steps of a bounded size holds the
+	// database's writer for a bounded time, however many meters are due.
+	Limit int
 }
 
 // ChargeResult is what a ChargeStep did.

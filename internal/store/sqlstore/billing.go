@@ -145,46 +145,168 @@ func (q queries) EarliestDue(ctx context.Context, upto time.Time, account int64)
 }
 
 func (q queries) OpenMeter(ctx context.Context, m hosting.Meter) (int64, error) {
-	return q.insert(ctx, `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at,
+	id, err := q.insert(ctx, `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at,
 		next_at, stopped_at, month_start, month_charged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.AccountID, m.ResourceType,
 		m.ResourceID, m.ResourceName, int64(m.Rate), moneyPtr(m.MonthlyCap), ms(m.StartedAt), msPtr(m.NextAt), msPtr(m.StoppedAt),
 		ms(m.MonthStart), int64(m.MonthCharged))
+	if err != nil || !m.Active() {
+		return id, err
+	}
+	return id, q.addBurn(ctx, m.AccountID, int64(m.Rate))
+}
+
+// meterBurn is what a resource's meter adds to its account's burn (its rate while it
+// is active, as hosting.Meter.Active says, else 0), and the account; found is false
+// when the resource has no meter. On PostgreSQL the meter's row is locked, before
+// the account's, the order a metering step takes them in.
+func (q queries) meterBurn(ctx context.Context, resourceType string, resourceID int64) (account, burn int64, found bool, err error) {
+	err = q.q.QueryRowContext(ctx, `SELECT account_id, CASE WHEN next_at IS NOT NULL AND stopped_at IS NULL THEN rate ELSE 0 END
+		FROM meters WHERE resource_type = ? AND resource_id = ?`+q.forUpdate(), resourceType, resourceID).Scan(&account, &burn)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
+	}
+	return account, burn, err == nil, err
+}
+
+// reburn runs change, a write to a resource's meter, and moves its account's burn
+// by what that changed of the meter's part in it.
+func (q queries) reburn(ctx context.Context, resourceType string, resourceID int64, change func() error) error {
+	account, before, found, err := q.meterBurn(ctx, resourceType, resourceID)
+	if err != nil {
+		return err
+	}
+	if err := change(); err != nil || !found {
+		return err
+	}
+	_, after, _, err := q.meterBurn(ctx, resourceType, resourceID)
+	if err != nil || after == before {
+		return err
+	}
+	return q.addBurn(ctx, account, after-before)
+}
+
+// addBurn moves an account's hourly burn (accounts.burn: the sum of its active
+// meters' rates) by delta.
+func (q queries) addBurn(ctx context.Context, account, delta int64) error {
+	return q.execOne(ctx, `UPDATE accounts SET burn = burn + ? WHERE id = ?`, delta, account)
 }
 
 func (q queries) RestartMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error {
-	return q.execOne(ctx, `UPDATE meters SET started_at = ?, next_at = ?, stopped_at = NULL WHERE resource_type = ? AND resource_id = ?`,
-		ms(at), ms(at), resourceType, resourceID)
+	return q.reburn(ctx, resourceType, resourceID, func() error {
+		return q.execOne(ctx, `UPDATE meters SET started_at = ?, next_at = ?, stopped_at = NULL WHERE resource_type = ? AND resource_id = ?`,
+			ms(at), ms(at), resourceType, resourceID)
+	})
 }
 
 func (q queries) StopMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error {
-	_, err := q.q.ExecContext(ctx, `UPDATE meters SET stopped_at = ?, next_at = CASE WHEN next_at >= ? THEN NULL ELSE next_at END
-		WHERE resource_type = ? AND resource_id = ? AND stopped_at IS NULL`, ms(at), ms(at), resourceType, resourceID)
-	return err
+	return q.reburn(ctx, resourceType, resourceID, func() error {
+		_, err := q.q.ExecContext(ctx, `UPDATE meters SET stopped_at = ?, next_at = CASE WHEN next_at >= ? THEN NULL ELSE next_at END
+			WHERE resource_type = ? AND resource_id = ? AND stopped_at IS NULL`, ms(at), ms(at), resourceType, resourceID)
+		return err
+	})
 }
 
 func (q queries) SetMeterRate(ctx context.Context, resourceType string, resourceID int64, rate hosting.Money, cap *hosting.Money) error {
-	return q.execOne(ctx, `UPDATE meters SET rate = ?, monthly_cap = ? WHERE resource_type = ? AND resource_id = ?`,
-		int64(rate), moneyPtr(cap), resourceType, resourceID)
+	return q.reburn(ctx, resourceType, resourceID, func() error {
+		return q.execOne(ctx, `UPDATE meters SET rate = ?, monthly_cap = ? WHERE resource_type = ? AND resource_id = ?`,
+			int64(rate), moneyPtr(cap), resourceType, resourceID)
+	})
 }
 
 // capLeft is what a meter may still be charged in the month of the :ms parameter.
 const capLeft = `(monthly_cap - CASE WHEN month_start = ? THEN month_charged ELSE 0 END)`
 
-// ChargeDue charges one hour for every meter due in the step's month: staged in
-// charge_batch, then written to the ledger, the accounts and the meters, each one
-// statement over the whole batch. The unique index on (resource, hour) refuses a
-// second charge of an hour, failing the whole step rather than charging twice.
-func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.ChargeResult, error) {
-	var res store.ChargeResult
+// NamedStatement is one SQL statement of a store method, named for a benchmark's
+// table: Query has ? placeholders (DB.Rebind makes them PostgreSQL's).
+type NamedStatement struct {
+	Name, Query string
+	Args        []any
+}
+
+// chargeSQL is a charge step's statements, in the order ChargeDue runs them.
+type chargeSQL struct {
+	stage, lock, ledger, credit, meters, total, overdrawn, creditLow, clear NamedStatement
+}
+
+// chargeStatements are the statements of the charge step st.
+func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 	month, upto, now := ms(st.MonthStart), ms(st.Upto), ms(st.Now)
 	and, args := ofAccount(st.Account, month, month, month, upto, month)
-	stage, err := q.q.ExecContext(ctx, `INSERT INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, amount)
-		SELECT id, account_id, resource_type, resource_id, resource_name, next_at,
-			CASE WHEN monthly_cap IS NULL THEN rate
-				WHEN `+capLeft+` <= 0 THEN 0
-				WHEN `+capLeft+` < rate THEN `+capLeft+`
-				ELSE rate END
-		FROM meters WHERE`+dueWhere+`AND next_at >= ?`+and+q.forUpdate(), args...)
+	limit := ""
+	if st.Limit > 0 {
+		limit = " ORDER BY next_at, id LIMIT ?"
+		args = append(args, st.Limit)
+	}
+	return chargeSQL{
+		stage: NamedStatement{"stage: INSERT INTO charge_batch", `INSERT INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, amount)
+			SELECT id, account_id, resource_type, resource_id, resource_name, next_at,
+				CASE WHEN monthly_cap IS NULL THEN rate
+					WHEN ` + capLeft + ` <= 0 THEN 0
+					WHEN ` + capLeft + ` < rate THEN ` + capLeft + `
+					ELSE rate END
+			FROM meters WHERE` + dueWhere + `AND next_at >= ?` + and + limit + q.forUpdate(), args},
+		// Each charge's balance_after is read from its account's credit before the
+		// credit moves: no other transaction may move it in between (a top-up, an
+		// order). SQLite runs one write transaction at a time; PostgreSQL locks the
+		// rows, in id order so that two lockers never wait on each other.
+		lock: NamedStatement{"lock: SELECT accounts FOR UPDATE", `SELECT id FROM accounts
+			WHERE id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY id FOR UPDATE`, nil},
+		// Each charge shows the balance after it: the account's credit less the
+		// charges before it in this batch (in id order, as they are written).
+		ledger: NamedStatement{"ledger: INSERT INTO transactions", `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at)
+			SELECT b.account_id, 'charge', -b.amount,
+				a.credit - SUM(b.amount) OVER (PARTITION BY b.account_id ORDER BY b.meter_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+				'', b.resource_type, b.resource_id, b.resource_name, b.period_start, ?
+			FROM charge_batch b JOIN accounts a ON a.id = b.account_id
+			WHERE b.amount > 0
+			ORDER BY b.account_id, b.meter_id`, []any{now}},
+		credit: NamedStatement{"credit: UPDATE accounts FROM", `UPDATE accounts SET credit = credit - t.total
+			FROM (SELECT account_id, SUM(amount) AS total FROM charge_batch WHERE amount > 0 GROUP BY account_id) AS t
+			WHERE accounts.id = t.account_id`, nil},
+		meters: NamedStatement{"meters: UPDATE meters FROM", `UPDATE meters SET
+				month_charged = CASE WHEN meters.month_start = ? THEN meters.month_charged ELSE 0 END + b.amount,
+				month_start = ?,
+				next_at = CASE WHEN meters.stopped_at IS NOT NULL AND meters.next_at + 3600000 >= meters.stopped_at
+					THEN NULL ELSE meters.next_at + 3600000 END
+			FROM charge_batch AS b WHERE b.meter_id = meters.id AND meters.id IN (SELECT meter_id FROM charge_batch)`, []any{month, month}},
+		total: NamedStatement{"total: SELECT SUM(amount)", `SELECT COALESCE(SUM(amount), 0) FROM charge_batch`, nil},
+		overdrawn: NamedStatement{"overdrawn: SELECT accounts", `SELECT a.id FROM accounts a
+			WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`, nil},
+		// The accounts this batch took below CreditLowDays of their burn (the rates of
+		// their active meters, as billing.Summarize counts it, kept in accounts.burn),
+		// from at or above it.
+		creditLow: NamedStatement{"credit low: SELECT accounts", `SELECT a.id FROM accounts a
+			JOIN (SELECT account_id, SUM(amount) AS charged FROM charge_batch WHERE amount > 0 GROUP BY account_id) c ON c.account_id = a.id
+			WHERE a.burn > 0 AND a.credit < a.burn * ? AND a.credit + c.charged >= a.burn * ? ORDER BY a.id`,
+			[]any{hosting.CreditLowDays * 24, hosting.CreditLowDays * 24}},
+		clear: NamedStatement{"clear: DELETE FROM charge_batch", `DELETE FROM charge_batch`, nil},
+	}
+}
+
+// ChargeStepStatements are the statements of a metering step, as ChargeDue runs them
+// in order (on PostgreSQL with its row locks), after the statement of EarliestDue
+// that finds the step's month: for a benchmark to time them one by one and show
+// their plans.
+func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
+	q := on(db.d, db.write)
+	c := q.chargeStatements(st)
+	and, args := ofAccount(st.Account, ms(st.Upto))
+	list := []NamedStatement{{"EarliestDue: SELECT MIN(next_at)", `SELECT MIN(next_at) FROM meters WHERE` + dueWhere + and, args}, c.stage}
+	if db.d == dialectPostgres {
+		list = append(list, c.lock)
+	}
+	return append(list, c.ledger, c.credit, c.meters, c.total, c.overdrawn, c.creditLow, c.clear)
+}
+
+// ChargeDue charges one hour for every meter due in the step's month (or the
+// step's Limit of them): staged in charge_batch, then written to the ledger, the
+// accounts and the meters, each one statement over the whole batch. The unique
+// index on (resource, hour) refuses a second charge of an hour, failing the whole
+// step rather than charging twice.
+func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.ChargeResult, error) {
+	var res store.ChargeResult
+	c := q.chargeStatements(st)
+	stage, err := q.q.ExecContext(ctx, c.stage.Query, c.stage.Args...)
 	if err != nil {
 		return res, err
 	}
@@ -193,59 +315,27 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 		return res, err
 	}
 	res.Hours = int(n)
+	steps := []NamedStatement{c.ledger, c.credit, c.meters}
 	if q.d == dialectPostgres {
-		// Each charge's balance_after is read from its account's credit before the
-		// credit moves: no other transaction may move it in between (a top-up, an
-		// order). SQLite runs one write transaction at a time; PostgreSQL locks the
-		// rows, in id order so that two lockers never wait on each other.
-		if _, err := q.q.ExecContext(ctx, `SELECT id FROM accounts WHERE id IN (SELECT account_id FROM charge_batch WHERE amount > 0)
-			ORDER BY id FOR UPDATE`); err != nil {
-			return res, err
+		steps = append([]NamedStatement{c.lock}, steps...)
+	}
+	for _, s := range steps {
+		if _, err := q.q.ExecContext(ctx, s.Query, s.Args...); err != nil {
+			return res, conflict(err)
 		}
 	}
-	steps := []statement{
-		// Each charge shows the balance after it: the account's credit less the
-		// charges before it in this batch (in id order, as they are written).
-		{`INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at)
-			SELECT b.account_id, 'charge', -b.amount,
-				a.credit - SUM(b.amount) OVER (PARTITION BY b.account_id ORDER BY b.meter_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
-				'', b.resource_type, b.resource_id, b.resource_name, b.period_start, ?
-			FROM charge_batch b JOIN accounts a ON a.id = b.account_id
-			WHERE b.amount > 0
-			ORDER BY b.account_id, b.meter_id`, []any{now}},
-		{`UPDATE accounts SET credit = credit - t.total
-			FROM (SELECT account_id, SUM(amount) AS total FROM charge_batch WHERE amount > 0 GROUP BY account_id) AS t
-			WHERE accounts.id = t.account_id`, nil},
-		{`UPDATE meters SET
-				month_charged = CASE WHEN meters.month_start = ? THEN meters.month_charged ELSE 0 END + b.amount,
-				month_start = ?,
-				next_at = CASE WHEN meters.stopped_at IS NOT NULL AND meters.next_at + 3600000 >= meters.stopped_at
-					THEN NULL ELSE meters.next_at + 3600000 END
-			FROM charge_batch AS b WHERE b.meter_id = meters.id AND meters.id IN (SELECT meter_id FROM charge_batch)`, []any{month, month}},
-	}
-	if err := q.execAll(ctx, steps); err != nil {
-		return res, err
-	}
 	var total int64
-	if err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM charge_batch`).Scan(&total); err != nil {
+	if err := q.q.QueryRowContext(ctx, c.total.Query).Scan(&total); err != nil {
 		return res, err
 	}
 	res.Total = hosting.Money(total)
-	if res.Overdrawn, err = column[int64](ctx, q.q, `SELECT a.id FROM accounts a
-		WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`); err != nil {
+	if res.Overdrawn, err = column[int64](ctx, q.q, c.overdrawn.Query); err != nil {
 		return res, err
 	}
-	// The accounts this batch took below CreditLowDays of their burn (the rates of
-	// their active meters, as billing.Summarize counts it), from at or above it.
-	if res.CreditLow, err = column[int64](ctx, q.q, `SELECT a.id FROM accounts a
-		JOIN (SELECT account_id, SUM(amount) AS charged FROM charge_batch WHERE amount > 0 GROUP BY account_id) c ON c.account_id = a.id
-		JOIN (SELECT account_id, SUM(rate) AS burn FROM meters WHERE next_at IS NOT NULL AND stopped_at IS NULL GROUP BY account_id) m
-			ON m.account_id = a.id
-		WHERE a.credit < m.burn * ? AND a.credit + c.charged >= m.burn * ? ORDER BY a.id`,
-		hosting.CreditLowDays*24, hosting.CreditLowDays*24); err != nil {
+	if res.CreditLow, err = column[int64](ctx, q.q, c.creditLow.Query, c.creditLow.Args...); err != nil {
 		return res, err
 	}
-	_, err = q.q.ExecContext(ctx, `DELETE FROM charge_batch`)
+	_, err = q.q.ExecContext(ctx, c.clear.Query)
 	return res, err
 }
 

@@ -74,6 +74,6 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM webhook_deliveries WHERE account_id = ?`, id},
 		{`DELETE FROM webhooks WHERE account_id = ?`, id},
 		{`DELETE FROM events WHERE account_id = ?`, id},
-		{`UPDATE accounts SET credit = 0 WHERE id = ?`, id},
+		{`UPDATE accounts SET credit = 0, burn = 0 WHERE id = ?`, id},
 	})
 }

@@ -1,0 +1,174 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// meterBurn checks an account's burn (accounts.burn, the sum of its active meters'
+// rates, which a metering step's credit-low check reads): moved by opening,
+// stopping, restarting and re-rating a meter, not by a stop of a stopped meter or of
+// a resource without one, and zero after a sandbox reset.
+func meterBurn(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	s, a, b := twoAccounts(t, open, "burn", now)
+	next := now.Add(time.Hour)
+	steps := []struct {
+		name   string
+		change func(tx store.Tx) error
+		a, b   int64 // the burns after it
+	}{
+		{"a server's meter opened", func(tx store.Tx) error {
+			_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceServer, ResourceID: 1, ResourceName: "s1",
+				Rate: 70, StartedAt: now, NextAt: &next, MonthStart: month})
+			return err
+		}, 70, 0},
+		{"a volume's meter opened", func(tx store.Tx) error {
+			_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceVolume, ResourceID: 1, ResourceName: "v1",
+				Rate: 11, StartedAt: now, NextAt: &next, MonthStart: month})
+			return err
+		}, 81, 0},
+		{"another account's meter opened", func(tx store.Tx) error {
+			_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: b, ResourceType: hosting.ResourceServer, ResourceID: 2, ResourceName: "s2",
+				Rate: 5, StartedAt: now, NextAt: &next, MonthStart: month})
+			return err
+		}, 81, 5},
+		{"a meter opened stopped", func(tx store.Tx) error {
+			_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceSnapshot, ResourceID: 3, ResourceName: "p3",
+				Rate: 1000, StartedAt: now, StoppedAt: &now, MonthStart: month})
+			return err
+		}, 81, 5},
+		{"the server's meter stopped", func(tx store.Tx) error {
+			return tx.StopMeter(ctx, hosting.ResourceServer, 1, now.Add(30*time.Minute))
+		}, 11, 5},
+		{"the server's meter stopped again", func(tx store.Tx) error {
+			return tx.StopMeter(ctx, hosting.ResourceServer, 1, now.Add(40*time.Minute))
+		}, 11, 5},
+		{"a stop of a resource without a meter", func(tx store.Tx) error {
+			return tx.StopMeter(ctx, hosting.ResourceServer, 99, now)
+		}, 11, 5},
+		{"the stopped server's rate changed", func(tx store.Tx) error {
+			return tx.SetMeterRate(ctx, hosting.ResourceServer, 1, 90, nil)
+		}, 11, 5},
+		{"the server's meter restarted", func(tx store.Tx) error {
+			return tx.RestartMeter(ctx, hosting.ResourceServer, 1, now.Add(time.Hour))
+		}, 101, 5},
+		{"the volume's rate changed", func(tx store.Tx) error {
+			cap := hosting.Money(1000)
+			return tx.SetMeterRate(ctx, hosting.ResourceVolume, 1, 22, &cap)
+		}, 112, 5},
+		{"the account reset", func(tx store.Tx) error {
+			_, err := tx.ResetAccount(ctx, a, now.Add(2*time.Hour))
+			return err
+		}, 0, 5},
+	}
+	for _, st := range steps {
+		if err := s.InTx(ctx, st.change); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := burnOf(t, s, a); got != st.a {
+			t.Errorf("after %s: burn of a %d, want %d", st.name, got, st.a)
+		}
+		if got := burnOf(t, s, b); got != st.b {
+			t.Errorf("after %s: burn of b %d, want %d", st.name, got, st.b)
+		}
+	}
+}
+
+// burnOf reads an account's burn.
+func burnOf(t *testing.T, s store.Store, account int64) int64 {
+	t.Helper()
+	var burn int64
+	err := s.InTx(context.Background(), func(tx store.Tx) error {
+		return tx.SQL().QueryRowContext(context.Background(), s.Rebind(`SELECT burn FROM accounts WHERE id = ?`), account).Scan(&burn)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return burn
+}
+
+// chargeLimit checks a charge step's Limit: it charges that many meters, those due
+// first (then by id), and the next step the rest, the ledger balanced after each.
+func chargeLimit(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	s, a, b := twoAccounts(t, open, "limit", now)
+	// Five meters, due at 11:00, 11:10, 11:00, 11:20, 11:10 by id.
+	due := []time.Duration{0, 10 * time.Minute, 0, 20 * time.Minute, 10 * time.Minute}
+	err := s.InTx(ctx, func(tx store.Tx) error {
+		for _, id := range []int64{a, b} {
+			if _, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxTopup, Amount: 100000, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		for i, d := range due {
+			next := now.Add(time.Hour + d)
+			acct := []int64{a, b}[i%2]
+			if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: acct, ResourceType: hosting.ResourceServer, ResourceID: int64(i + 1),
+				ResourceName: "m", Rate: hosting.Money(10 * (i + 1)), StartedAt: now, NextAt: &next, MonthStart: month}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upto := now.Add(90 * time.Minute)
+	for _, step := range []struct {
+		limit int
+		want  []int64 // resource ids charged, in order of due then id
+	}{
+		{2, []int64{1, 3}},
+		{2, []int64{2, 5}},
+		{10, []int64{4}},
+		{10, nil},
+	} {
+		var res store.ChargeResult
+		err := s.InTx(ctx, func(tx store.Tx) error {
+			var err error
+			res, err = tx.ChargeDue(ctx, store.ChargeStep{MonthStart: month, Upto: upto, Now: upto, Limit: step.limit})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want hosting.Money
+		for _, id := range step.want {
+			want += hosting.Money(10 * id)
+		}
+		if res.Hours != len(step.want) || res.Total != want {
+			t.Errorf("step with limit %d: %d hours, %s; want %d, %s", step.limit, res.Hours, res.Total, len(step.want), want)
+		}
+		for _, id := range step.want {
+			if c, err := s.Charged(ctx, hosting.ResourceServer, id); err != nil || c != hosting.Money(10*id) {
+				t.Errorf("after the step with limit %d: server %d charged %s, %v; want %d", step.limit, id, c, err, 10*id)
+			}
+		}
+	}
+	for _, id := range []int64{a, b} {
+		acct, err := s.Account(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, _, err := s.Transactions(ctx, id, 100, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum hosting.Money
+		for _, tr := range list {
+			sum += tr.Amount
+		}
+		if acct.Credit != sum {
+			t.Errorf("account %d: credit %s, ledger sums to %s", id, acct.Credit, sum)
+		}
+	}
+}
