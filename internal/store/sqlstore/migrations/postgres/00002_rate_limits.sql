@@ -1,5 +1,5 @@
 -- +goose Up
--- Rate limits every berthd process shares (API-DECISIONS §4: the limits hold for the
+-- Rate limits every berthd process shares (docs/api.md, Rate limits: the limits hold for the
 -- whole deployment). An exact sliding window, as the in-memory limiter keeps: a key's
 -- requests counted within the window are rows of rate_events (Unix microseconds);
 -- rate_limits holds how many there are, and its row's lock makes one key's takes one

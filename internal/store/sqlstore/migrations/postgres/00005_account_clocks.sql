@@ -1,5 +1,5 @@
 -- +goose Up
--- The sandbox's test clocks (API-DECISIONS §11): how far each account's clock is
+-- The sandbox's test clocks (docs/api.md, The sandbox): how far each account's clock is
 -- ahead of the system clock. An account without a row runs on the system clock; the
 -- offset only grows.
 CREATE TABLE account_clocks (

@@ -1,5 +1,5 @@
 -- +goose Up
--- Billing (API-DECISIONS §8). Every billable thing has a meter; a metering pass charges
+-- Billing (docs/api.md, Billing). Every billable thing has a meter; a metering pass charges
 -- each meter's hours as they start. The ledger (transactions) is append-only.
 
 -- The monthly budget the holder set (NULL: none).

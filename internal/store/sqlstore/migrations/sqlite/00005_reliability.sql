@@ -1,5 +1,5 @@
 -- +goose Up
--- Idempotency-Key (API-DECISIONS §9): one row per (account, key) for 24 hours. A row is
+-- Idempotency-Key (docs/api.md, Idempotency and operations): one row per (account, key) for 24 hours. A row is
 -- pending while its request runs, applied once the request's change committed (in the
 -- same transaction as the change), done once its response is stored for replays.
 CREATE TABLE idempotency_keys (
