@@ -154,7 +154,7 @@ func TestServeLogsNoDatabasePassword(t *testing.T) {
 			t.Errorf("migrate: exit %d, want 0 and the URL redacted:\n%s%s", code, stdout, stderr)
 		}
 		addr := testnet.FreeAddr(t)
-		d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
+		d := &daemon{base: "http://" + addr + "/v1", log: &logBuf{}}
 		d.cmd = exec.Command(bin, "serve", "--addr", addr, "--sim-time-scale", "0.01")
 		d.cmd.Env = append(envWithoutStore(), env...)
 		d.cmd.Dir = t.TempDir()

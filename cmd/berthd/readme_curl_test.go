@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -86,7 +85,7 @@ func TestREADMECurlWalkthrough(t *testing.T) {
 	addr := testnet.FreeAddr(t)
 	// Scale 0.2: provisioning 6 s, a shutdown 1 s (the window of the walk-through's
 	// 409), the first metrics point a few seconds after running.
-	d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
+	d := &daemon{base: "http://" + addr + "/v1", log: &logBuf{}}
 	d.cmd = exec.Command(bin, "serve", "--demo", "--sandbox", "--data", data, "--addr", addr, "--sim-time-scale", "0.2")
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -182,7 +181,7 @@ func stopDaemon(t *testing.T, d *daemon) {
 // startServeArgs starts berthd with args and waits until it answers on addr.
 func startServeArgs(t *testing.T, bin, addr string, args ...string) *daemon {
 	t.Helper()
-	d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
+	d := &daemon{base: "http://" + addr + "/v1", log: &logBuf{}}
 	d.cmd = exec.Command(bin, args...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {

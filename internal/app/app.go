@@ -234,9 +234,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
-// quiet keeps River's own logs to warnings and errors.
+// quiet keeps River's own logs to warnings and errors, each message at most once in
+// repeatWindow (with the count of those held back).
 func quiet(l *slog.Logger) *slog.Logger {
-	return slog.New(levelFilter{l.Handler(), slog.LevelWarn})
+	return slog.New(newRepeats(levelFilter{l.Handler(), slog.LevelWarn}, repeatWindow, time.Now))
 }
 
 type levelFilter struct {

@@ -24,12 +24,24 @@ func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), log
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		// A failure is logged when listening stops, not at each retry a second while
+		// the database is away; its return is logged too.
+		var failedAt time.Time
+		listening := func() {
+			if !failedAt.IsZero() {
+				log.Info("notifications of operations and events: listening again", "after", time.Since(failedAt).Round(time.Millisecond).String())
+				failedAt = time.Time{}
+			}
+		}
 		for ctx.Err() == nil {
-			err := listenOnce(ctx, pool, handlers)
+			err := listenOnce(ctx, pool, handlers, listening)
 			if ctx.Err() != nil {
 				return
 			}
-			log.Warn("notifications of operations and events: listening failed; ?wait polls until it is back", "err", err)
+			if failedAt.IsZero() {
+				log.Warn("notifications of operations and events: listening failed; ?wait polls until it is back", "err", err)
+				failedAt = time.Now()
+			}
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
@@ -42,7 +54,9 @@ func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), log
 	}
 }
 
-func listenOnce(ctx context.Context, pool *pgxpool.Pool, handlers map[string]func(int64)) error {
+// listenOnce listens on one connection until it breaks; listening is called once
+// it listens.
+func listenOnce(ctx context.Context, pool *pgxpool.Pool, handlers map[string]func(int64), listening func()) error {
 	pc, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -55,6 +69,7 @@ func listenOnce(ctx context.Context, pool *pgxpool.Pool, handlers map[string]fun
 			return err
 		}
 	}
+	listening()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
