@@ -219,6 +219,7 @@ func TestGracefulShutdown(t *testing.T) {
 		waited <- a
 	}()
 	time.Sleep(500 * time.Millisecond) // the wait is held
+	before := len(d.log.String())
 	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -241,6 +242,16 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if !strings.Contains(d.log.String(), `"msg":"stopped"`) {
 		t.Errorf("no orderly stop in the log:\n%s", d.log)
+	}
+	// An operation a stop interrupts is no alarm (issue 33): its job resumes at the
+	// next start, and the log says so at INFO.
+	for _, line := range strings.Split(d.log.String()[before:], "\n") {
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			t.Errorf("a stop with an operation in flight logged %s", line)
+		}
+	}
+	if !strings.Contains(d.log.String(), `"msg":"operation interrupted by the stop; the next start resumes it"`) {
+		t.Errorf("no line says the interrupted operation resumes:\n%s", d.log)
 	}
 	// The next start resumes the provisioning and completes it.
 	d2 := startServe(t, bin, data, addr, "0.01")

@@ -249,6 +249,23 @@ func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= f.min && f.Handler.Enabled(ctx, l)
 }
 
+// Handle drops what River logs of work a stop cancelled (its error "context
+// canceled"): a job cut short by a stop is retried at the next start, and a stop
+// is no alarm (issue 33).
+func (f levelFilter) Handle(ctx context.Context, rec slog.Record) error {
+	cancelled := false
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" || a.Key == "error" {
+			cancelled = a.Value.String() == context.Canceled.Error()
+		}
+		return !cancelled
+	})
+	if cancelled {
+		return nil
+	}
+	return f.Handler.Handle(ctx, rec)
+}
+
 // StartWorkers makes this process the one that carries out operations: it takes the
 // data directory's lock (SQLite serves from one process), hands every job a previous
 // process left running back to the queue, and starts working.

@@ -148,6 +148,10 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ops.OperationArgs]) er
 		return nil
 	case errors.Is(err, ops.ErrOperationGone):
 		return w.gone(ctx, a, err)
+	case ctx.Err() != nil:
+		// A stop cut the step short; the next start resumes the job (issue 33: no alarm).
+		w.log.Info("operation interrupted by the stop; the next start resumes it", "op", a.op.Label(), "server", a.srv.Name)
+		return err
 	case w.retried(ctx, job, err):
 		w.log.Warn("operation step failed; will retry", "op", a.op.Label(), "server", a.srv.Name, "err", err)
 		return err
