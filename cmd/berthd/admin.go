@@ -246,27 +246,43 @@ func accountCmd(g *globals) *cobra.Command {
 			return accountOf(a), err
 		}}.command(g.withService)
 	updateQuotas = quotaFlags(update.Flags())
+	var after int64
+	var limit int
 	list := &cobra.Command{
 		Use:         "list",
-		Short:       "List every account, by id",
+		Short:       "List accounts by id, a page at a time (--after ID: the next page, named by next_after)",
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{"readonly": "true"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
-				as, err := s.Accounts(ctx)
+				if limit < 1 || limit > 10000 {
+					return nil, fail("--limit must be 1 to 10000")
+				}
+				if after < 0 {
+					return nil, fail("--after must be an account id")
+				}
+				as, err := s.Accounts(ctx, after, limit)
 				if err != nil {
 					return nil, err
 				}
-				return struct {
+				page := struct {
 					Accounts []accountOut `json:"accounts"`
-				}{each(as, func(a hosting.Account) accountOut {
+					// NextAfter, on a full page, is the --after of the next one.
+					NextAfter *int64 `json:"next_after,omitempty"`
+				}{Accounts: each(as, func(a hosting.Account) accountOut {
 					out := accountOf(a)
 					out.CreatedAt = &a.CreatedAt
 					return out
-				})}, nil
+				})}
+				if len(as) == limit {
+					page.NextAfter = &as[len(as)-1].ID
+				}
+				return page, nil
 			})
 		},
 	}
+	list.Flags().Int64Var(&after, "after", 0, "only accounts with a larger id (the next page)")
+	list.Flags().IntVar(&limit, "limit", 100, "at most this many accounts")
 	cmd.AddCommand(list, create, update, block("block", true), block("unblock", false))
 	return cmd
 }

@@ -159,6 +159,9 @@ func TestAdminMistypedCommands(t *testing.T) {
 		{[]string{"admin", ""}, `unknown command "" for "berthd admin"`},
 		{[]string{"amdin", "account", "list"}, `unknown command "amdin" for "berthd"`},
 		{[]string{"admin", "account", "list", "--bogus"}, `unknown flag: --bogus`},
+		{[]string{"admin", "account", "list", "--limit", "0"}, `--limit must be 1 to 10000`},
+		{[]string{"admin", "account", "list", "--limit", "10001"}, `--limit must be 1 to 10000`},
+		{[]string{"admin", "account", "list", "--after", "-1"}, `--after must be an account id`},
 	} {
 		if got := runError(t, bin, append(tt.args, store...)...); !strings.HasPrefix(got, tt.want) {
 			t.Errorf("berthd %q: error %q, want %q", tt.args, got, tt.want)
@@ -231,6 +234,18 @@ func TestAdminLists(t *testing.T) {
 	}
 	if _, ok := a["password_hash"]; ok {
 		t.Errorf("account list shows the password hash: %v", a)
+	}
+	// A page at a time: a full page names the next one's --after; the last does not.
+	first := do("admin", "account", "list", "--limit", "1")
+	if got := first["accounts"].([]any); len(got) != 1 || got[0].(map[string]any)["id"] != 1.0 || first["next_after"] != 1.0 {
+		t.Errorf("account list --limit 1: %v", first)
+	}
+	last := do("admin", "account", "list", "--limit", "1", "--after", "1")
+	if got := last["accounts"].([]any); len(got) != 1 || got[0].(map[string]any)["id"] != 2.0 || last["next_after"] != 2.0 {
+		t.Errorf("account list --limit 1 --after 1: %v", last)
+	}
+	if end := do("admin", "account", "list", "--after", "2"); len(end["accounts"].([]any)) != 0 || end["next_after"] != nil {
+		t.Errorf("account list after the last: %v", end)
 	}
 
 	tokens := do("admin", "token", "list", "--account", "1")["tokens"].([]any)

@@ -109,9 +109,10 @@ func (s *Service) SetAccountBlocked(ctx context.Context, id int64, blocked bool)
 	return a, err
 }
 
-// Accounts lists every account, blocked or not, by id.
-func (s *Service) Accounts(ctx context.Context) ([]hosting.Account, error) {
-	return s.store.Accounts(ctx)
+// Accounts lists up to limit accounts, blocked or not, by id, from the one after the
+// id after (0: the first): an operator's list reads a page, never every account.
+func (s *Service) Accounts(ctx context.Context, after int64, limit int) ([]hosting.Account, error) {
+	return s.store.Accounts(ctx, after, limit)
 }
 
 // Tokens lists an account's tokens, the revoked ones too, newest first. An unknown

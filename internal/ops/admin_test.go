@@ -13,12 +13,12 @@ func TestOperatorLists(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	svc, ctx := env.App.Service, context.Background()
-	before, err := svc.Accounts(ctx)
+	before, err := svc.Accounts(ctx, 0, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := newHolder(t, svc, "a@example.com"), newHolder(t, svc, "b@example.com")
-	all, err := svc.Accounts(ctx)
+	all, err := svc.Accounts(ctx, 0, 10000)
 	if err != nil || len(all) != len(before)+2 || all[len(all)-2].ID != a.ID || all[len(all)-1].ID != b.ID {
 		t.Fatalf("Accounts = %+v, %v; want a then b last", all, err)
 	}

@@ -45,8 +45,9 @@ type Reader interface {
 	Token(ctx context.Context, id int64) (hosting.Token, error)
 	Account(ctx context.Context, id int64) (hosting.Account, error)
 	AccountByEmail(ctx context.Context, email string) (hosting.Account, error)
-	// Accounts lists every account, blocked or not, by id.
-	Accounts(ctx context.Context) ([]hosting.Account, error)
+	// Accounts lists up to limit accounts, blocked or not, by id, those after the id
+	// after (0: from the first).
+	Accounts(ctx context.Context, after int64, limit int) ([]hosting.Account, error)
 	// Usage counts what an account holds against its quotas at now: live servers and
 	// snapshots, SSH keys, projects, recipes, and tokens that can still authenticate.
 	Usage(ctx context.Context, accountID int64, now time.Time) (hosting.Quotas, error)

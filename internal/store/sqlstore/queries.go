@@ -153,8 +153,8 @@ func (q queries) AccountByEmail(ctx context.Context, email string) (hosting.Acco
 	return scanAccount(q.q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.email = ?`, email).Scan)
 }
 
-func (q queries) Accounts(ctx context.Context) ([]hosting.Account, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+accountCols+` FROM accounts a ORDER BY a.id`)
+func (q queries) Accounts(ctx context.Context, after int64, limit int) ([]hosting.Account, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.id > ? ORDER BY a.id LIMIT ?`, after, limit)
 	return orEmpty(collect(rows, err, func(sc func(...any) error) (hosting.Account, error) { return scanAccount(sc) }))
 }
 

@@ -291,9 +291,19 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		// Accounts lists every one by id, blocked ones too, as Account reads it.
 		other := newAccount(t, s, "0-first-by-email@example.com")
 		in(t, s, func(tx store.Tx) error { return tx.SetAccountBlocked(ctx, other, true) })
-		all, err := s.Accounts(ctx)
+		all, err := s.Accounts(ctx, 0, 10)
 		if err != nil || len(all) != 2 || all[0].ID != id || all[1].ID != other {
 			t.Fatalf("Accounts = %+v, %v; want %d then %d", all, err, id, other)
+		}
+		// A page at a time: the limit, then from after the last one.
+		if page, err := s.Accounts(ctx, 0, 1); err != nil || len(page) != 1 || page[0].ID != id {
+			t.Fatalf("Accounts' first page of 1 = %+v, %v; want %d", page, err, id)
+		}
+		if page, err := s.Accounts(ctx, id, 1); err != nil || len(page) != 1 || page[0].ID != other {
+			t.Fatalf("Accounts after %d = %+v, %v; want %d", id, page, err, other)
+		}
+		if page, err := s.Accounts(ctx, other, 1); err != nil || len(page) != 0 {
+			t.Fatalf("Accounts after the last = %+v, %v; want none", page, err)
 		}
 		if all[0].Credit != sum || all[0].Email != "a@example.com" || !all[0].CreatedAt.Equal(now) || all[0].Quotas.Servers != 5 || !all[1].Blocked {
 			t.Errorf("Accounts = %+v, want them as Account reads them", all)
