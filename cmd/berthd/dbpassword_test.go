@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testlog"
 	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
@@ -154,7 +155,7 @@ func TestServeLogsNoDatabasePassword(t *testing.T) {
 			t.Errorf("migrate: exit %d, want 0 and the URL redacted:\n%s%s", code, stdout, stderr)
 		}
 		addr := testnet.FreeAddr(t)
-		d := &daemon{base: "http://" + addr + "/v1", log: &logBuf{}}
+		d := &daemon{base: "http://" + addr + "/v1", log: &testlog.Buffer{}}
 		d.cmd = exec.Command(bin, "serve", "--addr", addr, "--sim-time-scale", "0.01")
 		d.cmd.Env = append(envWithoutStore(), env...)
 		d.cmd.Dir = t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testlog"
 	"github.com/berthhq/berth/internal/testnet"
 )
 
@@ -85,7 +86,7 @@ func TestREADMECurlWalkthrough(t *testing.T) {
 	addr := testnet.FreeAddr(t)
 	// Scale 0.2: provisioning 6 s, a shutdown 1 s (the window of the walk-through's
 	// 409), the first metrics point a few seconds after running.
-	d := &daemon{base: "http://" + addr + "/v1", log: &logBuf{}}
+	d := &daemon{base: "http://" + addr + "/v1", log: &testlog.Buffer{}}
 	d.cmd = exec.Command(bin, "serve", "--demo", "--sandbox", "--data", data, "--addr", addr, "--sim-time-scale", "0.2")
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {

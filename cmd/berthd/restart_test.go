@@ -11,11 +11,11 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testlog"
 	"github.com/berthhq/berth/internal/testnet"
 )
 
@@ -38,35 +38,12 @@ func runJSON(t *testing.T, bin string, args ...string) map[string]any {
 type daemon struct {
 	cmd  *exec.Cmd
 	base string
-	log  *logBuf
+	log  *testlog.Buffer // what it writes to its stdout and stderr
 }
-
-// logBuf is what a daemon writes to its stdout and stderr, safe to read while it
-// runs.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// String is what was written so far.
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// Bytes is a copy of what was written so far.
-func (l *logBuf) Bytes() []byte { return []byte(l.String()) }
 
 func startServe(t *testing.T, bin, data, addr string, scale string, extra ...string) *daemon {
 	t.Helper()
-	d := &daemon{base: "http://" + addr + "/v1", log: &logBuf{}}
+	d := &daemon{base: "http://" + addr + "/v1", log: &testlog.Buffer{}}
 	args := append([]string{"serve", "--addr", addr, "--sim-time-scale", scale}, serveStoreFlags(t, data)...)
 	d.cmd = exec.Command(bin, append(args, extra...)...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testlog"
 	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 )
@@ -181,7 +182,7 @@ func stopDaemon(t *testing.T, d *daemon) {
 // startServeArgs starts berthd with args and waits until it answers on addr.
 func startServeArgs(t *testing.T, bin, addr string, args ...string) *daemon {
 	t.Helper()
-	d := &daemon{base: "http://" + addr + "/v1", log: &logBuf{}}
+	d := &daemon{base: "http://" + addr + "/v1", log: &testlog.Buffer{}}
 	d.cmd = exec.Command(bin, args...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
+	"github.com/berthhq/berth/internal/testlog"
 )
 
 // Env is what the tier runs on.
@@ -322,17 +323,17 @@ func Capture(t testing.TB, iface, filter string) (stop func() []string) {
 		}
 		t.Skip(msg)
 	}
-	var out, errOut strings.Builder
+	out, errOut := &testlog.Buffer{}, &testlog.Buffer{}
 	cmd := exec.Command(path, append([]string{"-l", "-n", "-i", iface}, strings.Fields(filter)...)...)
-	cmd.Stdout, cmd.Stderr = &lockedWriter{w: &out}, &lockedWriter{w: &errOut}
+	cmd.Stdout, cmd.Stderr = out, errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	// tcpdump says "listening on" once it captures.
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(cmd.Stderr.(*lockedWriter).String(), "listening on"); {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(errOut.String(), "listening on"); {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			t.Fatalf("tcpdump did not start: %s", cmd.Stderr.(*lockedWriter).String())
+			t.Fatalf("tcpdump did not start: %s", errOut.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -342,28 +343,10 @@ func Capture(t testing.TB, iface, filter string) (stop func() []string) {
 		once.Do(func() {
 			_ = cmd.Process.Signal(os.Interrupt)
 			_ = cmd.Wait()
-			lines = strings.Split(strings.TrimSpace(cmd.Stdout.(*lockedWriter).String()), "\n")
+			lines = strings.Split(strings.TrimSpace(out.String()), "\n")
 		})
 		return lines
 	}
 	t.Cleanup(func() { stop() })
 	return stop
-}
-
-// lockedWriter is a strings.Builder written by a process and read by the test.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.String()
 }
