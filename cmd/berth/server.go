@@ -90,12 +90,12 @@ func serverView(k *catalog) view[api.Server] {
 		columns: []column[api.Server]{
 			{name: "id", value: func(s api.Server) string { return i64(s.ID) }},
 			{name: "name", value: func(s api.Server) string { return s.Name }},
+			{name: "display_name", value: func(s api.Server) string { return s.DisplayName }},
 			{name: "status", value: func(s api.Server) string { return s.Status }},
 			{name: "ipv4", value: func(s api.Server) string { return optStr(s.IPv4) }},
 			{name: "location", value: func(s api.Server) string { return k.locationName(s.LocationID) }},
 			{name: "plan", value: func(s api.Server) string { return k.planName(s.LocationID, s.PlanID) }},
 			{name: "image", wide: true, value: func(s api.Server) string { return k.imageName(s.LocationID, s.ImageID) }},
-			{name: "display_name", wide: true, value: func(s api.Server) string { return s.DisplayName }},
 			{name: "ipv6", wide: true, value: func(s api.Server) string { return optStr(s.IPv6) }},
 			{name: "location_id", wide: true, value: func(s api.Server) string { return i64(s.LocationID) }},
 			{name: "plan_id", wide: true, value: func(s api.Server) string { return i64(s.PlanID) }},
