@@ -356,6 +356,22 @@ func optStr(s *string) string {
 	return *s
 }
 
+func optInt(n *int) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.Itoa(*n)
+}
+
+// money shows an amount of the API (a decimal string, four decimals) in currency, as
+// every table of the CLI does: "4.5100 EUR"; the amount alone where currency is "".
+func money(amount, currency string) string {
+	if currency == "" || amount == "" {
+		return amount
+	}
+	return amount + " " + currency
+}
+
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // optID shows an id that may be null ("" then, shown as "-").

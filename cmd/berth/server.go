@@ -306,7 +306,7 @@ func rescaleOptionsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printList(g, rescaleView, opts)
+			return printList(g, rescaleView(accountCurrency(ctx, g, c)), opts)
 		}),
 	}
 }
@@ -354,19 +354,23 @@ func sshCmd(g *globals) *cobra.Command {
 	}
 }
 
-var rescaleView = view[api.RescaleOption]{
-	id: func(o api.RescaleOption) string { return i64(o.ID) },
-	columns: []column[api.RescaleOption]{
-		{name: "id", value: func(o api.RescaleOption) string { return i64(o.ID) }},
-		{name: "name", value: func(o api.RescaleOption) string { return o.Name }},
-		{name: "vcpus", value: func(o api.RescaleOption) string { return strconv.Itoa(o.VCPUs) }},
-		{name: "memory_mb", value: func(o api.RescaleOption) string { return strconv.Itoa(o.MemoryMB) }},
-		{name: "disk_gb", value: func(o api.RescaleOption) string { return strconv.Itoa(o.DiskGB) }},
-		{name: "disk_ok", value: func(o api.RescaleOption) string { return strconv.FormatBool(o.DiskOK) }},
-		{name: "price_monthly", value: func(o api.RescaleOption) string { return o.PriceMonthly }},
-		{name: "price_hourly", wide: true, value: func(o api.RescaleOption) string { return o.PriceHourly }},
-		{name: "in_stock", wide: true, value: func(o api.RescaleOption) string { return strconv.FormatBool(o.InStock) }},
-	},
+// rescaleView shows the plans a server can move to, their prices in currency (as
+// planView).
+func rescaleView(currency string) view[api.RescaleOption] {
+	return view[api.RescaleOption]{
+		id: func(o api.RescaleOption) string { return i64(o.ID) },
+		columns: []column[api.RescaleOption]{
+			{name: "id", value: func(o api.RescaleOption) string { return i64(o.ID) }},
+			{name: "name", value: func(o api.RescaleOption) string { return o.Name }},
+			{name: "vcpus", value: func(o api.RescaleOption) string { return strconv.Itoa(o.VCPUs) }},
+			{name: "memory_mb", value: func(o api.RescaleOption) string { return strconv.Itoa(o.MemoryMB) }},
+			{name: "disk_gb", value: func(o api.RescaleOption) string { return strconv.Itoa(o.DiskGB) }},
+			{name: "disk_ok", value: func(o api.RescaleOption) string { return strconv.FormatBool(o.DiskOK) }},
+			{name: "price_monthly", value: func(o api.RescaleOption) string { return money(o.PriceMonthly, currency) }},
+			{name: "price_hourly", wide: true, value: func(o api.RescaleOption) string { return money(o.PriceHourly, currency) }},
+			{name: "in_stock", wide: true, value: func(o api.RescaleOption) string { return strconv.FormatBool(o.InStock) }},
+		},
+	}
 }
 
 // metricRow is one bucket of every series.
