@@ -160,6 +160,7 @@ func serverCmd(g *globals) *cobra.Command {
 
 func serverCreateCmd(g *globals) *cobra.Command {
 	var plan, loc, image, app, recipe, project, name, password string
+	var passwordStdin bool
 	var keys []string
 	cmd := &cobra.Command{
 		Use:   "create --plan PLAN --location LOCATION (--image IMAGE | --app APP)",
@@ -221,6 +222,13 @@ func serverCreateCmd(g *globals) *cobra.Command {
 			if name != "" {
 				req.DisplayName = &name
 			}
+			if passwordStdin {
+				p, err := readSecretLine(g, "--root-password-stdin")
+				if err != nil {
+					return err
+				}
+				password = p
+			}
 			if password != "" {
 				req.RootPassword = &password
 			}
@@ -240,7 +248,10 @@ func serverCreateCmd(g *globals) *cobra.Command {
 	f.StringVar(&project, "project", "", "project (name or id)")
 	f.StringSliceVar(&keys, "ssh-key", nil, "SSH key (name, fingerprint or id); repeatable")
 	f.StringVar(&name, "display-name", "", "display name")
-	f.StringVar(&password, "root-password", "", "root password (prefer --ssh-key)")
+	f.StringVar(&password, "root-password", "", "root password (prefer --ssh-key); less safe than --root-password-stdin: "+
+		"other users see it in ps, the shell keeps it in its history")
+	f.BoolVar(&passwordStdin, "root-password-stdin", false, "read the root password from stdin (its first line)")
+	cmd.MarkFlagsMutuallyExclusive("root-password", "root-password-stdin")
 	return cmd
 }
 
