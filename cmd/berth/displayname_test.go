@@ -31,7 +31,7 @@ func TestGoldenDisplayNames(t *testing.T) {
 		{"server", "poweron", "web", "-o", "columns=id,status"},
 		{"server", "update", "web", "--display-name", "www", "-o", "columns=id,display_name"},
 		{"server", "describe", "web"},
-		{"snapshot", "create", "www", "--name", "before", "-o", "columns=name,server_id"},
+		{"snapshot", "create", "www", "--name", "before", "-q"}, // -q: whether it waits for the operation depends on timing
 		{"snapshot", "list", "www", "-o", "columns=name,server_id"},
 		{"snapshot", "describe", "www", "before", "-o", "columns=name,server_id"},
 		{"volume", "create", "--name", "data", "--size", "10", "--server", "www", "-o", "columns=name,server"},
