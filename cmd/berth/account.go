@@ -20,7 +20,7 @@ var meView = view[api.Me]{
 		{name: "email", value: func(m api.Me) string { return m.Email }},
 		{name: "name", value: func(m api.Me) string { return m.Name }},
 		{name: "language", value: func(m api.Me) string { return m.Language }},
-		{name: "credit", value: func(m api.Me) string { return m.Credit + " " + m.Currency }},
+		{name: "credit", value: func(m api.Me) string { return money(m.Credit, m.Currency) }},
 		{name: "blocked", value: func(m api.Me) string { return strconv.FormatBool(m.Blocked) }},
 		{name: "scopes", value: func(m api.Me) string { return strings.Join(m.Scopes, ",") }},
 	},

@@ -13,7 +13,7 @@ import (
 var billingView = view[api.Billing]{
 	id: func(b api.Billing) string { return b.Credit },
 	columns: []column[api.Billing]{
-		{name: "credit", value: func(b api.Billing) string { return b.Credit + " " + b.Currency }},
+		{name: "credit", value: func(b api.Billing) string { return money(b.Credit, b.Currency) }},
 		{name: "hourly_burn", value: func(b api.Billing) string { return b.HourlyBurn }},
 		{name: "monthly_burn", value: func(b api.Billing) string { return b.MonthlyBurn }},
 		{name: "days_left", value: func(b api.Billing) string { return optI64(b.DaysLeft) }},

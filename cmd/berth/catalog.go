@@ -44,19 +44,8 @@ type locatedPlan struct {
 
 var plans = &resource[locatedPlan]{
 	name: "plan", short: "Server sizes and prices", noun: "plan",
-	view: view[locatedPlan]{
-		id: func(p locatedPlan) string { return i64(p.ID) },
-		columns: []column[locatedPlan]{
-			{name: "id", value: func(p locatedPlan) string { return i64(p.ID) }},
-			{name: "name", value: func(p locatedPlan) string { return p.Name }},
-			{name: "location", value: func(p locatedPlan) string { return p.Location }},
-			{name: "vcpus", value: func(p locatedPlan) string { return strconv.Itoa(p.VCPUs) }},
-			{name: "memory_mb", value: func(p locatedPlan) string { return strconv.Itoa(p.MemoryMB) }},
-			{name: "disk_gb", value: func(p locatedPlan) string { return strconv.Itoa(p.DiskGB) }},
-			{name: "price_monthly", value: func(p locatedPlan) string { return p.PriceMonthly }},
-			{name: "price_hourly", wide: true, value: func(p locatedPlan) string { return p.PriceHourly }},
-			{name: "in_stock", wide: true, value: func(p locatedPlan) string { return strconv.FormatBool(p.InStock) }},
-		},
+	viewOf: func(ctx context.Context, g *globals, c *client.Client, _ []locatedPlan) view[locatedPlan] {
+		return planView(accountCurrency(ctx, g, c))
 	},
 	listHelp: "List the plans of every location (or of --location)",
 	listFlags: offered("plans", func(l api.Location) []locatedPlan {
@@ -66,6 +55,42 @@ var plans = &resource[locatedPlan]{
 		}
 		return out
 	}),
+}
+
+// planView shows plans with their prices in currency ("": the amounts alone) and
+// whether their location has room for one more server of them.
+func planView(currency string) view[locatedPlan] {
+	return view[locatedPlan]{
+		id: func(p locatedPlan) string { return i64(p.ID) },
+		columns: []column[locatedPlan]{
+			{name: "id", value: func(p locatedPlan) string { return i64(p.ID) }},
+			{name: "name", value: func(p locatedPlan) string { return p.Name }},
+			{name: "location", value: func(p locatedPlan) string { return p.Location }},
+			{name: "vcpus", value: func(p locatedPlan) string { return strconv.Itoa(p.VCPUs) }},
+			{name: "memory_mb", value: func(p locatedPlan) string { return strconv.Itoa(p.MemoryMB) }},
+			{name: "disk_gb", value: func(p locatedPlan) string { return strconv.Itoa(p.DiskGB) }},
+			{name: "price_hourly", value: func(p locatedPlan) string { return money(p.PriceHourly, currency) }},
+			{name: "price_monthly", value: func(p locatedPlan) string { return money(p.PriceMonthly, currency) }},
+			{name: "in_stock", value: func(p locatedPlan) string { return strconv.FormatBool(p.InStock) }},
+			{name: "network_mbps", wide: true, value: func(p locatedPlan) string { return optInt(p.NetworkMbps) }},
+			{name: "disk_iops", wide: true, value: func(p locatedPlan) string { return optInt(p.DiskIOPS) }},
+			{name: "disk_mbps", wide: true, value: func(p locatedPlan) string { return optInt(p.DiskMBps) }},
+		},
+	}
+}
+
+// accountCurrency is the currency of the account's money (GET /me), which the API's
+// amounts leave out: "" when nothing is printed as a table, or /me cannot be read
+// (the amounts are shown alone then).
+func accountCurrency(ctx context.Context, g *globals, c *client.Client) string {
+	if f, err := parseOutput(g.output); err != nil || g.quiet || f.kind == "json" || f.kind == "yaml" {
+		return ""
+	}
+	me, err := c.GetMe(ctx)
+	if err != nil {
+		return ""
+	}
+	return me.Currency
 }
 
 // locatedImage is an image as offered in one location (as locatedPlan).

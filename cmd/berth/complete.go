@@ -2,30 +2,147 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
 )
 
-// nameSource is what completes one kind of argument with the names the account has,
-// asked of the API: the word naming it in a command's use line (SERVER, VOLUME) and
-// the flag that takes one (--server, --volume).
+// nameSource is what completes one kind of argument with the names the account has
+// or the catalog offers, asked of the API: the word naming it in a command's use line
+// (SERVER, VOLUME; "": it is only a flag's) and the flag that takes one (--server,
+// --plan). names gets the command and its arguments so far: a plan or an image is
+// completed from the location the command names (--location, or its server's).
 type nameSource struct {
 	arg, flag string
-	names     func(ctx context.Context, c *client.Client, prefix string) ([]cobra.Completion, error)
+	names     func(ctx context.Context, c *client.Client, cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, error)
 }
 
 var nameSources = []nameSource{
 	{arg: "SERVER", flag: "server", names: serverCompletions},
 	{arg: "VOLUME", flag: "volume", names: volumeCompletions},
+	{flag: "location", names: locationCompletions},
+	{flag: "plan", names: planCompletions},
+	{flag: "image", names: imageCompletions},
+	{flag: "ssh-key", names: sshKeyCompletions},
+	{flag: "app", names: appCompletions},
+	{flag: "project", names: projectCompletions},
+	{flag: "recipe", names: recipeCompletions},
+}
+
+// completions are the names of items that start with prefix, each once (the first
+// of a name's items describes it), in items' order.
+func completions[T any](items []T, prefix string, name func(T) string, desc func(T) string) []cobra.Completion {
+	var out []cobra.Completion
+	seen := map[string]bool{}
+	for _, it := range items {
+		if n := name(it); strings.HasPrefix(n, prefix) && !seen[n] {
+			seen[n] = true
+			out = append(out, cobra.CompletionWithDesc(escape(n), escape(desc(it))))
+		}
+	}
+	return out
+}
+
+// locationCompletions are the locations' names, each described by its city and country.
+func locationCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, error) {
+	locs, err := c.ListLocations(ctx)
+	return completions(locs, prefix, func(l api.Location) string { return l.Name },
+		func(l api.Location) string { return l.City + ", " + l.Country }), err
+}
+
+// completedLocations are the locations whose plans and images complete a flag of cmd:
+// the one its --location names, or that of the server its first argument names
+// (reinstall); every location where it names none, or one the API does not know.
+func completedLocations(ctx context.Context, c *client.Client, cmd *cobra.Command, args []string) ([]api.Location, error) {
+	k := &catalog{c: c}
+	if err := k.load(ctx); err != nil {
+		return nil, err
+	}
+	var loc int64
+	if f := cmd.Flags().Lookup("location"); f != nil && f.Changed {
+		if id, err := k.location(ctx, f.Value.String()); err == nil {
+			loc = id
+		}
+	} else if words := strings.Fields(cmd.Use); len(args) > 0 && len(words) >= 2 && words[1] == "SERVER" {
+		if srv, err := c.GetServer(ctx, args[0]); err == nil {
+			loc = srv.LocationID
+		}
+	}
+	var out []api.Location
+	for _, l := range k.locs {
+		if loc == 0 || l.ID == loc {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// planCompletions are the plans' names, each described by its size, its monthly price
+// and whether it is in stock: of the command's location (completedLocations), or
+// those its server can move to (rescale).
+func planCompletions(ctx context.Context, c *client.Client, cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, error) {
+	desc := func(p api.Plan) string {
+		s := fmt.Sprintf("%d vCPU, %d MB, %d GB, %s a month", p.VCPUs, p.MemoryMB, p.DiskGB, p.PriceMonthly)
+		if !p.InStock {
+			s += ", out of stock"
+		}
+		return s
+	}
+	if cmd.Name() == "rescale" && len(args) > 0 {
+		opts, err := c.ListRescaleOptions(ctx, args[0])
+		return completions(opts, prefix, func(o api.RescaleOption) string { return o.Name },
+			func(o api.RescaleOption) string { return desc(o.Plan) }), err
+	}
+	locs, err := completedLocations(ctx, c, cmd, args)
+	var ps []api.Plan
+	for _, l := range locs {
+		ps = append(ps, l.Plans...)
+	}
+	return completions(ps, prefix, func(p api.Plan) string { return p.Name }, desc), err
+}
+
+// imageCompletions are the images' names of the command's location
+// (completedLocations), each described by its OS and version.
+func imageCompletions(ctx context.Context, c *client.Client, cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, error) {
+	locs, err := completedLocations(ctx, c, cmd, args)
+	var ims []api.Image
+	for _, l := range locs {
+		ims = append(ims, l.Images...)
+	}
+	return completions(ims, prefix, func(im api.Image) string { return im.Name },
+		func(im api.Image) string { return im.OS + " " + im.Version }), err
+}
+
+// sshKeyCompletions are the account's SSH keys' names, each described by its
+// fingerprint.
+func sshKeyCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, error) {
+	keys, err := c.ListSSHKeys(ctx)
+	return completions(keys, prefix, func(k api.SSHKey) string { return k.Name }, func(k api.SSHKey) string { return k.Fingerprint }), err
+}
+
+func appCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, error) {
+	as, err := c.ListApps(ctx)
+	return completions(as, prefix, func(a api.App) string { return a.Name }, func(a api.App) string { return a.Version }), err
+}
+
+func projectCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, error) {
+	ps, err := c.ListProjects(ctx)
+	return completions(ps, prefix, func(p api.Project) string { return p.Name }, func(p api.Project) string { return fmt.Sprintf("%d servers", p.ServerCount) }), err
+}
+
+func recipeCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, error) {
+	rs, err := c.ListRecipes(ctx)
+	return completions(rs, prefix, func(r api.Recipe) string { return r.Name }, func(r api.Recipe) string { return "recipe " + i64(r.ID) }), err
 }
 
 // serverCompletions are the account's server names starting with prefix, each
 // described by its display name and status.
-func serverCompletions(ctx context.Context, c *client.Client, prefix string) ([]cobra.Completion, error) {
+func serverCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, error) {
 	srvs, err := c.ListServers(ctx, client.ServerListOptions{})
 	var names []cobra.Completion
 	for _, s := range srvs {
@@ -38,7 +155,7 @@ func serverCompletions(ctx context.Context, c *client.Client, prefix string) ([]
 
 // volumeCompletions are the account's volume names starting with prefix, each
 // described by its size and status.
-func volumeCompletions(ctx context.Context, c *client.Client, prefix string) ([]cobra.Completion, error) {
+func volumeCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, error) {
 	vols, err := c.ListVolumes(ctx, client.VolumeListOptions{})
 	var names []cobra.Completion
 	for _, v := range vols {
@@ -51,7 +168,9 @@ func volumeCompletions(ctx context.Context, c *client.Client, prefix string) ([]
 
 // completeNames makes every command complete, in bash, zsh and fish, a first argument
 // its use line names SERVER or VOLUME (SERVER... or VOLUME...: every argument) and
-// the flags --server and --volume, with the names the account has.
+// the flags of nameSources (--server, --volume, --location, --plan, --image,
+// --ssh-key, --app, --project, --recipe), with the names the account has or the
+// catalog offers.
 func completeNames(root *cobra.Command, g *globals) {
 	for _, c := range root.Commands() {
 		completeNames(c, g)
@@ -61,7 +180,7 @@ func completeNames(root *cobra.Command, g *globals) {
 		if root.Flags().Lookup(src.flag) != nil {
 			_ = root.RegisterFlagCompletionFunc(src.flag, src.complete(g, true))
 		}
-		if len(words) >= 2 && strings.HasPrefix(words[1], src.arg) && root.ValidArgsFunction == nil {
+		if src.arg != "" && len(words) >= 2 && strings.HasPrefix(words[1], src.arg) && root.ValidArgsFunction == nil {
 			root.ValidArgsFunction = src.complete(g, strings.HasPrefix(words[1], src.arg+"..."))
 		}
 	}
@@ -78,7 +197,7 @@ func (src nameSource) complete(g *globals, many bool) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		names, err := src.names(cmd.Context(), c, prefix)
+		names, err := src.names(cmd.Context(), c, cmd, args, prefix)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}

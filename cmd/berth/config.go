@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -348,6 +349,33 @@ func readToken(g *globals, fromStdin bool) (string, error) {
 			return "", fmt.Errorf("--token-stdin: %w", err)
 		}
 		return "", err
+	}
+	return line, nil
+}
+
+// readSecretLine reads a secret other than a token from stdin (flag names the flag
+// that asked for it): its first line, without the line's end; on a terminal it is
+// asked for without echo. Empty is an error.
+func readSecretLine(g *globals, flag string) (string, error) {
+	if f, ok := g.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(g.stderr, "Password: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(g.stderr)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", flag, err)
+		}
+		if len(b) == 0 {
+			return "", fmt.Errorf("%s: no password typed", flag)
+		}
+		return string(b), nil
+	}
+	line, err := bufio.NewReader(io.LimitReader(g.stdin, maxToken)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if line == "" {
+		return "", fmt.Errorf("%s: stdin holds nothing (give it on the first line)", flag)
 	}
 	return line, nil
 }

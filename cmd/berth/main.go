@@ -133,6 +133,7 @@ func rootCmd(g *globals) *cobra.Command {
 		serverCmd(g), snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g), eventCmd(g),
 		webhookCmd(g), volumeCmd(g))
 	completeNames(cmd, g)
+	addExamples(cmd)
 	cmd.InitDefaultCompletionCmd()
 	strictGroups(cmd)
 	return cmd

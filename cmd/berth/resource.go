@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -317,8 +318,74 @@ func withClient(g *globals, f func(ctx context.Context, c *client.Client, args [
 		if err != nil {
 			return err
 		}
+		if err := serverArgs(cmd.Context(), c, cmd, args); err != nil {
+			return err
+		}
 		return f(cmd.Context(), c, args)
 	}
+}
+
+// serverArgs lets a display name name a server wherever a command takes one: the
+// first argument of a command whose use line names SERVER there (SERVER...: every
+// argument) and the flag --server. Each is replaced, in args and in the flag, by what
+// serverArg resolves it to.
+func serverArgs(ctx context.Context, c *client.Client, cmd *cobra.Command, args []string) error {
+	if words := strings.Fields(cmd.Use); len(words) >= 2 && strings.HasPrefix(words[1], "SERVER") {
+		n := min(1, len(args))
+		if strings.HasPrefix(words[1], "SERVER...") {
+			n = len(args)
+		}
+		for i := range n {
+			s, err := serverArg(ctx, c, args[i])
+			if err != nil {
+				return err
+			}
+			args[i] = s
+		}
+	}
+	if f := cmd.Flags().Lookup("server"); f != nil && f.Changed {
+		s, err := serverArg(ctx, c, f.Value.String())
+		if err != nil {
+			return err
+		}
+		return f.Value.Set(s)
+	}
+	return nil
+}
+
+// serverArg is what the API is to be given for the server s names. A server's id or
+// machine name wins (the API resolves either: s is given as it is); else s may be the
+// display name of exactly one of the account's servers, whose id it is then. A display
+// name several servers share is an error that lists them; a name none has is left for
+// the API to answer (404).
+func serverArg(ctx context.Context, c *client.Client, s string) (string, error) {
+	// "." and ".." would not reach /servers/{server} as a segment of its path.
+	if s != "." && s != ".." {
+		switch _, err := c.GetServer(ctx, s); {
+		case err == nil:
+			return s, nil
+		case !errors.Is(err, client.ErrNotFound):
+			return "", err // the command's own call would meet it too (401, a timeout)
+		}
+	}
+	all, err := c.ListServers(ctx, client.ServerListOptions{})
+	if err != nil {
+		return s, nil
+	}
+	var named []string
+	var id int64
+	for _, srv := range all {
+		if srv.DisplayName == s {
+			named, id = append(named, fmt.Sprintf("%d (%s)", srv.ID, srv.Name)), srv.ID
+		}
+	}
+	switch len(named) {
+	case 0:
+		return s, nil
+	case 1:
+		return i64(id), nil
+	}
+	return "", fmt.Errorf("%d servers are named %q: %s; give the id or the machine name of one", len(named), s, strings.Join(named, ", "))
 }
 
 func group(use, short string, subs ...*cobra.Command) *cobra.Command {
@@ -354,6 +421,22 @@ func optStr(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+func optInt(n *int) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.Itoa(*n)
+}
+
+// money shows an amount of the API (a decimal string, four decimals) in currency, as
+// every table of the CLI does: "4.5100 EUR"; the amount alone where currency is "".
+func money(amount, currency string) string {
+	if currency == "" || amount == "" {
+		return amount
+	}
+	return amount + " " + currency
 }
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -90,12 +90,12 @@ func serverView(k *catalog) view[api.Server] {
 		columns: []column[api.Server]{
 			{name: "id", value: func(s api.Server) string { return i64(s.ID) }},
 			{name: "name", value: func(s api.Server) string { return s.Name }},
+			{name: "display_name", value: func(s api.Server) string { return s.DisplayName }},
 			{name: "status", value: func(s api.Server) string { return s.Status }},
 			{name: "ipv4", value: func(s api.Server) string { return optStr(s.IPv4) }},
 			{name: "location", value: func(s api.Server) string { return k.locationName(s.LocationID) }},
 			{name: "plan", value: func(s api.Server) string { return k.planName(s.LocationID, s.PlanID) }},
 			{name: "image", wide: true, value: func(s api.Server) string { return k.imageName(s.LocationID, s.ImageID) }},
-			{name: "display_name", wide: true, value: func(s api.Server) string { return s.DisplayName }},
 			{name: "ipv6", wide: true, value: func(s api.Server) string { return optStr(s.IPv6) }},
 			{name: "location_id", wide: true, value: func(s api.Server) string { return i64(s.LocationID) }},
 			{name: "plan_id", wide: true, value: func(s api.Server) string { return i64(s.PlanID) }},
@@ -160,6 +160,7 @@ func serverCmd(g *globals) *cobra.Command {
 
 func serverCreateCmd(g *globals) *cobra.Command {
 	var plan, loc, image, app, recipe, project, name, password string
+	var passwordStdin bool
 	var keys []string
 	cmd := &cobra.Command{
 		Use:   "create --plan PLAN --location LOCATION (--image IMAGE | --app APP)",
@@ -221,6 +222,13 @@ func serverCreateCmd(g *globals) *cobra.Command {
 			if name != "" {
 				req.DisplayName = &name
 			}
+			if passwordStdin {
+				p, err := readSecretLine(g, "--root-password-stdin")
+				if err != nil {
+					return err
+				}
+				password = p
+			}
 			if password != "" {
 				req.RootPassword = &password
 			}
@@ -240,7 +248,10 @@ func serverCreateCmd(g *globals) *cobra.Command {
 	f.StringVar(&project, "project", "", "project (name or id)")
 	f.StringSliceVar(&keys, "ssh-key", nil, "SSH key (name, fingerprint or id); repeatable")
 	f.StringVar(&name, "display-name", "", "display name")
-	f.StringVar(&password, "root-password", "", "root password (prefer --ssh-key)")
+	f.StringVar(&password, "root-password", "", "root password (prefer --ssh-key); less safe than --root-password-stdin: "+
+		"other users see it in ps, the shell keeps it in its history")
+	f.BoolVar(&passwordStdin, "root-password-stdin", false, "read the root password from stdin (its first line)")
+	cmd.MarkFlagsMutuallyExclusive("root-password", "root-password-stdin")
 	return cmd
 }
 
@@ -306,7 +317,7 @@ func rescaleOptionsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printList(g, rescaleView, opts)
+			return printList(g, rescaleView(accountCurrency(ctx, g, c)), opts)
 		}),
 	}
 }
@@ -354,19 +365,23 @@ func sshCmd(g *globals) *cobra.Command {
 	}
 }
 
-var rescaleView = view[api.RescaleOption]{
-	id: func(o api.RescaleOption) string { return i64(o.ID) },
-	columns: []column[api.RescaleOption]{
-		{name: "id", value: func(o api.RescaleOption) string { return i64(o.ID) }},
-		{name: "name", value: func(o api.RescaleOption) string { return o.Name }},
-		{name: "vcpus", value: func(o api.RescaleOption) string { return strconv.Itoa(o.VCPUs) }},
-		{name: "memory_mb", value: func(o api.RescaleOption) string { return strconv.Itoa(o.MemoryMB) }},
-		{name: "disk_gb", value: func(o api.RescaleOption) string { return strconv.Itoa(o.DiskGB) }},
-		{name: "disk_ok", value: func(o api.RescaleOption) string { return strconv.FormatBool(o.DiskOK) }},
-		{name: "price_monthly", value: func(o api.RescaleOption) string { return o.PriceMonthly }},
-		{name: "price_hourly", wide: true, value: func(o api.RescaleOption) string { return o.PriceHourly }},
-		{name: "in_stock", wide: true, value: func(o api.RescaleOption) string { return strconv.FormatBool(o.InStock) }},
-	},
+// rescaleView shows the plans a server can move to, their prices in currency (as
+// planView).
+func rescaleView(currency string) view[api.RescaleOption] {
+	return view[api.RescaleOption]{
+		id: func(o api.RescaleOption) string { return i64(o.ID) },
+		columns: []column[api.RescaleOption]{
+			{name: "id", value: func(o api.RescaleOption) string { return i64(o.ID) }},
+			{name: "name", value: func(o api.RescaleOption) string { return o.Name }},
+			{name: "vcpus", value: func(o api.RescaleOption) string { return strconv.Itoa(o.VCPUs) }},
+			{name: "memory_mb", value: func(o api.RescaleOption) string { return strconv.Itoa(o.MemoryMB) }},
+			{name: "disk_gb", value: func(o api.RescaleOption) string { return strconv.Itoa(o.DiskGB) }},
+			{name: "disk_ok", value: func(o api.RescaleOption) string { return strconv.FormatBool(o.DiskOK) }},
+			{name: "price_monthly", value: func(o api.RescaleOption) string { return money(o.PriceMonthly, currency) }},
+			{name: "price_hourly", wide: true, value: func(o api.RescaleOption) string { return money(o.PriceHourly, currency) }},
+			{name: "in_stock", wide: true, value: func(o api.RescaleOption) string { return strconv.FormatBool(o.InStock) }},
+		},
+	}
 }
 
 // metricRow is one bucket of every series.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/catalog"
@@ -194,12 +197,20 @@ func accountCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "account", Short: "List, create, update, block and unblock accounts"}
 	var n ops.NewAccount
 	var credit string
+	var passwordStdin bool
 	var createQuotas func() (map[string]int, error)
 	create := &cobra.Command{
-		Use:   "create",
-		Short: "Create an account",
+		Use:   "create --email EMAIL [--password-stdin]",
+		Short: "Create an account (its console password read from stdin, or asked for on a terminal)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("password") {
+				p, err := readPassword(cmd, passwordStdin)
+				if err != nil {
+					return err
+				}
+				n.Password = p
+			}
 			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
 				q, err := createQuotas()
 				if err != nil {
@@ -217,13 +228,15 @@ func accountCmd(g *globals) *cobra.Command {
 		},
 	}
 	create.Flags().StringVar(&n.Email, "email", "", "email address (required)")
-	create.Flags().StringVar(&n.Password, "password", "", "console password, 8 to 72 characters (required)")
+	create.Flags().StringVar(&n.Password, "password", "", "console password, 8 to 72 characters; less safe than --password-stdin "+
+		"or the prompt: other users see it in ps, the shell keeps it in its history")
+	create.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the console password from stdin (its first line)")
+	create.MarkFlagsMutuallyExclusive("password", "password-stdin")
 	create.Flags().StringVar(&n.Name, "name", "", "display name (default: the email)")
 	create.Flags().StringVar(&n.Language, "language", "en", "language of messages: en, de, fr")
 	create.Flags().StringVar(&credit, "credit", "", "opening credit, e.g. 25.00 (written as a top-up)")
 	createQuotas = quotaFlags(create.Flags())
 	_ = create.MarkFlagRequired("email")
-	_ = create.MarkFlagRequired("password")
 	block := func(use string, blocked bool) *cobra.Command {
 		return idCommand[*ops.Service, accountOut]{use: use, short: use + " an account",
 			run: func(ctx context.Context, s *ops.Service, id int64) (accountOut, error) {
@@ -285,6 +298,50 @@ func accountCmd(g *globals) *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many accounts")
 	cmd.AddCommand(list, create, update, block("block", true), block("unblock", false))
 	return cmd
+}
+
+// maxPasswordLine bounds what --password-stdin reads (a password is 72 bytes at most).
+const maxPasswordLine = 4 << 10
+
+// readPassword is the console password of account create when --password is not
+// given: the first line of stdin with --password-stdin, else asked for twice on the
+// terminal without echo. Without a terminal it is an error naming --password-stdin.
+// Either way the password is never on a command line (docs/SECURITY.md).
+func readPassword(cmd *cobra.Command, fromStdin bool) (string, error) {
+	in := cmd.InOrStdin()
+	if fromStdin {
+		line, err := bufio.NewReader(io.LimitReader(in, maxPasswordLine)).ReadString('\n')
+		if err != nil && err != io.EOF {
+			return "", fail("--password-stdin: %v", err)
+		}
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		if line == "" {
+			return "", fail("--password-stdin: stdin holds no password (give it on the first line)")
+		}
+		return line, nil
+	}
+	f, ok := in.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return "", fail("no password: give it on stdin with --password-stdin, or run on a terminal to be asked for it")
+	}
+	ask := func(prompt string) (string, error) {
+		fmt.Fprint(cmd.ErrOrStderr(), prompt)
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(cmd.ErrOrStderr())
+		return string(b), err
+	}
+	p, err := ask("Password: ")
+	if err != nil {
+		return "", err
+	}
+	again, err := ask("Password again: ")
+	if err != nil {
+		return "", err
+	}
+	if p != again {
+		return "", fail("the two passwords differ")
+	}
+	return p, nil
 }
 
 func tokenCmd(g *globals) *cobra.Command {
