@@ -8,10 +8,14 @@ help: ## list the targets
 run: ## serve the sandbox on SQLite + the simulated driver, with a demo account
 	go run ./cmd/berthd serve --demo
 
-build: ## build berthd, the CLI berth and the Terraform/OpenTofu provider into ./
-	go build -o berthd ./cmd/berthd
-	go build -o berth ./cmd/berth
-	go build -o terraform-provider-berth ./cmd/terraform-provider-berth
+# The version --version prints: the tag, or the commit, "-dirty" with uncommitted changes.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS := -X github.com/berthhq/berth/internal/version.Version=$(VERSION)
+
+build: ## build berthd, the CLI berth and the Terraform/OpenTofu provider into ./, stamped with VERSION
+	go build -ldflags "$(LDFLAGS)" -o berthd ./cmd/berthd
+	go build -ldflags "$(LDFLAGS)" -o berth ./cmd/berth
+	go build -ldflags "$(LDFLAGS)" -o terraform-provider-berth ./cmd/terraform-provider-berth
 
 test: ## run every test (what CI runs)
 	scripts/test.sh

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/version"
 )
 
 // globals are the global flags and the streams of one run.
@@ -202,7 +203,7 @@ func (g *globals) client() (*client.Client, error) {
 	policy := client.DefaultRetryPolicy
 	policy.MaxRetries = g.retries
 	return client.New(client.WithBaseURL(s.url), client.WithToken(s.token), client.WithRetryPolicy(policy),
-		client.WithTimeout(s.timeout), client.WithUserAgent("berth-cli/"+client.Version), client.WithLanguage(envLanguage()))
+		client.WithTimeout(s.timeout), client.WithUserAgent("berth-cli/"+version.String()), client.WithLanguage(envLanguage()))
 }
 
 func contextCmd(g *globals) *cobra.Command {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/client"
+	"github.com/berthhq/berth/internal/version"
 )
 
 // Exit codes a script can branch on.
@@ -102,6 +103,7 @@ func rootCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:           "berth",
 		Short:         "Command-line client of a Berth hosting API",
+		Version:       version.String(), // --version
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -15,8 +15,9 @@ import (
 // TestREADMEWalkthrough runs the README's walk-through with berth, as written (the
 // shell blocks of its section), against a real Berth with the sandbox on (it begins
 // with a sandbox reset): the address is the test's, data/demo-token holds the
-// account's token, ~/.ssh/id_ed25519.pub a fresh key. Every command must succeed,
-// and the walk-through ends with no server and no volume left.
+// account's token, ~/.ssh/id_ed25519.pub a fresh key, and berth is what its own
+// make build makes. Every command must succeed, and the walk-through ends with the
+// account as it began: no server, volume, SSH key or project left.
 func TestREADMEWalkthrough(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../../README.md")
@@ -54,15 +55,19 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if !strings.Contains(script, readmeURL) || !strings.Contains(script, readmeSandbox) {
 		t.Fatalf("the walk-through no longer names %s and %s: update this test", readmeURL, readmeSandbox)
 	}
-	// It begins with a sandbox reset, with curl.
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("*** SKIPPED: the README's walk-through with berth begins with a curl (Debian: apt-get install curl) ***")
+	// It begins with make build and a sandbox reset, with curl.
+	for _, tool := range []string{"make", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("*** SKIPPED: the README's walk-through with berth needs %s (Debian: apt-get install make curl) ***", tool)
+		}
 	}
 
 	env := testenv.New(t, testenv.Options{Sandbox: true})
 	acct := env.NewAccount("en", "100", "")
 	script = strings.ReplaceAll(script, "http://127.0.0.1:8080/", strings.TrimSuffix(env.URL, "v1"))
-	work, home := t.TempDir(), t.TempDir()
+	// In a directory that stands for a fresh clone: the walk-through builds berth there
+	// (make build) and puts it on PATH itself.
+	work, home := testenv.Checkout(t), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(work, "data"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -75,27 +80,26 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519.pub"), []byte(testenv.PublicKey(t)+" cli@berth"+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// berth on PATH, and a fake ssh (server ssh runs it).
-	bin := testenv.BerthBinary(t)
+	// A fake ssh on PATH (server ssh runs it; a simulated server has no machine at its
+	// address).
 	tools := t.TempDir()
-	if err := os.Symlink(bin, filepath.Join(tools, "berth")); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(filepath.Join(tools, "ssh"), []byte("#!/bin/sh\necho \"ssh $*\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-x", "-c", script)
 	cmd.Dir = work
-	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "PATH=" + tools + ":" + os.Getenv("PATH"), "LANG=C"}
+	cmd.Env = append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "PATH=" + tools + ":" + os.Getenv("PATH"), "LANG=C"},
+		testenv.GoEnv(t)...)
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the README's walk-through with berth failed: %v\n%s", err, out)
 	}
 	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
-	for _, kind := range []string{"server", "volume"} {
+	for _, kind := range []string{"server", "volume", "ssh-key", "project"} {
 		if got := c.ok(kind, "list", "-q"); strings.TrimSpace(got) != "" {
 			t.Errorf("%ss left after the walk-through: %q\n%s", kind, got, out)
 		}

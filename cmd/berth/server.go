@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -342,10 +343,24 @@ func metricsCmd(g *globals) *cobra.Command {
 	return metrics
 }
 
+// simulatedIPv4 is where Berth's simulated driver puts its servers' IPv4 addresses
+// (internal/compute/simdriver): the shared address space of RFC 6598, which a
+// provider's network may use too, so an address in it only suggests a simulated
+// server. The API does not say which driver a server is on.
+var simulatedIPv4 = netip.MustParsePrefix("100.64.0.0/10")
+
 func sshCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var connectTimeout time.Duration
+	cmd := &cobra.Command{
 		Use: "ssh SERVER [-- SSH ARGS...]", Short: "Run ssh root@IPv4 of a server", Args: cobra.MinimumNArgs(1),
+		Long: "Run ssh root@IPv4 of a server, with the arguments after --. ssh gives up on an address that does\n" +
+			"not answer after --connect-timeout (ssh -o ConnectTimeout). A simulated server (serve's simulated\n" +
+			"driver, the sandbox: addresses in 100.64.0.0/10) has no machine behind its address: use\n" +
+			"berth server console there.",
 		RunE: withClient(g, func(ctx context.Context, c *client.Client, args []string) error {
+			if connectTimeout < 0 {
+				return fmt.Errorf("--connect-timeout %s: must not be negative", connectTimeout)
+			}
 			srv, err := c.GetServer(ctx, args[0])
 			if err != nil {
 				return err
@@ -355,14 +370,44 @@ func sshCmd(g *globals) *cobra.Command {
 			}
 			// The address goes on ssh's command line: only an address, never a name ssh
 			// would look up or text it would print.
-			if _, err := netip.ParseAddr(*srv.IPv4); err != nil {
+			addr, err := netip.ParseAddr(*srv.IPv4)
+			if err != nil {
 				return fmt.Errorf("server %s: its IPv4 address is not an IP address: %s", srv.Name, *srv.IPv4)
 			}
-			cmd := exec.CommandContext(ctx, "ssh", append([]string{"root@" + *srv.IPv4}, args[1:]...)...)
+			simulated := simulatedIPv4.Contains(addr)
+			if simulated {
+				g.note("%s is in 100.64.0.0/10, where simulated servers are: if %s is one, nothing answers there (berth server console %s does)",
+					addr, srv.Name, srv.Name)
+			}
+			var sshArgs []string
+			if connectTimeout > 0 {
+				// Before the destination: the first value ssh reads of an option is the one it keeps.
+				sshArgs = append(sshArgs, "-o", fmt.Sprintf("ConnectTimeout=%d", int64((connectTimeout+time.Second-1)/time.Second)))
+			}
+			sshArgs = append(append(sshArgs, "root@"+addr.String()), args[1:]...)
+			cmd := exec.CommandContext(ctx, "ssh", sshArgs...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-			return cmd.Run()
+			err = cmd.Run()
+			// 255 is ssh's own failure (it could not connect, or log in); any other
+			// status is the remote command's.
+			var exit *exec.ExitError
+			if errors.As(err, &exit) && exit.ExitCode() == 255 {
+				msg := fmt.Sprintf("ssh root@%s (server %s) failed: it could not connect or log in (its message is above)", addr, srv.Name)
+				if connectTimeout > 0 {
+					msg += fmt.Sprintf("; it gives up on an address that does not answer within %s (--connect-timeout)", connectTimeout)
+				}
+				if simulated {
+					msg += fmt.Sprintf("; %s is in 100.64.0.0/10, where Berth's simulated servers are, with no machine to reach: "+
+						"berth server console %s shows a simulated server's console", addr, srv.Name)
+				}
+				return errors.New(msg)
+			}
+			return err
 		}),
 	}
+	cmd.Flags().DurationVar(&connectTimeout, "connect-timeout", 10*time.Second,
+		"how long ssh waits for the server's address to answer (ssh -o ConnectTimeout, whole seconds); 0: ssh's own default")
+	return cmd
 }
 
 // rescaleView shows the plans a server can move to, their prices in currency (as

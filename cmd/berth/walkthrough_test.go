@@ -66,7 +66,7 @@ func TestWalkthrough(t *testing.T) {
 	if got := c.ok("project", "describe", "web", "-o", "columns=server_count"); !strings.Contains(got, "1") {
 		t.Errorf("project server_count: %q", got)
 	}
-	if got := c.ok("server", "ssh", name, "--", "-p", "2222", "uptime"); !strings.HasPrefix(got, "ssh root@") || !strings.HasSuffix(got, " -p 2222 uptime\n") {
+	if got := c.ok("server", "ssh", name, "--", "-p", "2222", "uptime"); !strings.HasPrefix(got, "ssh -o ConnectTimeout=10 root@") || !strings.HasSuffix(got, " -p 2222 uptime\n") {
 		t.Errorf("server ssh: %q", got)
 	}
 	c.ok("server", "update", name, "--display-name", "www2", "--no-project")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/version"
 )
 
 type globals struct {
@@ -40,6 +41,7 @@ func root() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:           "berthd",
 		Short:         "Berth: a control plane for selling virtual servers",
+		Version:       version.String(), // --version
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
