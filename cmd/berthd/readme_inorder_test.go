@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testlog"
 	"github.com/berthhq/berth/internal/testnet"
 )
 
@@ -98,7 +98,7 @@ func TestREADMEInOrder(t *testing.T) {
 
 	work, home, tools, tfDir := testenv.Checkout(t), t.TempDir(), t.TempDir(), t.TempDir()
 	addr := testnet.FreeAddr(t)
-	d := &daemon{base: "http://" + addr + "/v1", log: &bytes.Buffer{}}
+	d := &daemon{base: "http://" + addr + "/v1", log: &testlog.Buffer{}}
 	d.cmd = exec.Command(testenv.BerthdBinary(t), "serve", "--demo", "--sandbox", "--addr", addr, "--sim-time-scale", "0.2")
 	d.cmd.Dir = work // data/ there, as go run ./cmd/berthd serve makes it
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
