@@ -289,6 +289,7 @@ func TestBrowser(t *testing.T) {
 	run(t, ctx, "server page", chromedp.Navigate(root+"/servers/"+sid), chromedp.WaitVisible(chromedp.CSS(`#server-live [data-status="running"]`)))
 	shot(t, ctx, dir, "server-running")
 	run(t, ctx, "power off", chromedp.Click(chromedp.CSS(`button[data-action="off"]`)),
+		chromedp.WaitVisible(chromedp.CSS("button[data-confirm]")), chromedp.Click(chromedp.CSS("button[data-confirm]")),
 		chromedp.WaitVisible(chromedp.CSS(`#server-live [data-status="stopped"]`)))
 
 	// Its CPU chart renders (samples come every 1.2 s at this time scale).
