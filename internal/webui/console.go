@@ -167,6 +167,7 @@ func (c *Console) routes() []route {
 		{"GET /servers/{id}", c.serverPage},
 		{"GET /servers/{id}/power", c.powerPage},
 		{"POST /servers/{id}/power", c.power},
+		{"GET /servers/{id}/operations", c.serverOperationsPage},
 		{"GET /servers/{id}/console", c.serverConsolePage},
 		{"POST /servers/{id}/console/ticket", c.consoleTicket},
 		{"POST /servers/{id}/update", c.updateServer},

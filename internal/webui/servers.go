@@ -429,6 +429,10 @@ func (c *Console) serverPage(r *req) error {
 	if err != nil {
 		return err
 	}
+	opRows, opsTotal, err := c.serverOps(r, srv)
+	if err != nil {
+		return err
+	}
 	var actions []powerButton
 	for _, a := range hosting.PowerActions {
 		if _, ok := a.Transition(srv.Status); ok && srv.Operation == nil && !srv.Suspended {
@@ -444,6 +448,7 @@ func (c *Console) serverPage(r *req) error {
 		"S": &row, "Live": transient(srv), "Actions": actions,
 		"Projects": projects, "Snapshots": snaps, "Rescale": opts, "Images": cat.loc[srv.LocationID].Images,
 		"Range": rng.Name, "Ranges": ranges, "Charts": charts, "Activity": activity, "Volumes": vols,
+		"Ops": opRows, "OpsTotal": opsTotal,
 		"ActivityAll": activityQuery{Resource: "server:" + itoa(srv.ID)}.url(0)})
 	return nil
 }
