@@ -488,13 +488,19 @@ func (c *Console) opTypeText(lang string, t hosting.OpType) string {
 }
 
 // text renders a message of the core in lang; the operation it names (error.busy,
-// error.volume_busy) is named in words, as the pages name it.
+// error.volume_busy) is named in words, and the amount it names
+// (validation.credit_too_low) written by formatMoney, as the pages write them.
 func (c *Console) text(lang string, m hosting.Msg) string {
-	if op, ok := m.Args["operation"].(string); ok {
-		args := maps.Clone(m.Args)
+	args := maps.Clone(m.Args)
+	if op, ok := args["operation"].(string); ok {
 		args["operation"] = c.opTypeText(lang, hosting.OpType(op))
-		m.Args = args
 	}
+	if raw, ok := args["amount"].(string); ok {
+		if amount, err := hosting.ParseMoney(raw); err == nil {
+			args["amount"] = formatMoney(amount, lang)
+		}
+	}
+	m.Args = args
 	return c.cat.T(lang, m.ID, m.Args)
 }
 
