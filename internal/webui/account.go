@@ -9,6 +9,7 @@ import (
 	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // ---- SSH keys ----
@@ -155,10 +156,19 @@ func (c *Console) billingPage(r *req) error {
 	if err != nil {
 		return err
 	}
+	names, err := c.resourceNames(r)
+	if err != nil {
+		return err
+	}
 	rows := make([]txRow, len(list))
 	for i, t := range list {
 		text, m := billing.Describe(t)
 		if text == "" {
+			if t.ResourceID != nil {
+				if name, ok := names[t.ResourceType+":"+itoa(*t.ResourceID)]; ok {
+					m.Args["name"] = name
+				}
+			}
 			text = r.T(m.ID, mapArgs(m.Args)...)
 		}
 		rows[i] = txRow{Transaction: t, Text: text}
@@ -173,6 +183,29 @@ func (c *Console) billingPage(r *req) error {
 		"Sum": sum, "BudgetPct": budgetPct, "Days": days, "Rows": rows, "Page": page, "Last": last, "Total": total,
 		"Chart": barChart("spend", r.T("console.billing.chart"), days, v.Money)})
 	return nil
+}
+
+// resourceNames are the names the ledger gives the account's servers and volumes
+// that still exist, by "type:id": a server's display name, a volume's name as it is
+// now. An entry of one deleted keeps the name it was written with (for a server,
+// its machine name).
+func (c *Console) resourceNames(r *req) (map[string]string, error) {
+	srvs, err := c.svc.Servers.Servers(r.ctx(), r.p, store.ServerFilter{})
+	if err != nil {
+		return nil, err
+	}
+	vols, err := c.svc.Volumes.Volumes(r.ctx(), r.p, store.VolumeFilter{})
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]string, len(srvs)+len(vols))
+	for _, s := range srvs {
+		names[hosting.ResourceServer+":"+itoa(s.ID)] = s.DisplayName
+	}
+	for _, v := range vols {
+		names[hosting.ResourceVolume+":"+itoa(v.ID)] = v.Name
+	}
+	return names, nil
 }
 
 func mapArgs(m map[string]any) []any {
