@@ -1,7 +1,9 @@
 package webui
 
 import (
+	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -238,6 +240,42 @@ func (c *Console) setLanguage(r *req) error {
 		r.lang = a.Language // say it in the new language
 	}
 	return r.done(err, "/settings", "console.saved")
+}
+
+// changePassword answers Settings' password form (ops ChangePassword): the other
+// sign-ins of the account end, this one stays. A wrong current password counts
+// against the sign-in throttle of the account's email as a failed sign-in does, so
+// that a session left open lets no one try passwords faster than the sign-in form;
+// while it holds, the form is refused as the sign-in is.
+func (c *Console) changePassword(r *req) error {
+	now := time.Now()
+	key := "e:" + strings.ToLower(r.p.Account.Email)
+	res, err := c.byEmail.Peek(r.ctx(), key, now)
+	if err != nil {
+		return err
+	}
+	if !res.Allowed {
+		if t := c.cfg.Telemetry; t != nil {
+			t.RateLimited("console", "email")
+		}
+		mins := int((res.RetryAfter + time.Minute - 1) / time.Minute)
+		setFlash(r.w, r.Request, flash{Msgs: []string{r.T("console.signin_throttled", "minutes", mins)}})
+		return r.redirect("/settings")
+	}
+	err = c.svc.Sessions.ChangePassword(r.ctx(), r.p, r.secret, r.PostFormValue("current_password"),
+		r.PostFormValue("new_password"), r.PostFormValue("new_password_again"))
+	var he *hosting.Error
+	if errors.As(err, &he) && slices.ContainsFunc(he.Fields["current_password"], func(m hosting.Msg) bool {
+		return m.ID == "validation.password_wrong"
+	}) {
+		if _, err := c.byEmail.Allow(r.ctx(), key, now); err != nil {
+			return err
+		}
+		if t := c.cfg.Telemetry; t != nil {
+			t.SignInFailed()
+		}
+	}
+	return r.done(err, "/settings", "console.password_changed")
 }
 
 func (c *Console) setBudget(r *req) error {

@@ -208,6 +208,7 @@ func (c *Console) routes() []route {
 		{"GET /settings", c.settingsPage},
 		{"POST /settings/language", c.setLanguage},
 		{"POST /settings/budget", c.setBudget},
+		{"POST /settings/password", c.changePassword},
 		{"GET /settings/api", c.apiPage},
 		{"POST /settings/api/tokens", c.createToken},
 		{"POST /settings/api/tokens/{id}/revoke", c.revokeToken},
