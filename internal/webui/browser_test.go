@@ -337,7 +337,8 @@ func TestBrowser(t *testing.T) {
 
 	// Revoke the token and the API answers 401.
 	run(t, ctx, "revoke", chromedp.Navigate(root+"/settings/api"),
-		chromedp.Click(chromedp.CSS(`tr[data-token] button.danger`)), chromedp.WaitVisible(chromedp.CSS(`.notice.ok`)))
+		chromedp.Click(chromedp.CSS(`tr[data-token] button.danger`)), chromedp.WaitVisible(chromedp.CSS("button[data-confirm]")),
+		chromedp.Click(chromedp.CSS("button[data-confirm]")), chromedp.WaitVisible(chromedp.CSS(`.notice.ok`)))
 	env.Do(secret, "GET", "/me", nil, nil).Want(t, 401)
 
 	// A German account sees German pages and German API messages.

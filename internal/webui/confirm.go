@@ -12,8 +12,9 @@ import (
 // its button on the page is a GET form that leads to a page saying what will be
 // lost, and only that page's POST form acts; its Cancel goes back untouched. Without
 // JavaScript it works the same. The actions that ask: a forced power-off and a
-// reset, a reinstall, a snapshot's restore and deletion, an SSH key's deletion (and
-// the deletions of a server, a volume and a webhook, on their own pages).
+// reset, a reinstall, a snapshot's restore and deletion, an SSH key's deletion, a
+// recipe's deletion, an API token's revocation (and the deletions of a server, a
+// volume and a webhook, on their own pages).
 
 // confirmation is what confirm.html shows: the question, and the form that acts.
 type confirmation struct {
@@ -125,6 +126,40 @@ func (c *Console) deleteKeyPage(r *req) error {
 	return c.confirm(r, "console.confirm.key_delete_title", "keys", confirmation{
 		Question: r.T("console.confirm.key_delete", "name", ks[i].Name, "fingerprint", ks[i].Fingerprint),
 		Action:   "/ssh-keys/" + itoa(id) + "/delete", Button: r.T("console.delete_for_good"), Cancel: "/ssh-keys"})
+}
+
+// deleteRecipePage asks before a recipe's deletion.
+func (c *Console) deleteRecipePage(r *req) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	rc, err := c.svc.Recipes.Recipe(r.ctx(), r.p, id)
+	if err != nil {
+		return err
+	}
+	return c.confirm(r, "console.confirm.recipe_delete_title", "recipes", confirmation{
+		Question: r.T("console.confirm.recipe_delete", "name", rc.Name),
+		Action:   "/recipes/" + itoa(id) + "/delete", Button: r.T("console.delete_for_good"), Cancel: "/recipes/" + itoa(id)})
+}
+
+// revokeTokenPage asks before an API token's revocation.
+func (c *Console) revokeTokenPage(r *req) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	ts, err := c.svc.Accounts.AccountTokens(r.ctx(), r.p)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(ts, func(t hosting.Token) bool { return t.ID == id })
+	if i < 0 {
+		return hosting.ErrNotFound()
+	}
+	return c.confirm(r, "console.confirm.token_revoke_title", "api", confirmation{
+		Question: r.T("console.confirm.token_revoke", "name", ts[i].Name),
+		Action:   "/settings/api/tokens/" + itoa(id) + "/revoke", Button: r.T("console.revoke"), Cancel: "/settings/api"})
 }
 
 // pathServer is the server the path's id names.

@@ -16,8 +16,8 @@ import (
 
 // TestBrowserConfirmations: in the browser, each destructive action of the console (a
 // forced power-off, a reset, a snapshot's restore, a reinstall, a snapshot's deletion,
-// an SSH key's deletion) asks first: clicking it and then Cancel changes nothing (no
-// operation, the snapshot and the key still there), clicking it and confirming does
+// an SSH key's deletion, a recipe's deletion, an API token's revocation) asks first: clicking it and then Cancel changes nothing (no
+// operation, the snapshot, key, recipe and token still there), clicking it and confirming does
 // it. Powering on, which loses nothing, does not ask.
 func TestBrowserConfirmations(t *testing.T) {
 	ctx := browserTab(t)
@@ -31,6 +31,14 @@ func TestBrowserConfirmations(t *testing.T) {
 	bg := context.Background()
 	kname, key := "laptop", testenv.PublicKey(t)+" ada@laptop"
 	if _, err := env.App.Service.CreateSSHKey(bg, p, &kname, &key); err != nil {
+		t.Fatal(err)
+	}
+	rname, script := "nginx", "#!/bin/sh\napt-get install -y nginx\n"
+	recipe, err := env.App.Service.CreateRecipe(bg, p, &rname, &script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := env.App.Service.CreateToken(bg, a.ID, "ci", "read", 0); err != nil {
 		t.Fatal(err)
 	}
 	sname := "before"
@@ -76,6 +84,20 @@ func TestBrowserConfirmations(t *testing.T) {
 		}
 		for _, k := range keys {
 			names = append(names, "key:"+k.Name)
+		}
+		recipes, err := env.App.Service.RecipeNames(bg, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recipes {
+			names = append(names, "recipe:"+r.Name)
+		}
+		tokens, err := env.App.Service.AccountTokens(bg, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range tokens {
+			names = append(names, "token:"+tk.Name)
 		}
 		latest := ""
 		if len(ops) > 0 {
@@ -130,9 +152,11 @@ func TestBrowserConfirmations(t *testing.T) {
 	ask("reinstall", server, `button[data-action="reinstall"]`, hosting.StatusRunning)
 	ask("snapshot-delete", server, `tr[data-snapshot="before"] button[data-action="delete"]`, "")
 	ask("key-delete", root+"/ssh-keys", `tr[data-key="laptop"] button.danger`, "")
+	ask("recipe-delete", root+"/recipes/"+fmt.Sprint(recipe.ID), `button[data-action="delete"]`, "")
+	ask("token-revoke", root+"/settings/api", `tr[data-token-name="ci"] button.danger`, "")
 
 	if s := state(); !strings.Contains(s, "the latest reinstall") || strings.Contains(s, "snapshot:before") ||
-		strings.Contains(s, "key:laptop") {
+		strings.Contains(s, "key:laptop") || strings.Contains(s, "recipe:nginx") || strings.Contains(s, "token:ci") {
 		t.Errorf("at the end the snapshot or the key is still there: %s", s)
 	}
 }
