@@ -39,6 +39,21 @@ func CheckLabel(v *Validation, field, s string) {
 // terminal or an authorized_keys file acts on.
 func IsControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
+// Limits of an account's console password: 8 to 72 bytes, as bcrypt, its hash, reads
+// no further than the 72nd byte (a longer one is refused rather than cut short).
+const (
+	PasswordMinLen = 8
+	PasswordMaxLen = 72
+)
+
+// CheckPassword validates a new console password of an account, as `admin account
+// create` and the console's Settings set it: PasswordMinLen to PasswordMaxLen bytes.
+func CheckPassword(v *Validation, field, s string) {
+	if len(s) < PasswordMinLen || len(s) > PasswordMaxLen {
+		v.Add(field, "validation.password_length", "min", PasswordMinLen, "max", PasswordMaxLen)
+	}
+}
+
 // CheckRootPassword validates the optional root password of an order: 8 to 72
 // characters (not bytes: 72 of any script), none a control character. Its hash
 // (SHA-512-crypt, which takes a password of any length) is checked by the guest's

@@ -33,8 +33,9 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (hosting.Acco
 	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
 		return hosting.Account{}, fmt.Errorf("invalid email %q", n.Email)
 	}
-	if len(n.Password) < 8 || len(n.Password) > 72 {
-		return hosting.Account{}, errors.New("the password must have 8 to 72 characters")
+	var pv hosting.Validation
+	if hosting.CheckPassword(&pv, "password", n.Password); !pv.Empty() {
+		return hosting.Account{}, fmt.Errorf("the password must have %d to %d bytes", hosting.PasswordMinLen, hosting.PasswordMaxLen)
 	}
 	lang := n.Language
 	if lang == "" {

@@ -118,6 +118,51 @@ func (s *Service) SignOut(ctx context.Context, secret string) error {
 	})
 }
 
+// ChangePassword replaces the account holder's console password. current must be the
+// one it has (else validation.password_wrong on current_password), next pass
+// hosting.CheckPassword (new_password) and again repeat it (new_password_again,
+// validation.password_mismatch); every field's error is answered at once and then
+// nothing changes. Every other console session of the account ends: only keep, the
+// secret of the session asking, stays signed in. An account.updated event names
+// "password" (never the password).
+func (s *Service) ChangePassword(ctx context.Context, p hosting.Principal, keep, current, next, again string) error {
+	a, err := s.store.Account(ctx, p.Account.ID)
+	if err != nil {
+		return notFoundOr("account", err)
+	}
+	var v hosting.Validation
+	switch {
+	case current == "":
+		v.Add("current_password", "validation.required")
+	case bcrypt.CompareHashAndPassword([]byte(a.PasswordHash), []byte(current)) != nil:
+		v.Add("current_password", "validation.password_wrong")
+	}
+	hosting.CheckPassword(&v, "new_password", next)
+	if again != next {
+		v.Add("new_password_again", "validation.password_mismatch")
+	}
+	if err := v.Err("current_password", "new_password", "new_password_again"); err != nil {
+		return err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(next), PasswordCost)
+	if err != nil {
+		return internal("hash password", err)
+	}
+	var kept []byte
+	if keep != "" {
+		kept = HashToken(keep)
+	}
+	return s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.SetAccountPassword(ctx, a.ID, string(hash)); err != nil {
+			return notFoundOr("set password", err)
+		}
+		if err := tx.DeleteSessionsOf(ctx, a.ID, kept); err != nil {
+			return internal("end sessions", err)
+		}
+		return s.emitAccount(ctx, tx, hosting.EventAccountUpdated, a.ID, hosting.AccountEventData{Changes: []string{"password"}})
+	})
+}
+
 // SetLanguage sets the language the account reads the console and the API's messages
 // in: one of hosting.Languages, else a validation error on language.
 func (s *Service) SetLanguage(ctx context.Context, p hosting.Principal, lang string) (hosting.Account, error) {

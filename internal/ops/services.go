@@ -66,6 +66,10 @@ type SessionService interface {
 	// one, or expired.
 	SessionPrincipal(ctx context.Context, secret string) (hosting.Principal, hosting.Session, error)
 	SignOut(ctx context.Context, secret string) error
+	// ChangePassword replaces the account's password and ends its other sessions
+	// (all but keep's): CodeValidationFailed for a wrong current password, a new one
+	// out of bounds or not repeated.
+	ChangePassword(ctx context.Context, p hosting.Principal, keep, current, next, again string) error
 }
 
 // AccountService is the principal's account: its language, budget, billing, ledger

@@ -352,6 +352,12 @@ type Writer interface {
 
 	// SetAccountLanguage sets the language an account reads Berth in.
 	SetAccountLanguage(ctx context.Context, id int64, language string) error
+	// SetAccountPassword replaces the hash of an account's console password
+	// (ErrNotFound when there is no such account).
+	SetAccountPassword(ctx context.Context, id int64, hash string) error
+	// DeleteSessionsOf removes every console session of an account but the one whose
+	// hash is keep (nil: every one).
+	DeleteSessionsOf(ctx context.Context, accountID int64, keep []byte) error
 	// CreateSession writes a console session.
 	CreateSession(ctx context.Context, s hosting.Session) (int64, error)
 	// DeleteSession removes a session (signing out); a missing one is no error.

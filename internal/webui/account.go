@@ -1,7 +1,9 @@
 package webui
 
 import (
+	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // ---- SSH keys ----
@@ -155,10 +158,19 @@ func (c *Console) billingPage(r *req) error {
 	if err != nil {
 		return err
 	}
+	names, err := c.resourceNames(r)
+	if err != nil {
+		return err
+	}
 	rows := make([]txRow, len(list))
 	for i, t := range list {
 		text, m := billing.Describe(t)
 		if text == "" {
+			if t.ResourceID != nil {
+				if name, ok := names[t.ResourceType+":"+itoa(*t.ResourceID)]; ok {
+					m.Args["name"] = name
+				}
+			}
 			text = r.T(m.ID, mapArgs(m.Args)...)
 		}
 		rows[i] = txRow{Transaction: t, Text: text}
@@ -173,6 +185,29 @@ func (c *Console) billingPage(r *req) error {
 		"Sum": sum, "BudgetPct": budgetPct, "Days": days, "Rows": rows, "Page": page, "Last": last, "Total": total,
 		"Chart": barChart("spend", r.T("console.billing.chart"), days, v.Money)})
 	return nil
+}
+
+// resourceNames are the names the ledger gives the account's servers and volumes
+// that still exist, by "type:id": a server's display name, a volume's name as it is
+// now. An entry of one deleted keeps the name it was written with (for a server,
+// its machine name).
+func (c *Console) resourceNames(r *req) (map[string]string, error) {
+	srvs, err := c.svc.Servers.Servers(r.ctx(), r.p, store.ServerFilter{})
+	if err != nil {
+		return nil, err
+	}
+	vols, err := c.svc.Volumes.Volumes(r.ctx(), r.p, store.VolumeFilter{})
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]string, len(srvs)+len(vols))
+	for _, s := range srvs {
+		names[hosting.ResourceServer+":"+itoa(s.ID)] = s.DisplayName
+	}
+	for _, v := range vols {
+		names[hosting.ResourceVolume+":"+itoa(v.ID)] = v.Name
+	}
+	return names, nil
 }
 
 func mapArgs(m map[string]any) []any {
@@ -205,6 +240,42 @@ func (c *Console) setLanguage(r *req) error {
 		r.lang = a.Language // say it in the new language
 	}
 	return r.done(err, "/settings", "console.saved")
+}
+
+// changePassword answers Settings' password form (ops ChangePassword): the other
+// sign-ins of the account end, this one stays. A wrong current password counts
+// against the sign-in throttle of the account's email as a failed sign-in does, so
+// that a session left open lets no one try passwords faster than the sign-in form;
+// while it holds, the form is refused as the sign-in is.
+func (c *Console) changePassword(r *req) error {
+	now := time.Now()
+	key := "e:" + strings.ToLower(r.p.Account.Email)
+	res, err := c.byEmail.Peek(r.ctx(), key, now)
+	if err != nil {
+		return err
+	}
+	if !res.Allowed {
+		if t := c.cfg.Telemetry; t != nil {
+			t.RateLimited("console", "email")
+		}
+		mins := int((res.RetryAfter + time.Minute - 1) / time.Minute)
+		setFlash(r.w, r.Request, flash{Msgs: []string{r.T("console.signin_throttled", "minutes", mins)}})
+		return r.redirect("/settings")
+	}
+	err = c.svc.Sessions.ChangePassword(r.ctx(), r.p, r.secret, r.PostFormValue("current_password"),
+		r.PostFormValue("new_password"), r.PostFormValue("new_password_again"))
+	var he *hosting.Error
+	if errors.As(err, &he) && slices.ContainsFunc(he.Fields["current_password"], func(m hosting.Msg) bool {
+		return m.ID == "validation.password_wrong"
+	}) {
+		if _, err := c.byEmail.Allow(r.ctx(), key, now); err != nil {
+			return err
+		}
+		if t := c.cfg.Telemetry; t != nil {
+			t.SignInFailed()
+		}
+	}
+	return r.done(err, "/settings", "console.password_changed")
 }
 
 func (c *Console) setBudget(r *req) error {

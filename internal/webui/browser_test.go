@@ -289,6 +289,7 @@ func TestBrowser(t *testing.T) {
 	run(t, ctx, "server page", chromedp.Navigate(root+"/servers/"+sid), chromedp.WaitVisible(chromedp.CSS(`#server-live [data-status="running"]`)))
 	shot(t, ctx, dir, "server-running")
 	run(t, ctx, "power off", chromedp.Click(chromedp.CSS(`button[data-action="off"]`)),
+		chromedp.WaitVisible(chromedp.CSS("button[data-confirm]")), chromedp.Click(chromedp.CSS("button[data-confirm]")),
 		chromedp.WaitVisible(chromedp.CSS(`#server-live [data-status="stopped"]`)))
 
 	// Its CPU chart renders (samples come every 1.2 s at this time scale).
@@ -336,7 +337,8 @@ func TestBrowser(t *testing.T) {
 
 	// Revoke the token and the API answers 401.
 	run(t, ctx, "revoke", chromedp.Navigate(root+"/settings/api"),
-		chromedp.Click(chromedp.CSS(`tr[data-token] button.danger`)), chromedp.WaitVisible(chromedp.CSS(`.notice.ok`)))
+		chromedp.Click(chromedp.CSS(`tr[data-token] button.danger`)), chromedp.WaitVisible(chromedp.CSS("button[data-confirm]")),
+		chromedp.Click(chromedp.CSS("button[data-confirm]")), chromedp.WaitVisible(chromedp.CSS(`.notice.ok`)))
 	env.Do(secret, "GET", "/me", nil, nil).Want(t, 401)
 
 	// A German account sees German pages and German API messages.

@@ -165,14 +165,19 @@ func (c *Console) routes() []route {
 		{"GET /servers/new", c.orderPage},
 		{"POST /servers", c.order},
 		{"GET /servers/{id}", c.serverPage},
+		{"GET /servers/{id}/power", c.powerPage},
 		{"POST /servers/{id}/power", c.power},
+		{"GET /servers/{id}/operations", c.serverOperationsPage},
 		{"GET /servers/{id}/console", c.serverConsolePage},
 		{"POST /servers/{id}/console/ticket", c.consoleTicket},
 		{"POST /servers/{id}/update", c.updateServer},
+		{"GET /servers/{id}/reinstall", c.reinstallPage},
 		{"POST /servers/{id}/reinstall", c.reinstall},
 		{"POST /servers/{id}/rescale", c.rescale},
 		{"POST /servers/{id}/snapshots", c.createSnapshot},
+		{"GET /servers/{id}/snapshots/{sid}/restore", c.snapshotPage("restore")},
 		{"POST /servers/{id}/snapshots/{sid}/restore", c.restoreSnapshot},
+		{"GET /servers/{id}/snapshots/{sid}/delete", c.snapshotPage("delete")},
 		{"POST /servers/{id}/snapshots/{sid}/delete", c.deleteSnapshot},
 		{"GET /servers/{id}/delete", c.deleteServerPage},
 		{"POST /servers/{id}/delete", c.deleteServer},
@@ -187,6 +192,7 @@ func (c *Console) routes() []route {
 		{"POST /volumes/{id}/delete", c.deleteVolume},
 		{"GET /ssh-keys", c.keysPage},
 		{"POST /ssh-keys", c.createKey},
+		{"GET /ssh-keys/{id}/delete", c.deleteKeyPage},
 		{"POST /ssh-keys/{id}/delete", c.deleteKey},
 		{"GET /projects", c.projectsPage},
 		{"POST /projects", c.createProject},
@@ -196,14 +202,17 @@ func (c *Console) routes() []route {
 		{"POST /recipes", c.createRecipe},
 		{"GET /recipes/{id}", c.recipePage},
 		{"POST /recipes/{id}", c.updateRecipe},
+		{"GET /recipes/{id}/delete", c.deleteRecipePage},
 		{"POST /recipes/{id}/delete", c.deleteRecipe},
 		{"GET /billing", c.billingPage},
 		{"GET /activity", c.activityPage},
 		{"GET /settings", c.settingsPage},
 		{"POST /settings/language", c.setLanguage},
 		{"POST /settings/budget", c.setBudget},
+		{"POST /settings/password", c.changePassword},
 		{"GET /settings/api", c.apiPage},
 		{"POST /settings/api/tokens", c.createToken},
+		{"GET /settings/api/tokens/{id}/revoke", c.revokeTokenPage},
 		{"POST /settings/api/tokens/{id}/revoke", c.revokeToken},
 		{"GET /settings/webhooks", c.webhooksPage},
 		{"POST /settings/webhooks", c.createWebhook},
@@ -482,13 +491,19 @@ func (c *Console) opTypeText(lang string, t hosting.OpType) string {
 }
 
 // text renders a message of the core in lang; the operation it names (error.busy,
-// error.volume_busy) is named in words, as the pages name it.
+// error.volume_busy) is named in words, and the amount it names
+// (validation.credit_too_low) written by formatMoney, as the pages write them.
 func (c *Console) text(lang string, m hosting.Msg) string {
-	if op, ok := m.Args["operation"].(string); ok {
-		args := maps.Clone(m.Args)
+	args := maps.Clone(m.Args)
+	if op, ok := args["operation"].(string); ok {
 		args["operation"] = c.opTypeText(lang, hosting.OpType(op))
-		m.Args = args
 	}
+	if raw, ok := args["amount"].(string); ok {
+		if amount, err := hosting.ParseMoney(raw); err == nil {
+			args["amount"] = formatMoney(amount, lang)
+		}
+	}
+	m.Args = args
 	return c.cat.T(lang, m.ID, m.Args)
 }
 

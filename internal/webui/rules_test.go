@@ -67,6 +67,9 @@ func TestSafeNext(t *testing.T) {
 	}
 }
 
+// TestFormatMoney: the console's one rule for money (formatMoney): at least two
+// decimals, more only as far as the amount needs, up to four; the language's
+// decimal separator.
 func TestFormatMoney(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -74,11 +77,19 @@ func TestFormatMoney(t *testing.T) {
 		lang string
 		want string
 	}{
+		{1000000, "en", "100.00"},
 		{125000, "en", "12.50"},
 		{125000, "de", "12,50"},
-		{60, "en", "0.0060"},
-		{60, "fr", "0,0060"},
-		{-70, "en", "-0.0070"},
+		{100, "en", "0.01"},
+		{50, "en", "0.005"},
+		{60, "fr", "0,006"},
+		{-70, "en", "-0.007"},
+		{-70, "de", "-0,007"},
+		{12345, "en", "1.2345"},
+		{-12340, "en", "-1.234"},
+		{-5, "en", "-0.0005"},
+		{1, "en", "0.0001"},
+		{123456789000, "en", "12345678.90"},
 		{0, "en", "0.00"},
 	} {
 		if got := formatMoney(tt.m, tt.lang); got != tt.want {

@@ -429,10 +429,14 @@ func (c *Console) serverPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	var actions []hosting.PowerAction
+	opRows, opsTotal, err := c.serverOps(r, srv)
+	if err != nil {
+		return err
+	}
+	var actions []powerButton
 	for _, a := range hosting.PowerActions {
 		if _, ok := a.Transition(srv.Status); ok && srv.Operation == nil && !srv.Suspended {
-			actions = append(actions, a)
+			actions = append(actions, powerButton{Action: a, Ask: confirmPower(a)})
 		}
 	}
 	var ranges []string
@@ -444,8 +448,16 @@ func (c *Console) serverPage(r *req) error {
 		"S": &row, "Live": transient(srv), "Actions": actions,
 		"Projects": projects, "Snapshots": snaps, "Rescale": opts, "Images": cat.loc[srv.LocationID].Images,
 		"Range": rng.Name, "Ranges": ranges, "Charts": charts, "Activity": activity, "Volumes": vols,
+		"Ops": opRows, "OpsTotal": opsTotal,
 		"ActivityAll": activityQuery{Resource: "server:" + itoa(srv.ID)}.url(0)})
 	return nil
+}
+
+// powerButton is a power action the server's page offers; Ask when it asks first
+// (confirm.go).
+type powerButton struct {
+	Action hosting.PowerAction
+	Ask    bool
 }
 
 // serverVolumes are the volumes a server's page lists: those attached to it, and

@@ -32,8 +32,8 @@ func (v *view) Lang() string { return v.r.lang }
 // T translates a message id with alternating key, value arguments.
 func (v *view) T(id string, kv ...any) string { return v.r.T(id, kv...) }
 
-// Money shows an amount with the currency: two decimals unless it needs four, with
-// the decimal separator of the language.
+// Money shows an amount with the currency, by formatMoney's rule: every amount the
+// console shows goes through it (pages, charts, messages).
 func (v *view) Money(m hosting.Money) string {
 	return formatMoney(m, v.r.lang) + " " + v.currency()
 }
@@ -53,10 +53,17 @@ func (v *view) currency() string {
 	return "EUR"
 }
 
+// formatMoney is the console's one rule for writing an amount: at least two
+// decimals, and more only as far as the amount needs them, up to the four that
+// hosting.Money holds — 100.00, 0.01, 0.005, -0.007, 1.2345 — so that a sub-cent
+// price or charge is never rounded away, and no zero is written after its last
+// significant decimal beyond the cents. The decimal separator is the language's (a
+// comma in German and French); there is no thousands separator. view.Money adds
+// the currency; every page, chart and message of the console shows money through it.
 func formatMoney(m hosting.Money, lang string) string {
-	s := m.String()
-	if strings.HasSuffix(s, "00") {
-		s = s[:len(s)-2]
+	s := m.String() // four decimals
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1]
 	}
 	if lang == "de" || lang == "fr" {
 		s = strings.Replace(s, ".", ",", 1)

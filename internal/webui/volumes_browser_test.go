@@ -33,7 +33,7 @@ func TestBrowserVolumes(t *testing.T) {
 	run(t, ctx, "fill the form", chromedp.SendKeys(chromedp.CSS("#volume_name"), "pgdata"),
 		chromedp.SetValue(chromedp.CSS("#volume_size"), "50"), chromedp.SetValue(chromedp.CSS("#volume_format"), "ext4"),
 		chromedp.Submit(chromedp.CSS("#volume_name")), chromedp.WaitVisible(chromedp.CSS("[data-price]")))
-	wantPrice(t, ctx, "0.0050 EUR an hour, at most 2.20 EUR a month")
+	wantPrice(t, ctx, "0.005 EUR an hour, at most 2.20 EUR a month")
 	shot(t, ctx, dir, "volume-review")
 	run(t, ctx, "create it", chromedp.Click(chromedp.CSS("button[data-confirm]")),
 		chromedp.WaitVisible(chromedp.CSS(`#volume-live [data-status="available"]`)))

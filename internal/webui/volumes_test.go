@@ -82,11 +82,11 @@ func TestConsoleVolumes(t *testing.T) {
 	p := v.get("/volumes")
 	wantStatus(t, p, http.StatusOK)
 	wantText(t, p, `<a href="/volumes" aria-current="page">Volumes</a>`, "No volumes yet.",
-		`<option value="location:1" selected>fsn1 (Falkenstein) · 0.0440 EUR per GB a month at most</option>`,
+		`<option value="location:1" selected>fsn1 (Falkenstein) · 0.044 EUR per GB a month at most</option>`,
 		`<option value="server:`+sid+`">web-1 (fsn1 (Falkenstein))</option>`)
 	p = v.post("/volumes", url.Values{"name": {"data"}, "size_gb": {"50"}, "place": {"location:1"}, "format": {"ext4"}})
 	wantStatus(t, p, http.StatusOK)
-	wantText(t, p, "Create this volume?", "50 GB", "fsn1 (Falkenstein)", "0.0050 EUR an hour, at most 2.20 EUR a month",
+	wantText(t, p, "Create this volume?", "50 GB", "fsn1 (Falkenstein)", "0.005 EUR an hour, at most 2.20 EUR a month",
 		`name="confirm" value="1"`)
 	if vols := volumesOf(t, env, a); len(vols) != 0 {
 		t.Fatalf("the price's page made %d volumes", len(vols))
@@ -139,7 +139,7 @@ func growVolume(t *testing.T, v *visitor, path string) {
 	fieldAfter(t, p, `id="resize_size"`, "A volume only grows")
 	p = v.post(path+"/resize", url.Values{"size_gb": {"100"}})
 	wantStatus(t, p, http.StatusOK)
-	wantText(t, p, "data grows from 50 GB to 100 GB.", "0.0050 EUR an hour, at most 2.20 EUR a month",
+	wantText(t, p, "data grows from 50 GB to 100 GB.", "0.005 EUR an hour, at most 2.20 EUR a month",
 		"0.01 EUR an hour, at most 4.40 EUR a month")
 	if p := v.get(path); !strings.Contains(p.body, `data-size="50"`) {
 		t.Fatal("the price's page grew the volume")
@@ -275,7 +275,7 @@ func TestConsoleVolumeBusy(t *testing.T) {
 	// The server's page names the operation in words and lists the volume on its way,
 	// refreshed with the status.
 	wantText(t, v.get("/servers/"+sid), `<span data-operation="attach_volume">in progress: volume attachment</span>`,
-		`<tr data-volume="data">`, `hx-select-oob="#server-volumes"`)
+		`<tr data-volume="data">`, `hx-select-oob="#server-volumes,#server-operations"`)
 	p = v.follow(v.post(path+"/resize", url.Values{"size_gb": {"20"}, "confirm": {"1"}}))
 	wantText(t, p, `class="notice error"`, "The volume is busy with another operation (volume attachment)")
 	// The server it attaches to is held too: a volume made on it is refused above the

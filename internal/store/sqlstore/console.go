@@ -18,6 +18,18 @@ func (q queries) SetAccountLanguage(ctx context.Context, id int64, language stri
 	return q.execOne(ctx, `UPDATE accounts SET language = ? WHERE id = ?`, language, id)
 }
 
+func (q queries) SetAccountPassword(ctx context.Context, id int64, hash string) error {
+	return q.execOne(ctx, `UPDATE accounts SET password_hash = ? WHERE id = ?`, hash, id)
+}
+
+func (q queries) DeleteSessionsOf(ctx context.Context, accountID int64, keep []byte) error {
+	if keep == nil {
+		keep = []byte{}
+	}
+	_, err := q.q.ExecContext(ctx, `DELETE FROM sessions WHERE account_id = ? AND hash <> ?`, accountID, keep)
+	return err
+}
+
 func (q queries) CreateSession(ctx context.Context, s hosting.Session) (int64, error) {
 	return q.insert(ctx, `INSERT INTO sessions (account_id, hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
 		s.AccountID, s.Hash, ms(s.CreatedAt), ms(s.ExpiresAt))

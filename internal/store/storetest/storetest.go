@@ -310,6 +310,49 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	// A password change (ops ChangePassword) writes the new hash and ends every
+	// console session of the account but the one kept; another account's stay.
+	t.Run("PasswordAndSignInSessions", func(t *testing.T) {
+		s := open(t)
+		id, other := newAccount(t, s, "a@example.com"), newAccount(t, s, "b@example.com")
+		for _, sess := range []struct {
+			acct int64
+			hash string
+		}{{id, "kept"}, {id, "ended-1"}, {id, "ended-2"}, {other, "other"}} {
+			in(t, s, func(tx store.Tx) error {
+				_, err := tx.CreateSession(ctx, hosting.Session{AccountID: sess.acct, Hash: []byte(sess.hash), CreatedAt: now,
+					ExpiresAt: now.Add(time.Hour)})
+				return err
+			})
+		}
+		in(t, s, func(tx store.Tx) error {
+			if err := tx.SetAccountPassword(ctx, id, "new hash"); err != nil {
+				return err
+			}
+			return tx.DeleteSessionsOf(ctx, id, []byte("kept"))
+		})
+		if a, err := s.AccountByEmail(ctx, "a@example.com"); err != nil || a.PasswordHash != "new hash" {
+			t.Fatalf("after SetAccountPassword: %q, %v", a.PasswordHash, err)
+		}
+		if a, err := s.Account(ctx, other); err != nil || a.PasswordHash != "h" {
+			t.Fatalf("the other account's password: %q, %v", a.PasswordHash, err)
+		}
+		for hash, want := range map[string]bool{"kept": true, "ended-1": false, "ended-2": false, "other": true} {
+			_, _, err := s.SessionByHash(ctx, []byte(hash))
+			if got := err == nil; got != want || (err != nil && !errors.Is(err, store.ErrNotFound)) {
+				t.Errorf("session %s there: %v (%v), want %v", hash, got, err, want)
+			}
+		}
+		in(t, s, func(tx store.Tx) error { return tx.DeleteSessionsOf(ctx, id, nil) })
+		if _, _, err := s.SessionByHash(ctx, []byte("kept")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("DeleteSessionsOf without one kept left a session: %v", err)
+		}
+		err := s.InTx(ctx, func(tx store.Tx) error { return tx.SetAccountPassword(ctx, 999, "x") })
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("SetAccountPassword of no account: %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("Tokens", func(t *testing.T) {
 		s := open(t)
 		id := newAccount(t, s, "t@example.com")
