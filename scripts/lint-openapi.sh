@@ -13,8 +13,19 @@
 # ~/.cache/berth-tools/npm where that cannot be written); later runs reuse them and
 # need no network. Needs node (18 or later) and npm: on Debian, apt-get install nodejs
 # npm (.ci/run does it where they are missing).
+#
+# The API reference, docs/api.html, is rendered from the document by the same Redocly
+# CLI (build-docs; the same document gives the same file byte for byte). A lint run
+# fails when the committed one is not the document's as it is now;
+# `scripts/lint-openapi.sh --write-docs` writes it afresh (and lints nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+write_docs=false
+case "${1:-}" in
+--write-docs) write_docs=true ;;
+"") ;;
+*) echo "usage: scripts/lint-openapi.sh [--write-docs]" >&2; exit 2 ;;
+esac
 
 # Redocly CLI 2 needs Node 20.19 or later; Debian 12 ships Node 18, on which 1.34 runs.
 REDOCLY_CLI_VERSION=1.34.20
@@ -58,6 +69,17 @@ if [ ! -x "$bin/redocly" ] || [ ! -x "$bin/spectral" ]; then
 	trap - EXIT
 fi
 
+# render_docs OUT: docs/api.html's content, rendered into OUT.
+render_docs() {
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		node "$bin/redocly" build-docs "$doc" --output "$1" >/dev/null 2>&1
+}
+if $write_docs; then
+	render_docs docs/api.html
+	echo "lint-openapi: wrote docs/api.html from $doc"
+	exit 0
+fi
+
 status=0
 
 echo "== redocly lint $doc (@redocly/cli $REDOCLY_CLI_VERSION)"
@@ -74,6 +96,17 @@ fi
 echo "== spectral lint $doc (@stoplight/spectral-cli $SPECTRAL_CLI_VERSION, spectral:oas)"
 # --fail-severity=hint: any finding fails, warnings included.
 node "$bin/spectral" lint --ruleset .spectral.yaml --fail-severity=hint "$doc" || status=1
+
+echo "== docs/api.html rendered from $doc (redocly build-docs)"
+rendered="$(mktemp --suffix=.html)"
+if ! render_docs "$rendered"; then
+	echo "lint-openapi: redocly build-docs failed on $doc" >&2
+	status=1
+elif ! cmp -s "$rendered" docs/api.html; then
+	echo "lint-openapi: docs/api.html is not $doc's as it is now: run scripts/lint-openapi.sh --write-docs and commit it" >&2
+	status=1
+fi
+rm -f "$rendered"
 
 if [ "$status" != 0 ]; then
 	echo "lint-openapi: $doc does not lint clean" >&2
