@@ -127,7 +127,7 @@ func TestOwnerName(t *testing.T) {
 	t.Parallel()
 	const zone = "example.com"
 	// A relative name of n bytes whose absolute form is n+1+len(zone).
-	rel := func(n int) string { return nameOf(n+len(".com")) [:n] }
+	rel := func(n int) string { return nameOf(n + len(".com"))[:n] }
 	if got := len(rel(241)) + 1 + len(zone); got != 253 {
 		t.Fatalf("rel(241) gives %d", got)
 	}

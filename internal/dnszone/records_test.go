@@ -190,7 +190,8 @@ func TestCanonicalRRset(t *testing.T) {
 		{"long comment", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: label(256)}}},
 			map[string][]string{"records": {"validation.dns_record_comment"}}},
 		{"comment of 255", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: label(255)}}}, nil},
-		{"comment with a line break", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: "a\nb"}}},
+		{"comment with a line break (kept as a space)", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: "a\nb"}}}, nil},
+		{"comment with a control character", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: "a\x00b"}}},
 			map[string][]string{"records": {"validation.dns_record_comment"}}},
 	}
 	for _, tc := range tests {

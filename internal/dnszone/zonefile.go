@@ -29,8 +29,10 @@ import (
 // $TTL), a class other than IN (dns_line_class), a record whose name, type, TTL or
 // value breaks a rule (the message of that rule, without a record index), records of
 // one RRset with different TTLs (dns_line_ttl_mismatch), a record repeating an
-// earlier line's (dns_record_duplicate, first = that line). After 100 such lines one
-// more error, on "zone_file", counts the rest (validation.dns_zone_file_more). A text
+// earlier line's (dns_record_duplicate, first = that line). Reading stops at the
+// 101st problem: the first 100 are reported, and one more error, on "zone_file",
+// says the rest of the file was not checked (validation.dns_zone_file_more), so that
+// 256 KiB of garbage costs little and answers little. A text
 // over 256 KiB (validation.dns_zone_file_size) or producing over 65,536 records
 // (dns_zone_file_records) is refused on "zone_file".
 func ParseZoneFile(zone string, ttl int, text string) ([]RRset, error) {
@@ -45,11 +47,13 @@ func ParseZoneFile(zone string, ttl int, text string) ([]RRset, error) {
 		count    int
 	)
 	r := &lineReader{s: text, line: 1}
-	for {
+	// full: more problems than are reported were found; reading stops there.
+	full := func() bool { return len(problems) > MaxLineErrors }
+	for !full() {
 		base := r.line - 1 // the new parser counts lines from 1
 		zp := dns.NewZoneParser(r, zone+".", "")
 		zp.SetDefaultTTL(uint32(ttl))
-		for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		for rr, ok := zp.Next(); ok && !full(); rr, ok = zp.Next() {
 			line := r.start
 			if count++; count > MaxZoneFileRecords {
 				return nil, invalid("zone_file", hosting.M("validation.dns_zone_file_records", "max", MaxZoneFileRecords))
@@ -88,7 +92,7 @@ func ParseZoneFile(zone string, ttl int, text string) ([]RRset, error) {
 			firstRec[i] = append(firstRec[i], line)
 		}
 		err := zp.Err()
-		if err == nil {
+		if err == nil || full() {
 			break
 		}
 		line, token := parseErrorAt(err)
@@ -98,6 +102,9 @@ func ParseZoneFile(zone string, ttl int, text string) ([]RRset, error) {
 		}
 	}
 	for _, p := range zoneProblems(sets) {
+		if full() {
+			break // the RRsets of a file not read to its end
+		}
 		line := 1
 		if p.set >= 0 {
 			line = firstRec[p.set][0]
@@ -111,17 +118,11 @@ func ParseZoneFile(zone string, ttl int, text string) ([]RRset, error) {
 	}
 	slices.SortStableFunc(problems, func(a, b lineProblem) int { return a.line - b.line })
 	var v hosting.Validation
-	lines := 0
-	for i, p := range problems {
-		key := "line " + strconv.Itoa(p.line)
-		if !v.Has(key) {
-			if lines == MaxLineErrors {
-				v.Add("zone_file", "validation.dns_zone_file_more", "count", countLines(problems[i:]))
-				break
-			}
-			lines++
-		}
-		add(&v, key, p.msg)
+	for _, p := range problems[:min(len(problems), MaxLineErrors)] {
+		add(&v, "line "+strconv.Itoa(p.line), p.msg)
+	}
+	if full() {
+		v.Add("zone_file", "validation.dns_zone_file_more", "max", MaxLineErrors)
 	}
 	return nil, v.Err()
 }
@@ -129,16 +130,6 @@ func ParseZoneFile(zone string, ttl int, text string) ([]RRset, error) {
 type lineProblem struct {
 	line int
 	msg  hosting.Msg
-}
-
-func countLines(ps []lineProblem) int {
-	n := 0
-	for i, p := range ps {
-		if i == 0 || p.line != ps[i-1].line {
-			n++
-		}
-	}
-	return n
 }
 
 // recordOf turns one parsed record into a one-record RRset and its record, or the
@@ -388,5 +379,7 @@ func CompareNames(a, b string) int {
 	return len(la) - len(lb)
 }
 
-// canonicalComment is a comment as it is kept: without the spaces around it.
-func canonicalComment(c string) string { return strings.TrimSpace(c) }
+// canonicalComment is a comment as it is kept: without the spaces around it, and
+// with each run of spaces inside as one space.
+// (The zone-file parser keeps the spaces of a comment only roughly.)
+func canonicalComment(c string) string { return strings.Join(strings.Fields(c), " ") }
