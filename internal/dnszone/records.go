@@ -276,6 +276,9 @@ func canonicalRR(rr dns.RR) (string, *hosting.Msg) {
 			return "", bad
 		}
 	case *dns.TXT:
+		if len(r.Txt) == 0 { // a value of only a comment
+			return "", bad
+		}
 	default:
 		return "", bad
 	}
