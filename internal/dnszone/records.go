@@ -126,7 +126,8 @@ type RRset struct {
 // records (validation.dns_records_empty, dns_records_many). A record whose canonical
 // value repeats an earlier one's is refused (validation.dns_record_duplicate) rather
 // than collapsed, so that what a client sends is what it reads back, record for
-// record.
+// record. A record's messages are its value's (CanonicalValue) as
+// validation.dns_record_* instead of dns_value_*, with its index and value added.
 func CanonicalRRset(zone string, in RRset) (RRset, error) {
 	var v hosting.Validation
 	out := RRset{TTL: in.TTL}
@@ -168,6 +169,8 @@ func CanonicalRRset(zone string, in RRset) (RRset, error) {
 			}
 		}
 		if msg != nil {
+			// The value's message, as the record's: naming it by place and value.
+			msg.ID = strings.Replace(msg.ID, "validation.dns_value_", "validation.dns_record_", 1)
 			msg.Args["index"], msg.Args["value"] = i+1, clip(r.Value)
 			add(&v, "records", *msg)
 			continue
@@ -185,17 +188,15 @@ func CanonicalRRset(zone string, in RRset) (RRset, error) {
 // canonical relative name) in zone: the RDATA as github.com/miekg/dns writes it, with
 // names absolute, in lower case, with a trailing dot (mail → mail.example.com.), TXT
 // as quoted strings of at most 255 bytes each (a longer string is split), CAA's tag in
-// lower case. Errors, on "records" (without the record's index: CanonicalRRset adds
-// it): a value that is empty, longer than 4096 bytes in canonical form (8192 as sent)
+// lower case. Errors, on "records", naming no record (CanonicalRRset's do): a value that is empty, longer than 4096 bytes in canonical form (8192 as sent)
 // or holds a line break or another
-// control character (validation.dns_record_empty, dns_record_length,
-// dns_record_control); one that is not of the type's syntax (dns_record_syntax, with
+// control character (validation.dns_value_empty, dns_value_length,
+// dns_value_control); one that is not of the type's syntax (dns_value_syntax, with
 // an example of the type); an A that is not IPv4 or an AAAA that is not IPv6
-// (dns_record_syntax); a name in it that is not a host name (dns_record_host).
+// (dns_value_syntax); a name in it that is not a host name (dns_value_host).
 func CanonicalValue(zone, name string, t Type, value string) (string, error) {
 	v, msg := canonicalValue(zone, name, t, value)
 	if msg != nil {
-		msg.Args["value"] = clip(value)
 		return "", invalid("records", *msg)
 	}
 	return v, nil
@@ -205,16 +206,16 @@ func canonicalValue(zone, name string, t Type, value string) (string, *hosting.M
 	value = strings.TrimSpace(value)
 	switch {
 	case value == "":
-		return "", msgp("validation.dns_record_empty")
+		return "", msgp("validation.dns_value_empty")
 	case len(value) > 2*MaxValueBytes:
-		return "", msgp("validation.dns_record_length", "max", MaxValueBytes)
+		return "", msgp("validation.dns_value_length", "max", MaxValueBytes)
 	}
 	for _, c := range []byte(value) {
 		if c < 0x20 && c != '\t' || c == 0x7f {
-			return "", msgp("validation.dns_record_control")
+			return "", msgp("validation.dns_value_control")
 		}
 	}
-	bad := msgp("validation.dns_record_syntax", "type", string(t), "example", examples[t])
+	bad := msgp("validation.dns_value_syntax", "type", string(t), "example", examples[t])
 	// One line of a zone file whose $ORIGIN is the zone: the value cannot reach a
 	// second line (no line breaks), so it is one record or none.
 	line := fmt.Sprintf("%s 3600 IN %s %s\n", AbsoluteName(zone, name), t, value)
@@ -231,7 +232,7 @@ func canonicalValue(zone, name string, t Type, value string) (string, *hosting.M
 	}
 	v, msg := canonicalRR(rr)
 	if msg == nil && len(v) > MaxValueBytes {
-		return "", msgp("validation.dns_record_length", "max", MaxValueBytes)
+		return "", msgp("validation.dns_value_length", "max", MaxValueBytes)
 	}
 	return v, msg
 }
@@ -240,14 +241,14 @@ func canonicalValue(zone, name string, t Type, value string) (string, *hosting.M
 // names in rr, and returns its RDATA as text.
 func canonicalRR(rr dns.RR) (string, *hosting.Msg) {
 	t := Type(dns.TypeToString[rr.Header().Rrtype])
-	bad := msgp("validation.dns_record_syntax", "type", string(t), "example", examples[t])
+	bad := msgp("validation.dns_value_syntax", "type", string(t), "example", examples[t])
 	host := func(n *string, root bool) *hosting.Msg {
 		*n = dns.CanonicalName(*n)
 		if *n == "." && root {
 			return nil
 		}
 		if !isHostName(*n) {
-			return msgp("validation.dns_record_host", "name", *n)
+			return msgp("validation.dns_value_host", "name", *n)
 		}
 		return nil
 	}
@@ -322,11 +323,11 @@ func isAlnum(s string) bool {
 // written after the record in a zone file, where a line break would end it.
 func checkComment(c string) *hosting.Msg {
 	if len(c) > MaxCommentBytes {
-		return msgp("validation.dns_record_comment", "max", MaxCommentBytes)
+		return msgp("validation.dns_value_comment", "max", MaxCommentBytes)
 	}
 	for _, r := range c {
 		if r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029' {
-			return msgp("validation.dns_record_comment", "max", MaxCommentBytes)
+			return msgp("validation.dns_value_comment", "max", MaxCommentBytes)
 		}
 	}
 	return nil

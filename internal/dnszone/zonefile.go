@@ -27,9 +27,9 @@ import (
 // order: a line the parser cannot read (validation.dns_line_syntax, with the token it
 // stopped at; reading resumes on the next line, with the zone as $ORIGIN and ttl as
 // $TTL), a class other than IN (dns_line_class), a record whose name, type, TTL or
-// value breaks a rule (the message of that rule, without a record index), records of
+// value breaks a rule (the message of that rule; a value's is dns_value_*), records of
 // one RRset with different TTLs (dns_line_ttl_mismatch), a record repeating an
-// earlier line's (dns_record_duplicate, first = that line). Reading stops at the
+// earlier line's (dns_line_duplicate, first = that line). Reading stops at the
 // 101st problem: the first 100 are reported, and one more error, on "zone_file",
 // says the rest of the file was not checked (validation.dns_zone_file_more), so that
 // 256 KiB of garbage costs little and answers little. A text
@@ -85,7 +85,7 @@ func ParseZoneFile(zone string, ttl int, text string) ([]RRset, error) {
 				continue
 			}
 			if j := slices.IndexFunc(s.Records, func(x Record) bool { return x.Value == rec.Value }); j >= 0 {
-				problems = append(problems, lineProblem{line, hosting.M("validation.dns_record_duplicate", "first", firstRec[i][j])})
+				problems = append(problems, lineProblem{line, hosting.M("validation.dns_line_duplicate", "first", firstRec[i][j])})
 				continue
 			}
 			s.Records = append(s.Records, rec)
@@ -160,7 +160,7 @@ func recordOf(zone string, ttl int, rr dns.RR, comment string) (RRset, Record, *
 		return RRset{}, Record{}, msg
 	}
 	if len(value) > MaxValueBytes {
-		return RRset{}, Record{}, msgp("validation.dns_record_length", "max", MaxValueBytes)
+		return RRset{}, Record{}, msgp("validation.dns_value_length", "max", MaxValueBytes)
 	}
 	c := canonicalComment(strings.TrimPrefix(comment, ";"))
 	if msg := checkComment(c); msg != nil {

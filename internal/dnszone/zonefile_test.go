@@ -102,7 +102,7 @@ func TestParseZoneFileErrors(t *testing.T) {
 		{"TTLs of one RRset", "a 300 A 192.0.2.1\na 600 A 192.0.2.2\n",
 			[]string{"line 2: validation.dns_line_ttl_mismatch"}},
 		{"a duplicate", "a A 192.0.2.1\na A 192.0.2.1\n",
-			[]string{"line 2: validation.dns_record_duplicate"}},
+			[]string{"line 2: validation.dns_line_duplicate"}},
 		{"a bad value on a continued line", "a TXT ( \"x\"\n \"y\" \n)\nb MX ( 10\n bad..name )\nc A 192.0.2.1\n",
 			[]string{"line 5: validation.dns_line_syntax"}},
 		{"a rule broken by a record over lines: its first line", "; c\n\nb 59 TXT ( \"x\"\n \"y\" )\nc 60 A 192.0.2.1\n",
@@ -112,7 +112,7 @@ func TestParseZoneFileErrors(t *testing.T) {
 		{"with $TTL, it is not", "$TTL 3600\na 59 A 192.0.2.1\nb A 192.0.2.1\n",
 			[]string{"line 2: validation.dns_ttl"}},
 		{"$INCLUDE", "$INCLUDE /etc/passwd\n", []string{"line 1: validation.dns_line_syntax"}},
-		{"a record naming no host", "a CNAME a\\032b.\n", []string{"line 1: validation.dns_record_host"}},
+		{"a record naming no host", "a CNAME a\\032b.\n", []string{"line 1: validation.dns_value_host"}},
 	}
 	for _, tc := range tests {
 		_, err := ParseZoneFile("example.com", 3600, tc.text)
