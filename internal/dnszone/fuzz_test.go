@@ -79,22 +79,22 @@ func FuzzZoneFile(f *testing.F) {
 	})
 }
 
-// FuzzRecordValue: no value makes CanonicalValue panic; a refusal is on "records";
-// an accepted value's canonical form is a fixed point, and it comes back the same
-// through a zone file.
+// FuzzRecordValue: no value or comment makes CanonicalRRset panic; a refusal is on
+// "records"; an accepted value's canonical form is a fixed point, and the record, its
+// comment too, comes back the same through a zone file.
 func FuzzRecordValue(f *testing.F) {
 	for _, s := range []struct {
-		name, typ, value string
+		name, typ, value, comment string
 	}{
-		{"@", "A", "192.0.2.1"}, {"@", "AAAA", "2001:db8::1"}, {"www", "CNAME", "host"},
-		{"@", "MX", "10 mail"}, {"@", "MX", "0 ."}, {"@", "TXT", `"a" "b" c`},
-		{"@", "TXT", strings.Repeat("é", 200)}, {"_sip._tcp", "SRV", "10 5 5060 sip"},
-		{"@", "CAA", `0 issue "letsencrypt.org"`}, {"sub", "NS", "ns1.example.net."},
-		{"*", "A", "192.0.2.1 ; x"}, {"a", "TXT", `"\"\\" ( "x" )`}, {"a", "MX", "10 a\\.b"},
+		{"@", "A", "192.0.2.1", ""}, {"@", "AAAA", "2001:db8::1", "v6"}, {"www", "CNAME", "host", ""},
+		{"@", "MX", "10 mail", "the mail"}, {"@", "MX", "0 .", ""}, {"@", "TXT", `"a" "b" c`, `a "(" \`},
+		{"@", "TXT", strings.Repeat("é", 200), "é"}, {"_sip._tcp", "SRV", "10 5 5060 sip", ""},
+		{"@", "CAA", `0 issue "letsencrypt.org"`, ""}, {"sub", "NS", "ns1.example.net.", ";"},
+		{"*", "A", "192.0.2.1 ; x", "x\\"}, {"a", "TXT", `"\"\\" ( "x" )`, ")"}, {"a", "MX", "10 a\\.b", ""},
 	} {
-		f.Add(s.name, s.typ, s.value)
+		f.Add(s.name, s.typ, s.value, s.comment)
 	}
-	f.Fuzz(func(t *testing.T, name, typ, value string) {
+	f.Fuzz(func(t *testing.T, name, typ, value, comment string) {
 		const zone = "example.com"
 		rel, err := OwnerName(zone, name)
 		if err != nil {
@@ -113,11 +113,18 @@ func FuzzRecordValue(f *testing.F) {
 		if err != nil || again != got {
 			t.Fatalf("CanonicalValue(%q) = %q, then %q, %v", value, got, again, err)
 		}
-		set := RRset{Name: rel, Type: tp, Records: []Record{{Value: got}}}
+		set, err := CanonicalRRset(zone, RRset{Name: rel, Type: tp, Records: []Record{{Value: value, Comment: comment}}})
+		if err != nil {
+			checkRefusal(t, err, func(k string) bool { return k == "records" })
+			return
+		}
+		if set.Records[0].Value != got {
+			t.Fatalf("CanonicalRRset's value %q, CanonicalValue's %q", set.Records[0].Value, got)
+		}
 		text := ExportZoneFile(zone, testSOA, []RRset{set})
 		back, err := ParseZoneFile(zone, 3600, text)
 		if err != nil || len(back) != 1 || !sameRRset(back[0], set) {
-			t.Fatalf("through a zone file %q came back %+v, %v\n%s", got, back, err, text)
+			t.Fatalf("through a zone file %+v came back %+v, %v\n%s", set, back, err, text)
 		}
 	})
 }
