@@ -111,6 +111,12 @@ func TestParseZoneFileErrors(t *testing.T) {
 			[]string{"line 1: validation.dns_ttl", "line 2: validation.dns_ttl"}},
 		{"with $TTL, it is not", "$TTL 3600\na 59 A 192.0.2.1\nb A 192.0.2.1\n",
 			[]string{"line 2: validation.dns_ttl"}},
+		{"an $ORIGIN outside the zone", "$ORIGIN example.org.\nwww A 192.0.2.1\n",
+			[]string{"line 2: validation.dns_name_outside"}},
+		{"a $TTL out of range", "$TTL 59\nwww A 192.0.2.1\n",
+			[]string{"line 2: validation.dns_ttl"}},
+		{"after a syntax error the zone is the $ORIGIN again", "$ORIGIN example.org.\nx A y\nwww A 192.0.2.1\n",
+			[]string{"line 2: validation.dns_line_syntax"}},
 		{"$INCLUDE", "$INCLUDE /etc/passwd\n", []string{"line 1: validation.dns_line_syntax"}},
 		{"a record naming no host", "a CNAME a\\032b.\n", []string{"line 1: validation.dns_value_host"}},
 	}
