@@ -186,7 +186,8 @@ func CanonicalRRset(zone string, in RRset) (RRset, error) {
 
 // CanonicalValue returns the canonical form of one value of type t at name (a
 // canonical relative name) in zone: the RDATA as github.com/miekg/dns writes it, with
-// names absolute, in lower case, with a trailing dot (mail → mail.example.com.), TXT
+// names absolute, in lower case, with a trailing dot (mail → mail.example.com.),
+// Unicode labels as A-labels (mail.bücher.de. → mail.xn--bcher-kva.de.), TXT
 // as quoted strings of at most 255 bytes each (a longer string is split), CAA's tag in
 // lower case. Errors, on "records", naming no record (CanonicalRRset's do): a value that is empty, longer than 4096 bytes in canonical form (8192 as sent)
 // or holds a line break or another
@@ -246,6 +247,11 @@ func canonicalRR(rr dns.RR) (string, *hosting.Msg) {
 		*n = dns.CanonicalName(*n)
 		if *n == "." && root {
 			return nil
+		}
+		if !isASCII(*n) { // a Unicode name, as the parser keeps it: its A-labels
+			if a, msg := ownerLabels(strings.TrimSuffix(*n, ".")); msg == nil {
+				*n = a + "."
+			}
 		}
 		if !isHostName(*n) {
 			return msgp("validation.dns_value_host", "name", *n)
