@@ -195,6 +195,7 @@ func TestCanonicalRRset(t *testing.T) {
 			map[string][]string{"name": {"validation.dns_name_outside"}, "type": {"validation.dns_type_unsupported"}}},
 		{"long comment", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: label(256)}}},
 			map[string][]string{"records": {"validation.dns_record_comment"}}},
+		{"comment with semicolons", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: ";a;b ;"}}}, nil},
 		{"comment of 255", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: label(255)}}}, nil},
 		{"comment with a line break (kept as a space)", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: "a\nb"}}}, nil},
 		{"comment with a control character", RRset{Name: "a", Type: TypeA, Records: []Record{{Value: "192.0.2.1", Comment: "a\x00b"}}},

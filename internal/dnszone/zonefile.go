@@ -379,7 +379,10 @@ func CompareNames(a, b string) int {
 	return len(la) - len(lb)
 }
 
-// canonicalComment is a comment as it is kept: without the spaces around it, and
-// with each run of spaces inside as one space.
-// (The zone-file parser keeps the spaces of a comment only roughly.)
-func canonicalComment(c string) string { return strings.Join(strings.Fields(c), " ") }
+// canonicalComment is a comment as it is kept: without the spaces around it, with
+// each run of spaces inside as one space, and a space before each ';' inside it. (The
+// zone-file parser keeps a comment's spaces only roughly, and puts a space before
+// each ';' in it: this is the form it reads back as it is.)
+func canonicalComment(c string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(c, ";", " ;")), " ")
+}
