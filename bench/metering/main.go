@@ -69,7 +69,7 @@ func main() {
 	flag.StringVar(&cfg.dir, "dir", "", "SQLite data dir (default: a temp dir, removed)")
 	flag.StringVar(&cfg.database, "database", "", "PostgreSQL instead of SQLite: the URL of a database on a server where the run may "+
 		"CREATE DATABASE (postgres://...); it runs in a new database there, dropped afterwards")
-	flag.IntVar(&cfg.batch, "batch", 0, "the most meter hours one metering transaction charges (default: ops.DefaultMeterBatch)")
+	flag.IntVar(&cfg.batch, "batch", 0, "the most meter hours one metering transaction charges (default: berthd's, ops.DefaultMeterBatch or on PostgreSQL ops.PostgresMeterBatch)")
 	flag.BoolVar(&cfg.breakdown, "breakdown", true, "time each statement of a charge step (rolled back) and show its query plan")
 	flag.Parse()
 	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || cfg.batch < 0 || (cfg.dir != "" && cfg.database != "") ||
@@ -185,6 +185,9 @@ func open(ctx context.Context, cfg config, out io.Writer) (*bench, error) {
 		return nil, errors.Join(err, b.close())
 	}
 	b.timed = &timedStore{Store: b.db}
+	if cfg.batch == 0 && b.db.Postgres() {
+		cfg.batch = ops.PostgresMeterBatch // as berthd meters on PostgreSQL
+	}
 	b.svc = ops.New(ops.Deps{Store: b.timed, Clock: func() time.Time { return b.at }, MeterBatch: cfg.batch})
 	if err := b.svc.EnsureCatalog(ctx, catalog.Default()); err != nil {
 		return nil, errors.Join(err, b.close())

@@ -192,6 +192,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	deps := ops.Deps{Store: db, Jobs: a.queue, Driver: a.driver, Log: cfg.Logger, Clock: cfg.Clock,
 		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions()}
+	if db.Postgres() {
+		deps.MeterBatch = ops.PostgresMeterBatch
+	}
 	if cfg.Telemetry != nil {
 		deps.Telemetry = cfg.Telemetry
 	}
