@@ -16,11 +16,9 @@ set -euo pipefail
 
 GORELEASER_VERSION=2.15.1
 
-cache="${BERTH_TOOLS_CACHE:-/var/cache/berth-tools}"
-if ! mkdir -p "$cache/goreleaser" 2>/dev/null || [ ! -w "$cache/goreleaser" ]; then
-	cache="${XDG_CACHE_HOME:-$HOME/.cache}/berth-tools"
-	mkdir -p "$cache/goreleaser"
-fi
+# shellcheck source=scripts/tools-cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tools-cache.sh"
+cache="$(tools_cache goreleaser)"
 dir="$cache/goreleaser/$GORELEASER_VERSION"
 bin="$dir/goreleaser"
 

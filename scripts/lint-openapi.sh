@@ -32,11 +32,9 @@ REDOCLY_CLI_VERSION=1.34.20
 SPECTRAL_CLI_VERSION=6.16.3
 doc=api/openapi.yaml
 
-cache="${BERTH_TOOLS_CACHE:-/var/cache/berth-tools}"
-if ! mkdir -p "$cache/npm" 2>/dev/null || [ ! -w "$cache/npm" ]; then
-	cache="${XDG_CACHE_HOME:-$HOME/.cache}/berth-tools"
-	mkdir -p "$cache/npm"
-fi
+# shellcheck source=scripts/tools-cache.sh
+. scripts/tools-cache.sh
+cache="$(tools_cache npm)"
 tools="$cache/npm/redocly-cli-$REDOCLY_CLI_VERSION+spectral-cli-$SPECTRAL_CLI_VERSION"
 bin="$tools/node_modules/.bin"
 

@@ -19,11 +19,9 @@ set -euo pipefail
 
 TOFU_VERSION=1.10.10
 
-cache="${BERTH_TOOLS_CACHE:-/var/cache/berth-tools}"
-if ! mkdir -p "$cache/tofu" 2>/dev/null || [ ! -w "$cache/tofu" ]; then
-	cache="${XDG_CACHE_HOME:-$HOME/.cache}/berth-tools"
-	mkdir -p "$cache/tofu"
-fi
+# shellcheck source=scripts/tools-cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tools-cache.sh"
+cache="$(tools_cache tofu)"
 dir="$cache/tofu/$TOFU_VERSION"
 bin="$dir/tofu"
 
