@@ -39,6 +39,27 @@ func openShell(t testing.TB, d compute.Driver, name string, timeout time.Duratio
 // escapes are the terminal's control sequences (the shell asks where the cursor is).
 var escapes = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
+// consoleLine is a line the guest writes to its console on its own, whatever the
+// shell runs: the test image's udev logs each device it links (BERTH-UDEV), and the
+// kernel its messages. They land between a command's markers when a device comes or
+// goes while it runs.
+var consoleLine = regexp.MustCompile(`^(BERTH-UDEV |\[ *[0-9]+\.[0-9]+\] )`)
+
+// commandOutput is what a command printed, from the text between its markers: without
+// the terminal's carriage returns and control sequences, and without the guest's
+// console lines.
+func commandOutput(text string) string {
+	text = escapes.ReplaceAllString(strings.ReplaceAll(text, "\r", ""), "")
+	lines := strings.Split(text, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if !consoleLine.MatchString(l) {
+			kept = append(kept, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(kept, "\n"))
+}
+
 // run runs a command line in the guest and returns what it printed, without the
 // carriage returns of the terminal (or fails the test after the shell's timeout).
 func (s *shell) run(cmd string) string {
@@ -71,7 +92,7 @@ func (s *shell) try(cmd string) (string, error) {
 			if b := strings.LastIndex(text, begin); b >= 0 {
 				text = text[b+len(begin):]
 			}
-			return strings.TrimSpace(escapes.ReplaceAllString(strings.ReplaceAll(text, "\r", ""), "")), nil
+			return commandOutput(text), nil
 		}
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("%s: %q printed no end in %s:\n%s", s.name, cmd, s.timeout, text)
@@ -102,5 +123,25 @@ func (s *shell) await(cmd, want string, timeout time.Duration) string {
 			s.t.Fatalf("%s: %q printed %q for %s, want %q in it", s.name, cmd, out, timeout, want)
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// TestCommandOutput: what the guest's console prints on its own while a command runs
+// (CI once read a volume as mounted from "BERTH-UDEV add sdb …\n0") is not the
+// command's output; what the command printed is, line for line.
+func TestCommandOutput(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"\r\n0\r\n", "0"},
+		{"\r\nBERTH-UDEV add sdb /dev/disk/by-id/scsi-0BERTH_Volume_7003\r\n0\r\n", "0"},
+		{"\r\n0\r\nBERTH-UDEV remove sdb /dev/disk/by-id/scsi-0BERTH_Volume_7003\r\n", "0"},
+		{"\r\n[   12.345678] sd 0:0:0:1: [sdb] Attached SCSI disk\r\na\r\nb\r\n", "a\nb"},
+		{"\r\n\x1b[6nroot\r\n", "root"},
+		{"\r\nsaid BERTH-UDEV add\r\n", "said BERTH-UDEV add"},
+		{"\r\n[not a kernel line]\r\n", "[not a kernel line]"},
+		{"", ""},
+	} {
+		if got := commandOutput(c.text); got != c.want {
+			t.Errorf("commandOutput(%q) = %q, want %q", c.text, got, c.want)
+		}
 	}
 }
