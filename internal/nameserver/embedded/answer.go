@@ -74,7 +74,7 @@ func (z *zone) lookup(name string) (sets map[uint16][]dns.RR, exists bool) {
 		return nil, true
 	}
 	encloser := parent(name)
-	for !z.exists[encloser] && encloser != z.origin {
+	for !z.exists[encloser] && encloser != z.origin && encloser != "." {
 		encloser = parent(encloser)
 	}
 	sets, ok := z.nodes["*."+encloser]
