@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -45,10 +46,15 @@ func (z *zone) answer(m *dns.Msg, qname string, qtype uint16) {
 		}
 		m.Answer = appendAs(m.Answer, sets[dns.TypeCNAME], name)
 		name = strings.ToLower(sets[dns.TypeCNAME][0].(*dns.CNAME).Target)
-		if !dns.IsSubDomain(z.origin, name) {
-			return // the resolver follows it elsewhere
+		if !dns.IsSubDomain(z.origin, name) || answered(m.Answer, name) {
+			return // the resolver follows it elsewhere, or a loop
 		}
 	}
+}
+
+// answered reports whether rrs hold records of name.
+func answered(rrs []dns.RR, name string) bool {
+	return slices.ContainsFunc(rrs, func(rr dns.RR) bool { return rr.Header().Name == name })
 }
 
 // appendAs appends set to dst, its records under owner when a wildcard made them.
