@@ -5,6 +5,8 @@ import (
 	"net"
 
 	"github.com/miekg/dns"
+
+	"github.com/berthhq/berth/internal/nameserver"
 )
 
 // ServeDNS answers req: a zone transfer, or one query fitted to its transport.
@@ -73,21 +75,40 @@ func (s *Server) zone(ctx context.Context, name string) (*zone, int) {
 	if !ok {
 		return nil, dns.RcodeRefused
 	}
-	key := lower(src.Name)
-	s.mu.Lock()
-	b, ok := s.built[key]
-	s.mu.Unlock()
-	if !ok || b.serial != src.Serial {
-		b = built{serial: src.Serial}
-		if b.zone, b.err = build(src); b.err != nil {
-			s.log.Error("dns: a zone does not build, answering SERVFAIL", "zone", src.Name, "serial", src.Serial, "err", b.err)
-		}
-		s.keep(key, b)
-	}
+	b := s.builtFor(src)
 	if b.err != nil || !dns.IsSubDomain(b.zone.origin, name) {
 		return nil, dns.RcodeServerFailure
 	}
 	return b.zone, dns.RcodeSuccess
+}
+
+// builtFor is src built, from those kept when its serial is the same. One zone is
+// built at a time: queries that find a zone changed wait for the one that builds it
+// rather than all building it.
+func (s *Server) builtFor(src nameserver.Zone) built {
+	key := lower(src.Name)
+	if b, ok := s.kept(key); ok && b.serial == src.Serial {
+		return b
+	}
+	s.building.Lock()
+	defer s.building.Unlock()
+	if b, ok := s.kept(key); ok && b.serial == src.Serial {
+		return b
+	}
+	b := built{serial: src.Serial}
+	s.builds.Add(1)
+	if b.zone, b.err = build(src); b.err != nil {
+		s.log.Error("dns: a zone does not build, answering SERVFAIL", "zone", src.Name, "serial", src.Serial, "err", b.err)
+	}
+	s.keep(key, b)
+	return b
+}
+
+func (s *Server) kept(key string) (built, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.built[key]
+	return b, ok
 }
 
 // keep remembers b as the zone key's, forgetting some other zone when maxBuilt are

@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -64,8 +65,10 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	mu    sync.Mutex
-	built map[string]built // by zone FQDN
+	building sync.Mutex   // held while a zone is built
+	builds   atomic.Int64 // zones built, for tests
+	mu       sync.Mutex
+	built    map[string]built // by zone FQDN
 }
 
 // built is a zone as last built, or the error that building it gave.
