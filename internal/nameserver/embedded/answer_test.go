@@ -162,21 +162,32 @@ func (w *fakeWriter) Hijack()                     {}
 
 func udpClient() net.Addr { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000} }
 
-// BenchmarkServeDNS answers an A query at a wildcard over UDP, packing included,
-// the zone built once.
+// BenchmarkServeDNS answers one query over UDP, packing included, the zone built
+// once: a name, a wildcard, a CNAME followed, a name that does not exist.
 func BenchmarkServeDNS(b *testing.B) {
 	mem := NewMemory()
 	if err := mem.Publish(context.Background(), testZone()); err != nil {
 		b.Fatal(err)
 	}
 	s := New(mem, Options{})
-	req := new(dns.Msg).SetQuestion("www.example.com.", dns.TypeA)
-	w := &fakeWriter{remote: udpClient()}
-	b.ReportAllocs()
-	for b.Loop() {
-		s.ServeDNS(w, req)
-	}
-	if w.msg == nil || len(w.msg.Answer) != 1 {
-		b.Fatalf("answer %v", w.msg)
+	for _, q := range []struct {
+		name   string
+		qtype  uint16
+		answer int
+	}{
+		{"www.example.com.", dns.TypeA, 1}, {"x.y.example.com.", dns.TypeTXT, 1},
+		{"alias.example.com.", dns.TypeA, 2}, {"x.b.example.com.", dns.TypeA, 0},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			req := new(dns.Msg).SetQuestion(q.name, q.qtype)
+			w := &fakeWriter{remote: udpClient()}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.ServeDNS(w, req)
+			}
+			if w.msg == nil || len(w.msg.Answer) != q.answer {
+				b.Fatalf("answer %v", w.msg)
+			}
+		})
 	}
 }
