@@ -1,10 +1,14 @@
 package embedded_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,4 +222,38 @@ func TestListenAndServeStops(t *testing.T) {
 		t.Fatalf("TCP port still held: %v", err)
 	}
 	ln2.Close()
+}
+
+// TestSourceErrorsLoggedOnceASecond: a store that is down fails every query, and
+// the log says so once, not once a query.
+func TestSourceErrorsLoggedOnceASecond(t *testing.T) {
+	t.Parallel()
+	logged := &syncWriter{w: new(bytes.Buffer)}
+	log := slog.New(slog.NewTextHandler(logged, nil))
+	addr := started(t, failing{}, embedded.Options{Logger: log})
+	for range 20 {
+		if _, err := dns.Exchange(new(dns.Msg).SetQuestion("www.example.com.", dns.TypeA), addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logged.String(), "store down"); n != 1 {
+		t.Fatalf("%d log lines for 20 failed queries in well under a second:\n%s", n, logged.String())
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -69,7 +69,9 @@ func fit(m, req *dns.Msg, tcp bool) {
 func (s *Server) zone(ctx context.Context, name string) (*zone, int) {
 	src, ok, err := s.src.Enclosing(ctx, name)
 	if err != nil {
-		s.log.Warn("dns: reading the zone enclosing a query", "name", name, "err", err)
+		if s.sourceErrLog.Allow() {
+			s.log.Warn("dns: reading the zone enclosing a query, answering SERVFAIL", "name", name, "err", err)
+		}
 		return nil, dns.RcodeServerFailure
 	}
 	if !ok {

@@ -65,10 +65,13 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	building sync.Mutex   // held while a zone is built
-	builds   atomic.Int64 // zones built, for tests
-	mu       sync.Mutex
-	built    map[string]built // by zone FQDN
+	// sourceErrLog logs a Source's errors once a second at most: a store that is
+	// down fails every query.
+	sourceErrLog everySecond
+	building     sync.Mutex   // held while a zone is built
+	builds       atomic.Int64 // zones built, for tests
+	mu           sync.Mutex
+	built        map[string]built // by zone FQDN
 }
 
 // built is a zone as last built, or the error that building it gave.
@@ -192,3 +195,11 @@ func (c *limitConn) Close() error {
 
 // lower is name as an FQDN in lower case.
 func lower(name string) string { return strings.ToLower(dns.Fqdn(name)) }
+
+// everySecond allows once a second at most.
+type everySecond struct{ last atomic.Int64 }
+
+func (e *everySecond) Allow() bool {
+	now, last := time.Now().UnixNano(), e.last.Load()
+	return now-last >= int64(time.Second) && e.last.CompareAndSwap(last, now)
+}
