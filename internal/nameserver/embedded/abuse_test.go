@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -256,4 +258,41 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestLargeTransfer: a zone larger than one message (64 KiB) goes over in several,
+// every record once, SOA first and last.
+func TestLargeTransfer(t *testing.T) {
+	t.Parallel()
+	z := exampleZone()
+	for i := range 3000 {
+		z.RRsets = append(z.RRsets, nameserver.RRset{Name: fmt.Sprintf("n%d.example.com", i), Type: "TXT",
+			Values: []string{`"` + strings.Repeat("x", 200) + `"`}})
+	}
+	mem := embedded.NewMemory()
+	if err := mem.Publish(context.Background(), z); err != nil {
+		t.Fatal(err)
+	}
+	addr := started(t, mem, embedded.Options{AllowTransfer: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	envs, err := new(dns.Transfer).In(new(dns.Msg).SetAxfr("example.com."), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rrs []dns.RR
+	messages := 0
+	for e := range envs {
+		if e.Error != nil {
+			t.Fatal(e.Error)
+		}
+		messages++
+		rrs = append(rrs, e.RR...)
+	}
+	seen := map[string]bool{}
+	for _, rr := range rrs[1 : len(rrs)-1] {
+		seen[rr.String()] = true
+	}
+	if want := 1 + 1 + 3000; len(seen) != want || len(rrs) != want+2 || messages < 10 ||
+		rrs[0].Header().Rrtype != dns.TypeSOA || rrs[len(rrs)-1].Header().Rrtype != dns.TypeSOA {
+		t.Fatalf("%d records (%d distinct) in %d messages, want %d between two SOAs in 10 or more", len(rrs), len(seen), messages, want)
+	}
 }
