@@ -117,6 +117,8 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 // queries in flight finish (5 s at most) and closes both. It returns nil after ctx
 // ended, else the error that stopped it.
 func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
+	defer pc.Close() // closed already, but for a server that did not start
+	defer ln.Close()
 	srvs := []*dns.Server{
 		{PacketConn: pc, Handler: s, UDPSize: dns.DefaultMsgSize},
 		{Listener: &limitListener{Listener: ln, sem: make(chan struct{}, s.opts.MaxTCPConns)}, Handler: s,
