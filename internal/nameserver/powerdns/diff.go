@@ -1,0 +1,118 @@
+package powerdns
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/berthhq/berth/internal/dnszone"
+	"github.com/berthhq/berth/internal/nameserver"
+)
+
+// Change types of a PATCH (PowerDNS 4.7 knows these two).
+const (
+	changeReplace = "REPLACE"
+	changeDelete  = "DELETE"
+)
+
+// rrset is an RRset as PowerDNS's API reads and writes it: the name absolute with
+// its trailing dot.
+type rrset struct {
+	Name       string   `json:"name"`
+	Type       string   `json:"type"`
+	TTL        int      `json:"ttl,omitempty"`
+	ChangeType string   `json:"changetype,omitempty"`
+	Records    []record `json:"records"`
+}
+
+type record struct {
+	Content  string `json:"content"`
+	Disabled bool   `json:"disabled"`
+}
+
+// wantRRsets is everything PowerDNS must serve for z: its SOA (the serial Berth's,
+// the MNAME the first nameserver, the RNAME hostmaster.<zone>, dnszone's timers),
+// its apex NS, then each of its RRsets, names with their trailing dot.
+func wantRRsets(z nameserver.Zone) []rrset {
+	apex := fqdn(z.Name)
+	mname := apex
+	if len(z.Nameservers) > 0 {
+		mname = fqdn(z.Nameservers[0])
+	}
+	soa := fmt.Sprintf("%s hostmaster.%s %d %d %d %d %d", mname, apex, z.Serial,
+		dnszone.SOARefresh, dnszone.SOARetry, dnszone.SOAExpire, dnszone.SOANegative)
+	sets := []rrset{{Name: apex, Type: "SOA", TTL: z.TTL, Records: []record{{Content: soa}}}}
+	if len(z.Nameservers) > 0 {
+		ns := rrset{Name: apex, Type: "NS", TTL: z.TTL}
+		for _, n := range z.Nameservers {
+			ns.Records = append(ns.Records, record{Content: fqdn(n)})
+		}
+		sets = append(sets, ns)
+	}
+	for _, s := range z.RRsets {
+		ttl := s.TTL
+		if ttl == 0 {
+			ttl = z.TTL
+		}
+		set := rrset{Name: fqdn(s.Name), Type: strings.ToUpper(s.Type), TTL: ttl}
+		for _, v := range s.Values {
+			set.Records = append(set.Records, record{Content: v})
+		}
+		sets = append(sets, set)
+	}
+	return sets
+}
+
+// diff is the PATCH that turns what PowerDNS has into want: a REPLACE of each RRset
+// of want that PowerDNS lacks or has otherwise (another TTL, other records, in any
+// order), a DELETE of each RRset PowerDNS has that want has not. Empty when they
+// agree. Names compare without regard to case, as DNS does.
+func diff(have, want []rrset) []rrset {
+	byKey := make(map[string]rrset, len(have))
+	for _, s := range have {
+		byKey[key(s)] = s
+	}
+	var out []rrset
+	for _, w := range want {
+		k := key(w)
+		h, ok := byKey[k]
+		delete(byKey, k)
+		if ok && sameRRset(h, w) {
+			continue
+		}
+		w.ChangeType = changeReplace
+		out = append(out, w)
+	}
+	for _, h := range have {
+		if _, gone := byKey[key(h)]; gone {
+			out = append(out, rrset{Name: h.Name, Type: h.Type, ChangeType: changeDelete, Records: []record{}})
+		}
+	}
+	return out
+}
+
+func key(s rrset) string { return strings.ToLower(fqdn(s.Name)) + " " + strings.ToUpper(s.Type) }
+
+// sameRRset reports whether a and b are alike: the same TTL and the same records, in
+// any order, none disabled (a disabled record is not Berth's).
+func sameRRset(a, b rrset) bool {
+	return a.TTL == b.TTL && slices.Equal(contents(a), contents(b))
+}
+
+func contents(s rrset) []string {
+	var out []string
+	for _, r := range s.Records {
+		c := r.Content
+		if r.Disabled {
+			c = "disabled " + c
+		}
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// fqdn is name lower case with one trailing dot.
+func fqdn(name string) string {
+	return strings.ToLower(strings.TrimSuffix(name, ".")) + "."
+}
