@@ -37,8 +37,9 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// DefaultTimeout bounds each request of the default HTTP client: a PATCH of a zone
-// of 5,000 RRsets takes PowerDNS well under it.
+// DefaultTimeout bounds each request of the default HTTP client: creating a zone of
+// 5,000 RRsets, or replacing each of them in one PATCH, takes PowerDNS under 0.5 s
+// (TestPublishLargeZone).
 const DefaultTimeout = 30 * time.Second
 
 // Client publishes zones to one PowerDNS server.
