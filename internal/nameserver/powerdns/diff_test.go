@@ -104,3 +104,33 @@ func TestRetryable(t *testing.T) {
 		t.Error("a network error is not retryable")
 	}
 }
+
+// An empty zone name would be the root zone: refused before anything is sent.
+func TestNoRootZone(t *testing.T) {
+	t.Parallel()
+	c, err := New(Options{URL: "http://127.0.0.1:1", APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"", "."} {
+		if err := c.Publish(t.Context(), nameserver.Zone{Name: name, Serial: 1, TTL: 60}); err == nil ||
+			errors.Is(err, ErrRetryable) {
+			t.Errorf("Publish %q: %v; want an error, not retryable", name, err)
+		}
+		if err := c.Withdraw(t.Context(), name); err == nil || errors.Is(err, ErrRetryable) {
+			t.Errorf("Withdraw %q: %v; want an error, not retryable", name, err)
+		}
+	}
+}
+
+func TestNewRefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	for _, o := range []Options{
+		{URL: "", APIKey: "k"}, {URL: "127.0.0.1:8081", APIKey: "k"}, {URL: "ftp://h", APIKey: "k"},
+		{URL: "http://127.0.0.1:8081"},
+	} {
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v) took it", o)
+		}
+	}
+}

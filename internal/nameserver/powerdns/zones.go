@@ -27,6 +27,9 @@ type zone struct {
 // flushes PowerDNS's cache of the zone. Publishing what PowerDNS already has sends no
 // PATCH, but still the flush: a job that stopped between the two runs again.
 func (c *Client) Publish(ctx context.Context, z nameserver.Zone) error {
+	if err := checkName(z.Name); err != nil {
+		return err
+	}
 	want := wantRRsets(z)
 	have, err := c.readZone(ctx, z.Name)
 	if err != nil {
@@ -57,6 +60,9 @@ func (c *Client) Publish(ctx context.Context, z nameserver.Zone) error {
 // Withdraw deletes the zone from PowerDNS (an unknown zone is no error) and flushes
 // PowerDNS's cache of it, so that it is answered REFUSED at once.
 func (c *Client) Withdraw(ctx context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
 	err := c.do(ctx, http.MethodDelete, zonePath(name), nil, nil)
 	if err != nil && !hasStatus(err, http.StatusNotFound) {
 		return err
@@ -117,6 +123,14 @@ func (c *Client) updateZone(ctx context.Context, have *zone, want []rrset) error
 // flush drops what PowerDNS's caches hold of the zone's names.
 func (c *Client) flush(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodPut, "/cache/flush?domain="+url.QueryEscape(fqdn(name)), nil, nil)
+}
+
+// checkName refuses an empty zone name, which would be the root zone.
+func checkName(name string) error {
+	if strings.Trim(name, ".") == "" {
+		return fmt.Errorf("powerdns: no zone name (%q)", name)
+	}
+	return nil
 }
 
 func zonePath(name string) string { return "/zones/" + url.PathEscape(fqdn(name)) }
