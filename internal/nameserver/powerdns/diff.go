@@ -2,6 +2,7 @@ package powerdns
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -115,4 +116,35 @@ func contents(s rrset) []string {
 // fqdn is name lower case with one trailing dot.
 func fqdn(name string) string {
 	return strings.ToLower(strings.TrimSuffix(name, ".")) + "."
+}
+
+// toPowerDNS is sets as PowerDNS 4.7 takes them: an IPv4-mapped AAAA in hex
+// ("::ffff:c000:201"), for PowerDNS refuses the dotted form that dnszone writes
+// ("::ffff:192.0.2.1", as miekg/dns and Go print it), though it answers the records
+// in that form, so that what it reads back compares equal to the zone's values.
+func toPowerDNS(sets []rrset) []rrset {
+	out := make([]rrset, len(sets))
+	for i, s := range sets {
+		out[i] = s
+		if s.Type != "AAAA" {
+			continue
+		}
+		out[i].Records = make([]record, len(s.Records))
+		for j, r := range s.Records {
+			r.Content = hexAAAA(r.Content)
+			out[i].Records[j] = r
+		}
+	}
+	return out
+}
+
+// hexAAAA writes an IPv4-mapped IPv6 address in hex; any other value is left as it
+// is (PowerDNS judges it).
+func hexAAAA(v string) string {
+	a, err := netip.ParseAddr(v)
+	if err != nil || !a.Is4In6() {
+		return v
+	}
+	b := a.As16()
+	return fmt.Sprintf("::ffff:%x:%x", uint16(b[12])<<8|uint16(b[13]), uint16(b[14])<<8|uint16(b[15]))
 }

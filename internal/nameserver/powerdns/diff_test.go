@@ -134,3 +134,23 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestToPowerDNS(t *testing.T) {
+	t.Parallel()
+	in := []rrset{
+		set("a.example.com.", "AAAA", 60, "::ffff:192.0.2.1", "2001:db8::1", "::ffff:0.0.0.0", "::ffff:255.255.255.255"),
+		set("b.example.com.", "TXT", 60, `"::ffff:192.0.2.1"`),
+		del("c.example.com.", "AAAA"),
+	}
+	want := []rrset{
+		set("a.example.com.", "AAAA", 60, "::ffff:c000:201", "2001:db8::1", "::ffff:0:0", "::ffff:ffff:ffff"),
+		set("b.example.com.", "TXT", 60, `"::ffff:192.0.2.1"`),
+		del("c.example.com.", "AAAA"),
+	}
+	if got := toPowerDNS(in); !reflect.DeepEqual(got, want) {
+		t.Errorf("toPowerDNS:\n got %+v\nwant %+v", got, want)
+	}
+	if in[0].Records[0].Content != "::ffff:192.0.2.1" {
+		t.Error("toPowerDNS changed its argument")
+	}
+}

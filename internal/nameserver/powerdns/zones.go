@@ -100,7 +100,7 @@ func (c *Client) readZone(ctx context.Context, name string) (*zone, error) {
 
 // createZone makes a Native zone of want, the SOA's serial left as Berth set it.
 func (c *Client) createZone(ctx context.Context, name string, want []rrset) error {
-	z := zone{Name: fqdn(name), Kind: "Native", Nameservers: []string{}, RRsets: want}
+	z := zone{Name: fqdn(name), Kind: "Native", Nameservers: []string{}, RRsets: toPowerDNS(want)}
 	return c.do(ctx, http.MethodPost, "/zones", z, nil)
 }
 
@@ -117,7 +117,7 @@ func (c *Client) updateZone(ctx context.Context, have *zone, want []rrset) error
 	if len(patch) == 0 {
 		return nil
 	}
-	return c.do(ctx, http.MethodPatch, zonePath(have.Name), map[string][]rrset{"rrsets": patch}, nil)
+	return c.do(ctx, http.MethodPatch, zonePath(have.Name), map[string][]rrset{"rrsets": toPowerDNS(patch)}, nil)
 }
 
 // flush drops what PowerDNS's caches hold of the zone's names.
