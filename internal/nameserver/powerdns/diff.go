@@ -64,30 +64,33 @@ func wantRRsets(z nameserver.Zone) []rrset {
 	return sets
 }
 
-// diff is the PATCH that turns what PowerDNS has into want: a REPLACE of each RRset
-// of want that PowerDNS lacks or has otherwise (another TTL, other records, in any
-// order), a DELETE of each RRset PowerDNS has that want has not. Empty when they
-// agree. Names compare without regard to case, as DNS does.
+// diff is the PATCH that turns what PowerDNS has into want: a DELETE of each RRset
+// PowerDNS has that want has not, then a REPLACE of each RRset of want that PowerDNS
+// lacks or has otherwise (another TTL, other records, in any order). Empty when they
+// agree. Names compare without regard to case, as DNS does. The DELETEs come first:
+// PowerDNS applies a PATCH in order and refuses a CNAME beside an RRset not yet
+// deleted (a name going from A to CNAME).
 func diff(have, want []rrset) []rrset {
 	byKey := make(map[string]rrset, len(have))
 	for _, s := range have {
 		byKey[key(s)] = s
 	}
-	var out []rrset
+	wanted := make(map[string]bool, len(want))
 	for _, w := range want {
-		k := key(w)
-		h, ok := byKey[k]
-		delete(byKey, k)
-		if ok && sameRRset(h, w) {
+		wanted[key(w)] = true
+	}
+	var out []rrset
+	for _, h := range have {
+		if !wanted[key(h)] {
+			out = append(out, rrset{Name: h.Name, Type: h.Type, ChangeType: changeDelete, Records: []record{}})
+		}
+	}
+	for _, w := range want {
+		if h, ok := byKey[key(w)]; ok && sameRRset(h, w) {
 			continue
 		}
 		w.ChangeType = changeReplace
 		out = append(out, w)
-	}
-	for _, h := range have {
-		if _, gone := byKey[key(h)]; gone {
-			out = append(out, rrset{Name: h.Name, Type: h.Type, ChangeType: changeDelete, Records: []record{}})
-		}
 	}
 	return out
 }

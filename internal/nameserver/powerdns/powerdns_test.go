@@ -222,17 +222,10 @@ func TestRepublishServesTheNewStateAtOnce(t *testing.T) {
 		"example.com. 3600 IN SOA ns1.berth.test. hostmaster.example.com. 2026112701 "+soaTimers)
 	expectRcode(t, a, "new.example.com", dns.TypeA, dns.RcodeNameError)
 
-	z.Serial++
-	z.Nameservers = []string{"ns3.berth.test"}
-	z.RRsets = slices.DeleteFunc(slices.Clone(z.RRsets), func(s nameserver.RRset) bool {
-		return s.Name == "www.example.com" && s.Type == "AAAA"
-	})
-	for i, s := range z.RRsets {
-		if s.Name == "www.example.com" && s.Type == "A" {
-			z.RRsets[i] = nameserver.RRset{Name: s.Name, Type: "A", TTL: 600, Values: []string{"192.0.2.20"}}
-		}
-	}
-	z.RRsets = append(z.RRsets, nameserver.RRset{Name: "new.example.com", Type: "A", TTL: 60, Values: []string{"192.0.2.30"}})
+	expectAnswer(t, a, "alias.example.com", dns.TypeA, "alias.example.com. 3600 IN CNAME www.example.com.",
+		"www.example.com. 300 IN A 192.0.2.10", "www.example.com. 300 IN A 192.0.2.11")
+
+	z = republished(z)
 	if err := c.Publish(ctx(t), z); err != nil {
 		t.Fatal(err)
 	}
@@ -248,6 +241,33 @@ func TestRepublishServesTheNewStateAtOnce(t *testing.T) {
 	}
 	expectRcode(t, a, "nothing.example.com", dns.TypeA, dns.RcodeNameError)
 	expectAnswer(t, a, "mail.example.com", dns.TypeA, "mail.example.com. 3600 IN A 192.0.2.25")
+	expectAnswer(t, a, "alias.example.com", dns.TypeA, "alias.example.com. 60 IN A 192.0.2.40")
+	expectAnswer(t, a, "mapped.example.com", dns.TypeAAAA, "mapped.example.com. 60 IN CNAME www.example.com.")
+}
+
+// republished is z with its serial raised and the changes a customer makes: another
+// nameserver, www's AAAA removed and its A replaced, a new name, and two names whose
+// type changes (alias from CNAME to A, mapped from AAAA to CNAME: PowerDNS refuses
+// a CNAME beside another type even for a moment within one PATCH).
+func republished(z nameserver.Zone) nameserver.Zone {
+	z.Serial++
+	z.Nameservers = []string{"ns3.berth.test"}
+	var sets []nameserver.RRset
+	for _, s := range z.RRsets {
+		switch s.Name + " " + s.Type {
+		case "www.example.com AAAA":
+			continue
+		case "www.example.com A":
+			s = nameserver.RRset{Name: s.Name, Type: "A", TTL: 600, Values: []string{"192.0.2.20"}}
+		case "alias.example.com CNAME":
+			s = nameserver.RRset{Name: s.Name, Type: "A", TTL: 60, Values: []string{"192.0.2.40"}}
+		case "mapped.example.com AAAA":
+			s = nameserver.RRset{Name: s.Name, Type: "CNAME", TTL: 60, Values: []string{"www.example.com."}}
+		}
+		sets = append(sets, s)
+	}
+	z.RRsets = append(sets, nameserver.RRset{Name: "new.example.com", Type: "A", TTL: 60, Values: []string{"192.0.2.30"}})
+	return z
 }
 
 func TestPublishTwiceChangesNothing(t *testing.T) {
