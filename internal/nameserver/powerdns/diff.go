@@ -107,6 +107,9 @@ func contents(s rrset) []string {
 	var out []string
 	for _, r := range s.Records {
 		c := r.Content
+		if strings.EqualFold(s.Type, "AAAA") {
+			c = sameAAAA(c)
+		}
 		if r.Disabled {
 			c = "disabled " + c
 		}
@@ -114,6 +117,16 @@ func contents(s rrset) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// sameAAAA is an AAAA value as Go writes the address, so that forms of one address
+// compare equal: PowerDNS answers an IPv4-compatible address dotted ("::1.2.3.4"),
+// dnszone writes it in hex ("::102:304").
+func sameAAAA(v string) string {
+	if a, err := netip.ParseAddr(v); err == nil {
+		return a.String()
+	}
+	return v
 }
 
 // fqdn is name lower case with one trailing dot.

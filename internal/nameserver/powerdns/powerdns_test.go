@@ -61,7 +61,7 @@ func forwardZone(t *testing.T) nameserver.Zone {
 			{Name: "www.example.com", Type: "A", TTL: 300, Values: []string{"192.0.2.10", "192.0.2.11"}},
 			{Name: "www.example.com", Type: "AAAA", TTL: 300, Values: []string{"2001:db8::10"}},
 			{Name: "mail.example.com", Type: "A", TTL: 3600, Values: []string{"192.0.2.25"}},
-			{Name: "mapped.example.com", Type: "AAAA", TTL: 3600, Values: []string{"::ffff:192.0.2.26"}},
+			{Name: "mapped.example.com", Type: "AAAA", TTL: 3600, Values: []string{"::ffff:192.0.2.26", "::c000:21b"}},
 			{Name: "_sip._tcp.example.com", Type: "SRV", TTL: 3600, Values: []string{"10 60 5060 sip.example.com."}},
 			{Name: "alias.example.com", Type: "CNAME", TTL: 3600, Values: []string{"www.example.com."}},
 			{Name: "sub.example.com", Type: "NS", TTL: 3600, Values: []string{"ns1.other.test.", "ns2.other.test."}},
@@ -177,7 +177,8 @@ func TestPublishServesTheZone(t *testing.T) {
 	expectAnswer(t, a, "www.example.com", dns.TypeA,
 		"www.example.com. 300 IN A 192.0.2.10", "www.example.com. 300 IN A 192.0.2.11")
 	expectAnswer(t, a, "www.example.com", dns.TypeAAAA, "www.example.com. 300 IN AAAA 2001:db8::10")
-	expectAnswer(t, a, "mapped.example.com", dns.TypeAAAA, "mapped.example.com. 3600 IN AAAA ::ffff:192.0.2.26")
+	expectAnswer(t, a, "mapped.example.com", dns.TypeAAAA,
+		"mapped.example.com. 3600 IN AAAA ::ffff:192.0.2.26", "mapped.example.com. 3600 IN AAAA ::c000:21b")
 	expectAnswer(t, a, "_sip._tcp.example.com", dns.TypeSRV,
 		"_sip._tcp.example.com. 3600 IN SRV 10 60 5060 sip.example.com.")
 	expectAnswer(t, a, "alias.example.com", dns.TypeA, "alias.example.com. 3600 IN CNAME www.example.com.",
