@@ -32,10 +32,17 @@ type Options struct {
 	APIKey string
 	// ServerID is the server of the API's paths; "localhost" when empty.
 	ServerID string
+	// Account marks the zones Berth publishes (PowerDNS's zone "account"), "berth"
+	// when empty: Zones lists only those, so that a resync of a PowerDNS that also
+	// serves other zones never withdraws them.
+	Account string
 	// HTTPClient makes the requests; when nil, a client whose every request ends
 	// after DefaultTimeout.
 	HTTPClient *http.Client
 }
+
+// DefaultAccount is the account of Berth's zones when Options.Account is empty.
+const DefaultAccount = "berth"
 
 // DefaultTimeout bounds each request of the default HTTP client: creating a zone of
 // 5,000 RRsets, or replacing each of them in one PATCH, takes PowerDNS under 0.5 s
@@ -44,9 +51,10 @@ const DefaultTimeout = 30 * time.Second
 
 // Client publishes zones to one PowerDNS server.
 type Client struct {
-	base   string // .../api/v1/servers/<id>
-	key    string
-	client *http.Client
+	base    string // .../api/v1/servers/<id>
+	key     string
+	account string
+	client  *http.Client
 }
 
 var _ nameserver.Publisher = (*Client)(nil)
@@ -65,12 +73,16 @@ func New(o Options) (*Client, error) {
 	if id == "" {
 		id = "localhost"
 	}
+	account := o.Account
+	if account == "" {
+		account = DefaultAccount
+	}
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: DefaultTimeout}
 	}
 	base := strings.TrimSuffix(u.String(), "/") + "/api/v1/servers/" + url.PathEscape(id)
-	return &Client{base: base, key: o.APIKey, client: hc}, nil
+	return &Client{base: base, key: o.APIKey, account: account, client: hc}, nil
 }
 
 // ErrRetryable is what errors.Is finds in an error that may pass if the call is made

@@ -297,30 +297,46 @@ func TestPublishTwiceChangesNothing(t *testing.T) {
 		"example.com. 3600 IN SOA ns1.berth.test. hostmaster.example.com. 2026112701 "+soaTimers)
 }
 
-// A zone PowerDNS had before Berth published it (made with PowerDNS's defaults,
-// SOA-EDIT-API DEFAULT, which rewrites serials) is served with Berth's serial.
+// A zone PowerDNS had before Berth published it is served as Berth's: made with
+// PowerDNS's defaults (SOA-EDIT-API DEFAULT, which rewrites serials), or in another
+// account, it is listed by Zones once published.
 func TestPublishOverAZoneMadeElsewhere(t *testing.T) {
 	t.Parallel()
-	srv := powerdnstest.Start(t, powerdnstest.Options{})
-	c := newClient(t, srv, srv.APIKey)
-	foreign := map[string]any{"name": "example.com.", "kind": "Native", "nameservers": []string{"ns.elsewhere.test."}}
-	if err := c.do(ctx(t), http.MethodPost, "/zones", foreign, nil); err != nil {
-		t.Fatal(err)
+	for name, foreign := range map[string]map[string]any{
+		"defaults":        {},
+		"another account": {"account": "someone", "soa_edit_api": ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := powerdnstest.Start(t, powerdnstest.Options{})
+			c := newClient(t, srv, srv.APIKey)
+			foreign["name"], foreign["kind"], foreign["nameservers"] = "example.com.", "Native", []string{"ns.elsewhere.test."}
+			if err := c.do(ctx(t), http.MethodPost, "/zones", foreign, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Publish(ctx(t), forwardZone(t)); err != nil {
+				t.Fatal(err)
+			}
+			expectAnswer(t, srv.DNSAddr, "example.com", dns.TypeSOA,
+				"example.com. 3600 IN SOA ns1.berth.test. hostmaster.example.com. 2026112701 "+soaTimers)
+			expectAnswer(t, srv.DNSAddr, "example.com", dns.TypeNS,
+				"example.com. 3600 IN NS ns1.berth.test.", "example.com. 3600 IN NS ns2.berth.test.")
+			if names, err := c.Zones(ctx(t)); err != nil || !slices.Equal(names, []string{"example.com"}) {
+				t.Errorf("Zones: %v, %v; want example.com", names, err)
+			}
+		})
 	}
-	z := forwardZone(t)
-	if err := c.Publish(ctx(t), z); err != nil {
-		t.Fatal(err)
-	}
-	expectAnswer(t, srv.DNSAddr, "example.com", dns.TypeSOA,
-		"example.com. 3600 IN SOA ns1.berth.test. hostmaster.example.com. 2026112701 "+soaTimers)
-	expectAnswer(t, srv.DNSAddr, "example.com", dns.TypeNS,
-		"example.com. 3600 IN NS ns1.berth.test.", "example.com. 3600 IN NS ns2.berth.test.")
 }
 
 func TestWithdraw(t *testing.T) {
 	t.Parallel()
 	srv := powerdnstest.Start(t, powerdnstest.Options{})
 	c := newClient(t, srv, srv.APIKey)
+	// A zone of the operator's own on the same PowerDNS: not Berth's to list.
+	other := map[string]any{"name": "operator.test.", "kind": "Native", "nameservers": []string{"ns.operator.test."}}
+	if err := c.do(ctx(t), http.MethodPost, "/zones", other, nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, z := range []nameserver.Zone{forwardZone(t), reverseZone()} {
 		if err := c.Publish(ctx(t), z); err != nil {
 			t.Fatal(err)

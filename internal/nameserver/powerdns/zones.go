@@ -16,6 +16,7 @@ import (
 type zone struct {
 	Name        string   `json:"name"`
 	Kind        string   `json:"kind,omitempty"`
+	Account     string   `json:"account"`
 	SOAEdit     string   `json:"soa_edit"`
 	SOAEditAPI  string   `json:"soa_edit_api"`
 	Nameservers []string `json:"nameservers"`
@@ -70,8 +71,9 @@ func (c *Client) Withdraw(ctx context.Context, name string) error {
 	return c.flush(ctx, name)
 }
 
-// Zones lists the names of the zones PowerDNS has, lower case without the trailing
-// dot, sorted: what a resync compares with the zones Berth has.
+// Zones lists the names of the zones Berth has published to PowerDNS (those of the
+// client's account; others PowerDNS serves are not listed), lower case without the
+// trailing dot, sorted: what a resync compares with the zones Berth has.
 func (c *Client) Zones(ctx context.Context) ([]string, error) {
 	var zs []zone
 	if err := c.do(ctx, http.MethodGet, "/zones", nil, &zs); err != nil {
@@ -79,7 +81,9 @@ func (c *Client) Zones(ctx context.Context) ([]string, error) {
 	}
 	names := make([]string, 0, len(zs))
 	for _, z := range zs {
-		names = append(names, strings.TrimSuffix(strings.ToLower(z.Name), "."))
+		if z.Account == c.account {
+			names = append(names, strings.TrimSuffix(strings.ToLower(z.Name), "."))
+		}
 	}
 	slices.Sort(names)
 	return names, nil
@@ -98,17 +102,19 @@ func (c *Client) readZone(ctx context.Context, name string) (*zone, error) {
 	return &z, nil
 }
 
-// createZone makes a Native zone of want, the SOA's serial left as Berth set it.
+// createZone makes a Native zone of want in the client's account, the SOA's serial
+// left as Berth set it.
 func (c *Client) createZone(ctx context.Context, name string, want []rrset) error {
-	z := zone{Name: fqdn(name), Kind: "Native", Nameservers: []string{}, RRsets: toPowerDNS(want)}
+	z := zone{Name: fqdn(name), Kind: "Native", Account: c.account, Nameservers: []string{}, RRsets: toPowerDNS(want)}
 	return c.do(ctx, http.MethodPost, "/zones", z, nil)
 }
 
-// updateZone turns have into want: SOA-EDIT and SOA-EDIT-API cleared if the zone had
-// them (PowerDNS would change Berth's serial), then one PATCH of the difference.
+// updateZone turns have into want: the zone put in the client's account, SOA-EDIT
+// and SOA-EDIT-API cleared (PowerDNS would change Berth's serial) if it was not so,
+// then one PATCH of the difference.
 func (c *Client) updateZone(ctx context.Context, have *zone, want []rrset) error {
-	if have.SOAEdit != "" || have.SOAEditAPI != "" {
-		meta := map[string]string{"soa_edit": "", "soa_edit_api": ""}
+	if have.Account != c.account || have.SOAEdit != "" || have.SOAEditAPI != "" {
+		meta := map[string]string{"account": c.account, "soa_edit": "", "soa_edit_api": ""}
 		if err := c.do(ctx, http.MethodPut, zonePath(have.Name), meta, nil); err != nil {
 			return err
 		}
