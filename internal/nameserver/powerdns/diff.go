@@ -33,7 +33,8 @@ type record struct {
 
 // wantRRsets is everything PowerDNS must serve for z: its SOA (the serial Berth's,
 // the MNAME the first nameserver, the RNAME hostmaster.<zone>, dnszone's timers),
-// its apex NS, then each of its RRsets, names with their trailing dot.
+// its apex NS, then each of its RRsets, names with their trailing dot. An RRset
+// without a value is none (PowerDNS would refuse it).
 func wantRRsets(z nameserver.Zone) []rrset {
 	apex := fqdn(z.Name)
 	mname := apex
@@ -51,6 +52,9 @@ func wantRRsets(z nameserver.Zone) []rrset {
 		sets = append(sets, ns)
 	}
 	for _, s := range z.RRsets {
+		if len(s.Values) == 0 {
+			continue
+		}
 		ttl := s.TTL
 		if ttl == 0 {
 			ttl = z.TTL

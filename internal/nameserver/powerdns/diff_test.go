@@ -78,6 +78,7 @@ func TestWantRRsets(t *testing.T) {
 		RRsets: []nameserver.RRset{
 			{Name: "www.example.com", Type: "a", Values: []string{"192.0.2.1"}},
 			{Name: "*.example.com", Type: "TXT", TTL: 60, Values: []string{`"x"`}},
+			{Name: "empty.example.com", Type: "A", TTL: 60},
 		},
 	}
 	wantSets := []rrset{
