@@ -296,3 +296,21 @@ func TestLargeTransfer(t *testing.T) {
 		t.Fatalf("%d records (%d distinct) in %d messages, want %d between two SOAs in 10 or more", len(rrs), len(seen), messages, want)
 	}
 }
+
+// TestTransferRefused: AXFR to an address outside --dns-allow-transfer is REFUSED,
+// exactly (docs/api.md, Domains), over TCP and over UDP; the shared suite takes
+// PowerDNS's NOTAUTH too.
+func TestTransferRefused(t *testing.T) {
+	t.Parallel()
+	addr := started(t, nil, embedded.Options{AllowTransfer: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	for _, network := range []string{"tcp", "udp"} {
+		c := &dns.Client{Net: network, Timeout: 5 * time.Second}
+		r, _, err := c.Exchange(new(dns.Msg).SetAxfr("example.com."), addr)
+		if err != nil {
+			t.Fatalf("%s: %v", network, err)
+		}
+		if r.Rcode != dns.RcodeRefused || len(r.Answer) != 0 {
+			t.Errorf("AXFR over %s from outside the allowed range: %s, want REFUSED and no records", network, dns.RcodeToString[r.Rcode])
+		}
+	}
+}

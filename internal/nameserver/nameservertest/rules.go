@@ -284,8 +284,10 @@ func (s *suite) axfrRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Rcode != dns.RcodeRefused || len(r.Answer) != 0 {
-		t.Fatalf("AXFR from 127.0.0.1 with only 10.0.0.0/8 allowed, want REFUSED:\n%v", r)
+	// REFUSED is the embedded server's answer (docs/api.md, Domains); PowerDNS
+	// answers NOTAUTH. Either way no record of the zone leaves.
+	if r.Rcode != dns.RcodeRefused && r.Rcode != dns.RcodeNotAuth || len(r.Answer) != 0 {
+		t.Fatalf("AXFR from 127.0.0.1 with only 10.0.0.0/8 allowed, want REFUSED or NOTAUTH:\n%v", r)
 	}
 }
 
@@ -306,8 +308,11 @@ func (s *suite) axfrUDP(t *testing.T) {
 	if err != nil {
 		return // not answered
 	}
+	// An answer without the zone's records is fine (PowerDNS answers NOERROR with
+	// the SOA in authority, the embedded server refuses): what must not happen is the
+	// zone sent over UDP, to an address that may be spoofed.
 	r := new(dns.Msg)
-	if err := r.Unpack(buf[:n]); err != nil || r.Rcode == dns.RcodeSuccess || len(r.Answer) != 0 {
+	if err := r.Unpack(buf[:n]); err != nil || len(r.Answer) != 0 {
 		t.Fatalf("AXFR over UDP answered with %d bytes (%v):\n%v", n, err, r)
 	}
 }
