@@ -2,12 +2,9 @@ package hosting
 
 import "time"
 
-// Zone rules (docs/api.md, Domains) that are not dnszone's: what a zone is made with
-// and how many an account holds by default.
-const (
-	// DomainDefaultTTL is a new zone's TTL when its creator sets none.
-	DomainDefaultTTL = 3600
-)
+// DomainDefaultTTL is a new zone's TTL when its creator sets none (docs/api.md,
+// Domains); the other rules of zones are dnszone's.
+const DomainDefaultTTL = 3600
 
 // Domain is a DNS zone an account hosts (docs/api.md, Domains). Its name is held by
 // it alone across the installation, and no other zone may be its parent or its
@@ -35,9 +32,9 @@ type DomainRef struct {
 	Name string
 }
 
-// PTR is the reverse DNS name an account set for one address of its server
-// (docs/api.md, Reverse DNS): a host name without the trailing dot. An address
-// without a row has the default name.
+// PTR is the reverse DNS name an account set for one address of its server (issue
+// 30; docs/api.md, What is planned): a host name without the trailing dot. An
+// address without a row has the default name.
 type PTR struct {
 	ServerID int64
 	// IP is the address, in its canonical text form (netip.Addr.String).

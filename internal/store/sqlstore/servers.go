@@ -162,7 +162,11 @@ func (q queries) SetServerSuspended(ctx context.Context, id int64, suspended boo
 }
 
 func (q queries) DeleteServer(ctx context.Context, id int64, at time.Time) error {
-	return q.execOne(ctx, `UPDATE servers SET deleted_at = ?, project_id = NULL WHERE id = ? AND deleted_at IS NULL`, ms(at), id)
+	if err := q.execOne(ctx, `UPDATE servers SET deleted_at = ?, project_id = NULL WHERE id = ? AND deleted_at IS NULL`, ms(at), id); err != nil {
+		return err
+	}
+	_, err := q.q.ExecContext(ctx, `DELETE FROM server_ptrs WHERE server_id = ?`, id)
+	return err
 }
 
 // ---- operations ----
