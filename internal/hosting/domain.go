@@ -1,6 +1,9 @@
 package hosting
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // DomainDefaultTTL is a new zone's TTL when its creator sets none (docs/api.md,
 // Domains); the other rules of zones are dnszone's.
@@ -40,6 +43,28 @@ type PTR struct {
 	// IP is the address, in its canonical text form (netip.Addr.String).
 	IP  string
 	PTR string
+}
+
+// ServerHasAddress reports whether ip is an address of a server whose addresses are
+// ipv4 and ipv6 (either "" for none): its IPv4 address, or any address in the /64 of
+// its IPv6 one, the addresses a PTR may be set for (issue 30). An IPv4 address
+// written as IPv6 (::ffff:192.0.2.1), an address with a zone (fe80::1%eth0) and
+// anything that is no address are not.
+func ServerHasAddress(ipv4, ipv6, ip string) bool {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Zone() != "" {
+		return false
+	}
+	if a.Is4() {
+		v4, err := netip.ParseAddr(ipv4)
+		return err == nil && v4 == a
+	}
+	v6, err := netip.ParseAddr(ipv6)
+	if err != nil || !v6.Is6() || v6.Is4In6() || a.Is4In6() {
+		return false
+	}
+	net, err := v6.Prefix(64)
+	return err == nil && net.Contains(a)
 }
 
 // serialDay is the serial YYYYMMDD00 of t's UTC date.

@@ -72,3 +72,37 @@ func TestSerialGreater(t *testing.T) {
 		}
 	}
 }
+
+// TestServerHasAddress: a server's IPv4 address and its IPv6 /64 are its addresses,
+// nothing else.
+func TestServerHasAddress(t *testing.T) {
+	t.Parallel()
+	const v4, v6 = "192.0.2.10", "2001:db8:0:7::1"
+	for _, c := range []struct {
+		ipv4, ipv6, ip string
+		want           bool
+	}{
+		{v4, v6, "192.0.2.10", true},
+		{v4, v6, "192.0.2.11", false},
+		{v4, v6, "2001:db8:0:7::1", true},
+		{v4, v6, "2001:db8:0:7::2", true},
+		{v4, v6, "2001:db8:0:7:ffff:ffff:ffff:ffff", true},
+		{v4, v6, "2001:DB8:0:7::abc", true},
+		{v4, v6, "2001:db8:0:8::1", false},
+		{v4, v6, "2001:db8:0:6:ffff:ffff:ffff:ffff", false},
+		{v4, v6, "::ffff:192.0.2.10", false},
+		{v4, v6, "2001:db8:0:7::1%eth0", false},
+		{v4, v6, "192.0.2.10/32", false},
+		{v4, v6, "", false},
+		{v4, v6, "mail.example.com", false},
+		{"", v6, "192.0.2.10", false},
+		{v4, "", "2001:db8:0:7::1", false},
+		{"", "", "", false},
+		{v4, "192.0.2.10", "192.0.2.10", true}, // an IPv6 field holding IPv4 gives no /64
+		{v4, "192.0.2.10", "::", false},
+	} {
+		if got := ServerHasAddress(c.ipv4, c.ipv6, c.ip); got != c.want {
+			t.Errorf("ServerHasAddress(%q, %q, %q) = %v, want %v", c.ipv4, c.ipv6, c.ip, got, c.want)
+		}
+	}
+}

@@ -330,6 +330,8 @@ type Writer interface {
 	CreateServer(ctx context.Context, s hosting.Server) (int64, error)
 	UpdateServer(ctx context.Context, s hosting.Server) error
 	SetServerStatus(ctx context.Context, id int64, status hosting.Status) error
+	// SetServerAddresses records a server's addresses; the reverse DNS names of
+	// addresses it no longer has (hosting.ServerHasAddress) are removed.
 	SetServerAddresses(ctx context.Context, id int64, ipv4, ipv6 string) error
 	SetServerSuspended(ctx context.Context, id int64, suspended bool) error
 	// DeleteServer removes a server from its owner's view (deleted_at), with the

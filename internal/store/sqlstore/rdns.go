@@ -37,3 +37,21 @@ func (q queries) DeletePTR(ctx context.Context, serverID int64, ip string) error
 	_, err := q.q.ExecContext(ctx, `DELETE FROM server_ptrs WHERE server_id = ? AND ip = ?`, serverID, ip)
 	return err
 }
+
+// dropLostPTRs removes the PTRs of a server's addresses that are no longer among
+// ipv4 and ipv6's /64 (hosting.ServerHasAddress): an address that leaves a server
+// loses its name.
+func (q queries) dropLostPTRs(ctx context.Context, serverID int64, ipv4, ipv6 string) error {
+	ptrs, err := q.PTRs(ctx, serverID)
+	if err != nil {
+		return err
+	}
+	for _, p := range ptrs {
+		if !hosting.ServerHasAddress(ipv4, ipv6, p.IP) {
+			if err := q.DeletePTR(ctx, serverID, p.IP); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -25,8 +25,8 @@ func newServer(t *testing.T, s store.Store, account int64, name string) int64 {
 }
 
 // ptrs: a server's reverse DNS names are set, replaced and cleared by address, listed
-// IPv4 first, kept apart from another server's, and removed when the server is
-// deleted.
+// IPv4 first, kept apart from another server's, dropped with the address they name,
+// and removed when the server is deleted.
 func ptrs(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	s, a, b := twoAccounts(t, open, "ptrs", zoneNow)
@@ -60,6 +60,7 @@ func ptrs(t *testing.T, open func(t *testing.T) store.Store) {
 	if got, err := s.PTRs(ctx, srv); err != nil || !reflect.DeepEqual(got, []hosting.PTR{want[0], want[2]}) {
 		t.Errorf("PTRs after a deletion = %+v, %v", got, err)
 	}
+	lostAddresses(t, s, srv, want[2])
 	inTx(t, s, func(tx store.Tx) error { return tx.DeleteServer(ctx, srv, zoneNow) })
 	if got, err := s.PTRs(ctx, srv); err != nil || got == nil || len(got) != 0 {
 		t.Errorf("PTRs of a deleted server = %#v, %v; want none", got, err)
@@ -107,4 +108,23 @@ func resetDomains(t *testing.T, open func(t *testing.T) store.Store) {
 		t.Errorf("a reset zone by id: %v, want ErrNotFound", err)
 	}
 	newZone(t, s, b, "example.com") // its name is free again
+}
+
+// lostAddresses: a server given addresses keeps the PTRs of its IPv4 address and of
+// its IPv6 /64, and loses those of an address it no longer has. v6 is the server's
+// one PTR in 2001:db8::/64 left; it has one of 192.0.2.10 besides.
+func lostAddresses(t *testing.T, s store.Store, srv int64, v6 hosting.PTR) {
+	ctx := context.Background()
+	inTx(t, s, func(tx store.Tx) error { return tx.SetServerAddresses(ctx, srv, "192.0.2.10", "2001:db8::1") })
+	if got, err := s.PTRs(ctx, srv); err != nil || len(got) != 2 {
+		t.Errorf("PTRs of the server's own addresses = %+v, %v; want both kept", got, err)
+	}
+	inTx(t, s, func(tx store.Tx) error { return tx.SetServerAddresses(ctx, srv, "192.0.2.20", "2001:db8::1") })
+	if got, err := s.PTRs(ctx, srv); err != nil || !reflect.DeepEqual(got, []hosting.PTR{v6}) {
+		t.Errorf("PTRs once 192.0.2.10 left the server = %+v, %v; want only %+v", got, err, v6)
+	}
+	inTx(t, s, func(tx store.Tx) error { return tx.SetServerAddresses(ctx, srv, "192.0.2.20", "2001:db8:1::1") })
+	if got, err := s.PTRs(ctx, srv); err != nil || len(got) != 0 {
+		t.Errorf("PTRs once the /64 left the server = %+v, %v; want none", got, err)
+	}
 }
