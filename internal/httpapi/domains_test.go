@@ -80,7 +80,7 @@ func TestDomains(t *testing.T) {
 	if www["name"] != "www" || www["type"] != "A" || www["ttl"] != nil || !slices.Equal(recordValues(www), []string{"192.0.2.1"}) {
 		t.Errorf("created RRset: %v", www)
 	}
-	www = put("www/A", map[string]any{"ttl": 300, "records": []map[string]any{{"value": "192.0.2.2"}, {"value": "192.0.2.1"}}}, 200)
+	www = put("www/A", map[string]any{"ttl": 300, "records": []map[string]any{{"value": "192.0.2.2"}, {"value": "192.0.2.1", "comment": "web"}}}, 200)
 	if num(t, www["ttl"]) != 300 || !slices.Equal(recordValues(www), []string{"192.0.2.2", "192.0.2.1"}) {
 		t.Errorf("replaced RRset: %v", www)
 	}
@@ -253,7 +253,8 @@ func TestZoneFileGarbage(t *testing.T) {
 	a := env.NewAccount("en", "", "")
 	d := createDomain(t, a, map[string]any{"name": zoneName()})
 	id := itoa(num(t, d["id"]))
-	garbage := strings.Repeat("}{ \"( ;\x01 IN IN A A 999.1 $INCLUDE /etc/passwd\n", 256<<10/48)[:256<<10]
+	line := "}{ \"( ;\x01 IN IN A A 999.1 $INCLUDE /etc/passwd\n"
+	garbage := strings.Repeat(line, 256<<10/len(line)+1)[:256<<10]
 	start := time.Now()
 	e := wantInvalid(t, a.Do("PUT", "/domains/"+id+"/zone-file", garbage), "line 1")
 	if took := time.Since(start); took > 5*time.Second {
@@ -333,5 +334,67 @@ func TestDomainEvents(t *testing.T) {
 	}
 	if got := events(t, a, "?types=domain.*,rrset.*"); len(got.Data) != len(want) {
 		t.Errorf("filtered by type: %v", eventTypes(got))
+	}
+}
+
+// TestRDNS: a server's addresses have the default PTR until one is set; a PTR is set
+// for its IPv4 address or any address of its IPv6 /64, back to the default with
+// null, each change an rdns.updated event; another address, a name that is no host
+// name and another account's server are refused (docs/api.md, Reverse DNS).
+func TestRDNS(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	a := env.NewAccount("en", "100", "")
+	srv := runningServer(t, a)
+	name, v4, v6 := srv["name"].(string), srv["ipv4"].(string), srv["ipv6"].(string)
+	rdns := func() []map[string]any { return items(t, a.Do("GET", "/servers/"+name+"/rdns", nil).Want(t, 200)) }
+	if got := rdns(); len(got) != 1 || got[0]["ip"] != v4 || got[0]["ptr"] != name+".berth.localhost" {
+		t.Fatalf("default rdns: %v", got)
+	}
+	set := func(ip string, ptr any) []map[string]any {
+		t.Helper()
+		return items(t, a.Do("PUT", "/servers/"+name+"/rdns", map[string]any{"ip": ip, "ptr": ptr}).Want(t, 200))
+	}
+	set(v4, "Mail.Example.COM.")
+	other6 := strings.TrimSuffix(v6, "::1") + "::beef"
+	got := set(strings.ToUpper(other6), "www.example.com")
+	if len(got) != 2 || got[0]["ip"] != v4 || got[0]["ptr"] != "mail.example.com" || got[1]["ip"] != other6 || got[1]["ptr"] != "www.example.com" {
+		t.Errorf("after two PUTs: %v", got)
+	}
+	if got := set(other6, nil); len(got) != 1 {
+		t.Errorf("after resetting the IPv6 PTR: %v", got)
+	}
+	if got := set(v4, nil); got[0]["ptr"] != name+".berth.localhost" {
+		t.Errorf("after resetting the IPv4 PTR: %v", got)
+	}
+
+	for _, c := range []struct {
+		body  any
+		field string
+	}{
+		{map[string]any{"ptr": "x.example.com"}, "ip"},
+		{map[string]any{"ip": v4}, "ptr"},
+		{map[string]any{"ip": "192.0.2.254", "ptr": "x.example.com"}, "ip"},
+		{map[string]any{"ip": "2001:db8:ffff::1", "ptr": "x.example.com"}, "ip"},
+		{map[string]any{"ip": "::ffff:" + v4, "ptr": "x.example.com"}, "ip"},
+		{map[string]any{"ip": "not an address", "ptr": "x.example.com"}, "ip"},
+		{map[string]any{"ip": v4, "ptr": "bad name!"}, "ptr"},
+		{map[string]any{"ip": v4, "ptr": ""}, "ptr"},
+		{map[string]any{"ip": v4, "ptr": 7}, "ptr"},
+		{map[string]any{"ip": v4, "ptr": "x.example.com", "extra": 1}, "extra"},
+	} {
+		wantInvalid(t, a.Do("PUT", "/servers/"+name+"/rdns", c.body), c.field)
+	}
+	b := env.NewAccount("en", "", "")
+	wantNotFound(t, b.Do("GET", "/servers/"+name+"/rdns", nil))
+	wantNotFound(t, b.Do("PUT", "/servers/"+name+"/rdns", map[string]any{"ip": v4, "ptr": "x.example.com"}))
+	wantError(t, as(env, a, "read").Do("PUT", "/servers/"+name+"/rdns", map[string]any{"ip": v4, "ptr": "x.example.com"}), http.StatusForbidden, "missing_scope")
+
+	l := events(t, a, "?types=rdns.*")
+	if got := eventTypes(l); len(got) != 4 {
+		t.Fatalf("rdns events %v, want 4", got)
+	}
+	if e := l.Data[0]; e.Resource.Type != "server" || e.Resource.ID != num(t, srv["id"]) {
+		t.Errorf("rdns event about %v", e.Resource)
 	}
 }

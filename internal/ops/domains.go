@@ -128,7 +128,9 @@ func checkDomainCreate(c DomainCreate) (hosting.Domain, []dnszone.RRset, error) 
 		}
 	}
 	var sets []dnszone.RRset
-	if c.ZoneFile != nil && d.Name != "" && !v.Has("ttl") {
+	if c.ZoneFile != nil && len(*c.ZoneFile) > dnszone.MaxZoneFileBytes {
+		v.Add("zone_file", "validation.dns_zone_file_size", "max", dnszone.MaxZoneFileBytes)
+	} else if c.ZoneFile != nil && d.Name != "" && !v.Has("ttl") {
 		var err error
 		if sets, err = dnszone.ParseZoneFile(d.Name, d.TTL, *c.ZoneFile); err != nil {
 			v.AddAll(err)
@@ -328,7 +330,7 @@ func (s *Service) PutRRset(ctx context.Context, p hosting.Principal, ref hosting
 // checkRRset checks a PUT's set on its own: its name and type (from the path, a
 // name outside the zone is 404), its TTL and its records.
 func checkRRset(d hosting.Domain, name, typ string, ttl *int64, records []RecordInput) (dnszone.RRset, error) {
-	if _, err := dnszone.OwnerName(d.Name, name); err != nil {
+	if _, err := dnszone.OwnerName(d.Name, name); outsideZone(err) {
 		return dnszone.RRset{}, hosting.ErrNotFound()
 	}
 	var v hosting.Validation
@@ -357,6 +359,22 @@ func checkRRset(d hosting.Domain, name, typ string, ttl *int64, records []Record
 		v.AddAll(err)
 	}
 	return out, v.Err("name", "type", "ttl", "records")
+}
+
+// outsideZone reports whether err is dnszone's refusal of a name outside the zone:
+// a path naming one names no RRset of the zone (404), where a name that is no name
+// is refused on "name".
+func outsideZone(err error) bool {
+	var e *hosting.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	for _, m := range e.Fields["name"] {
+		if m.ID == "validation.dns_name_outside" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRRsetInZone applies the rules across the zone to set as the PUT would leave

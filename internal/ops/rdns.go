@@ -103,10 +103,10 @@ func checkRDNS(srv hosting.Server, ip, ptr *string) (string, string, error) {
 	var addr string
 	if ip == nil {
 		v.Add("ip", "validation.required")
-	} else if a, ok := serverAddress(srv, *ip); !ok {
+	} else if !hosting.ServerHasAddress(deref(srv.IPv4), deref(srv.IPv6), *ip) {
 		v.Add("ip", "validation.rdns_ip", "ip", *ip)
 	} else {
-		addr = a.String()
+		addr = netip.MustParseAddr(*ip).String()
 	}
 	var name string
 	if ptr != nil {
@@ -117,26 +117,4 @@ func checkRDNS(srv hosting.Server, ip, ptr *string) (string, string, error) {
 		name = n
 	}
 	return addr, name, v.Err("ip", "ptr")
-}
-
-// serverAddress reads s as an address of srv: its IPv4 address, or an address of its
-// IPv6 /64.
-func serverAddress(srv hosting.Server, s string) (netip.Addr, bool) {
-	a, err := netip.ParseAddr(s)
-	if err != nil || a.Zone() != "" {
-		return a, false
-	}
-	if a.Is4() || a.Is4In6() {
-		a = a.Unmap()
-		return a, srv.IPv4 != nil && *srv.IPv4 == a.String()
-	}
-	if srv.IPv6 == nil {
-		return a, false
-	}
-	own, err := netip.ParseAddr(*srv.IPv6)
-	if err != nil {
-		return a, false
-	}
-	net, err := own.Prefix(64)
-	return a, err == nil && net.Contains(a)
 }
