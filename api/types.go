@@ -470,3 +470,64 @@ type VolumeAttach struct {
 type VolumeResize struct {
 	SizeGB *int64 `json:"size_gb,omitempty"`
 }
+
+// Domain is a zone the account's DNS is hosted in (docs/api.md, Domains).
+type Domain struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	TTL         int       `json:"ttl"`
+	Serial      uint32    `json:"serial"`
+	Nameservers []string  `json:"nameservers"`
+	RRsetCount  int       `json:"rrset_count"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// DomainCreate is the body of POST /domains.
+type DomainCreate struct {
+	Name     *string `json:"name,omitempty"`
+	TTL      *int64  `json:"ttl,omitempty"`
+	ZoneFile *string `json:"zone_file,omitempty"`
+}
+
+// DomainUpdate is the body of PATCH /domains/{id}.
+type DomainUpdate struct {
+	TTL *int64 `json:"ttl,omitempty"`
+}
+
+// DNSRecord is one record of an RRset: its value, canonical, and the account's note.
+type DNSRecord struct {
+	Value   string `json:"value"`
+	Comment string `json:"comment"`
+}
+
+// RRset is every record of one name and one type of a zone; TTL null is the zone's.
+type RRset struct {
+	Name    string      `json:"name"`
+	Type    string      `json:"type"`
+	TTL     *int        `json:"ttl"`
+	Records []DNSRecord `json:"records"`
+}
+
+// DNSRecordInput is a record as PUT /domains/{id}/rrsets/{name}/{type} takes it.
+type DNSRecordInput struct {
+	Value   *string `json:"value,omitempty"`
+	Comment *string `json:"comment,omitempty"`
+}
+
+// RRsetPut is the body of PUT /domains/{id}/rrsets/{name}/{type}: the whole set.
+type RRsetPut struct {
+	TTL     Nullable[int64]  `json:"ttl,omitzero"`
+	Records []DNSRecordInput `json:"records"`
+}
+
+// RDNS is the PTR of one of a server's addresses.
+type RDNS struct {
+	IP  string `json:"ip"`
+	PTR string `json:"ptr"`
+}
+
+// RDNSSet is the body of PUT /servers/{id}/rdns; PTR null is the default.
+type RDNSSet struct {
+	IP  *string          `json:"ip,omitempty"`
+	PTR Nullable[string] `json:"ptr,omitzero"`
+}

@@ -208,7 +208,10 @@ func newIdempotencyKey() string {
 // retrying as c.retry allows. An error answer is an *Error.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
 	var body []byte
-	if in != nil {
+	ctype := "application/json"
+	if text, ok := in.(textBody); ok {
+		body, ctype = []byte(text), "text/plain; charset=utf-8"
+	} else if in != nil {
 		var err error
 		if body, err = json.Marshal(in); err != nil {
 			return fmt.Errorf("berth: encoding the body of %s %s: %w", method, path, err)
@@ -232,7 +235,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	hold := heldFor(query)
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
-		status, header, data, err := c.send(ctx, method, u, body, key, hold)
+		status, header, data, err := c.send(ctx, method, u, body, ctype, key, hold)
 		var wait time.Duration
 		switch {
 		case err != nil:
@@ -249,6 +252,10 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		case status >= 400:
 			return decodeError(status, header, data)
 		default:
+			if text, ok := out.(*textBody); ok {
+				*text = textBody(data)
+				return nil
+			}
 			if out == nil || len(data) == 0 {
 				return nil
 			}
@@ -263,6 +270,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		waited += wait
 	}
 }
+
+// textBody is a request or answer body of plain text (a zone file), not JSON.
+type textBody string
 
 // sleep waits d, or less when ctx ends first: then it reports false.
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -306,7 +316,7 @@ func (c *Client) withTimeout(ctx context.Context, hold time.Duration) (_ context
 
 // send makes one attempt, within the client's timeout plus hold. err is a failure to
 // get a whole answer; a *TimeoutError when the timeout cut it.
-func (c *Client) send(ctx context.Context, method, u string, body []byte, key string, hold time.Duration) (int, http.Header, []byte, error) {
+func (c *Client) send(ctx context.Context, method, u string, body []byte, ctype, key string, hold time.Duration) (int, http.Header, []byte, error) {
 	ctx, cancel, timedOut := c.withTimeout(ctx, hold)
 	defer cancel()
 	var rd io.Reader
@@ -320,7 +330,7 @@ func (c *Client) send(ctx context.Context, method, u string, body []byte, key st
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", ctype)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

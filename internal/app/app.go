@@ -111,6 +111,26 @@ type Config struct {
 	// Webhook tunes the webhook deliveries' client: its Timeout, Resolver and Dial
 	// (tests; zero: production's). Its AllowPrivate and OwnPools are set from the above.
 	Webhook webhook.Options
+	// DNS is the operator's DNS (serve --dns-nameservers, --dns-default-domain;
+	// zero fields: DefaultDNSDomain and its ns1 and ns2).
+	DNS ops.DNSOptions
+}
+
+// DefaultDNSDomain is the default domain of an installation that names none (serve
+// --dns-default-domain): names under .localhost never leave a machine (RFC 6761), as
+// a laptop's sandbox wants; an operator selling DNS names their own.
+const DefaultDNSDomain = "berth.localhost"
+
+// dnsOptions are o with its defaults: the default domain, and ns1 and ns2 under it
+// as the nameservers.
+func dnsOptions(o ops.DNSOptions) ops.DNSOptions {
+	if o.DefaultDomain == "" {
+		o.DefaultDomain = DefaultDNSDomain
+	}
+	if len(o.Nameservers) == 0 {
+		o.Nameservers = []string{"ns1." + o.DefaultDomain, "ns2." + o.DefaultDomain}
+	}
+	return o
 }
 
 // ErrSandboxDriver is why Open refuses a sandbox on another driver than sim.
@@ -191,7 +211,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	deps := ops.Deps{Store: db, Jobs: a.queue, Driver: a.driver, Log: cfg.Logger, Clock: cfg.Clock,
-		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions()}
+		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions(), DNS: dnsOptions(cfg.DNS)}
 	if db.Postgres() {
 		deps.MeterBatch = ops.PostgresMeterBatch
 	}

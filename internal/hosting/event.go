@@ -68,6 +68,13 @@ const (
 	EventVolumeDetached      EventType = "volume.detached"
 	EventVolumeResized       EventType = "volume.resized"
 	EventVolumeDeleted       EventType = "volume.deleted"
+	EventDomainCreated       EventType = "domain.created"
+	EventDomainUpdated       EventType = "domain.updated"
+	EventDomainDeleted       EventType = "domain.deleted"
+	EventRRsetCreated        EventType = "rrset.created"
+	EventRRsetUpdated        EventType = "rrset.updated"
+	EventRRsetDeleted        EventType = "rrset.deleted"
+	EventRDNSUpdated         EventType = "rdns.updated"
 )
 
 // EventTypes is every event type, in the order the API's document lists them.
@@ -82,10 +89,15 @@ var EventTypes = []EventType{
 	EventAccountUpdated, EventAccountSuspended, EventAccountUnsuspended,
 	EventWebhookCreated, EventWebhookUpdated, EventWebhookDeleted, EventWebhookDisabled, EventWebhookTest,
 	EventVolumeCreated, EventVolumeUpdated, EventVolumeAttached, EventVolumeDetached, EventVolumeResized, EventVolumeDeleted,
+	EventDomainCreated, EventDomainUpdated, EventDomainDeleted,
+	EventRRsetCreated, EventRRsetUpdated, EventRRsetDeleted,
+	EventRDNSUpdated,
 }
 
 // EventResourceTypes are what events are about. Billing events are about the account.
-var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook", "volume"}
+// RRset events are about their zone ("domain"), and reverse DNS events about their
+// server.
+var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook", "volume", "domain"}
 
 // CreditLowDays: billing.credit_low says that an hourly charge took the credit below
 // this many days of the account's hourly burn.
@@ -196,6 +208,30 @@ type (
 		Status   VolumeStatus `json:"status"`
 		ServerID *int64       `json:"server_id"`
 		Changes  []string     `json:"changes,omitempty"`
+	}
+	// DomainEventData: Changes for domain.updated ("ttl", or "rrsets" when a zone
+	// file replaced them).
+	DomainEventData struct {
+		ID      int64    `json:"id"`
+		Name    string   `json:"name"`
+		Serial  uint32   `json:"serial"`
+		Changes []string `json:"changes,omitempty"`
+	}
+	// RRsetEventData names the RRset of a zone that was created, replaced or
+	// deleted, and the zone's serial after the change.
+	RRsetEventData struct {
+		DomainID int64  `json:"domain_id"`
+		Domain   string `json:"domain"`
+		Name     string `json:"name"`
+		Type     string `json:"type"`
+		Serial   uint32 `json:"serial"`
+	}
+	// RDNSEventData: the server's address and its PTR after the change (the default
+	// when it went back to it).
+	RDNSEventData struct {
+		ServerID int64  `json:"server_id"`
+		IP       string `json:"ip"`
+		PTR      string `json:"ptr"`
 	}
 	SnapshotEventData struct {
 		ID       int64  `json:"id"`

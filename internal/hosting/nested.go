@@ -20,12 +20,14 @@ func (v *Validation) AddItem(item string, err error, rename map[string]string) b
 	}
 	for _, f := range e.Order {
 		key := item
-		if f != "body" {
-			name := f
+		if f != "body" || item == "" {
+			key = f
 			if r, ok := rename[f]; ok {
-				name = r
+				key = r
 			}
-			key = item + "." + name
+			if item != "" {
+				key = item + "." + key
+			}
 		}
 		for _, m := range e.Fields[f] {
 			if v.fields == nil {
@@ -42,6 +44,11 @@ func (v *Validation) AddItem(item string, err error, rename map[string]string) b
 	}
 	return true
 }
+
+// AddAll records the field errors of err, a validation *Error, under their own
+// fields, as AddItem does with no item: a rule checked apart (dnszone's) adds its
+// errors to a request's others. It reports whether err was such an error.
+func (v *Validation) AddAll(err error) bool { return v.AddItem("", err, nil) }
 
 // Item is the place of item i of list in a request: "servers[0]".
 func Item(list string, i int) string { return fmt.Sprintf("%s[%d]", list, i) }

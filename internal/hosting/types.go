@@ -35,12 +35,14 @@ type Quotas struct {
 	// Volumes counts live volumes, VolumeGB their sizes together (docs/api.md,
 	// Volumes).
 	Volumes, VolumeGB int
+	// Zones counts DNS zones (docs/api.md, Domains).
+	Zones int
 }
 
 // DefaultQuotas are a new account's. Recipes are the heaviest item (a script of up
 // to 64 KiB each): 50 of them make a list of at most 3.2 MiB of scripts.
 var DefaultQuotas = Quotas{Servers: 50, SSHKeys: 100, Projects: 100, Recipes: 50, Snapshots: 100, Tokens: 50,
-	Volumes: 100, VolumeGB: 10240}
+	Volumes: 100, VolumeGB: 10240, Zones: 100}
 
 // QuotaKind names one quota: the key of its 422 in `errors` is Field, its message
 // Message, its admin flag "--quota-" + Flag.
@@ -61,8 +63,9 @@ var (
 	// QuotaVolumeGB bounds the sizes of the live volumes together: a volume made or
 	// grown may not take them past it (checked by size, not by count).
 	QuotaVolumeGB = QuotaKind{"size_gb", "validation.volume_gb_quota", "volume-gb", func(q *Quotas) *int { return &q.VolumeGB }}
+	QuotaZones    = QuotaKind{"name", "validation.zone_quota", "zones", func(q *Quotas) *int { return &q.Zones }}
 	QuotaKinds    = []QuotaKind{QuotaServers, QuotaSSHKeys, QuotaProjects, QuotaRecipes, QuotaSnapshots, QuotaTokens,
-		QuotaVolumes, QuotaVolumeGB}
+		QuotaVolumes, QuotaVolumeGB, QuotaZones}
 )
 
 // Token is an API token. Its secret is never stored, only its SHA-256 hash.

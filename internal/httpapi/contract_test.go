@@ -292,6 +292,8 @@ type fixture struct {
 	// volume is available and detached, in the server's location.
 	volume             map[string]any
 	volumeID, volumeNm string
+	// domain is a zone with an RRset "www A".
+	domainID, domainNm string
 }
 
 // newFixture creates a running server (in a project) with an available snapshot, a
@@ -308,6 +310,9 @@ func newFixture(t testing.TB, c caller) *fixture {
 	f.keyID, f.projectID, f.recID = itoa(num(t, f.key["id"])), itoa(num(t, f.project["id"])), itoa(num(t, f.recipe["id"]))
 	f.volume = createVolume(t, c, map[string]any{"location_id": 1})
 	f.volumeID, f.volumeNm = itoa(num(t, f.volume["id"])), f.volume["name"].(string)
+	dom := createDomain(t, c, map[string]any{"name": zoneName()})
+	f.domainID, f.domainNm = itoa(num(t, dom["id"])), dom["name"].(string)
+	c.Do("PUT", "/domains/"+f.domainID+"/rrsets/www/A", map[string]any{"records": []map[string]any{{"value": "192.0.2.1"}}}).Want(t, 201)
 	// An account holds at most hosting.MaxWebhooks: the fixtures of one account make
 	// their own until one is left for POST /webhooks, then share its newest.
 	hooks := items(t, c.Do("GET", "/webhooks", nil).Want(t, 200))
@@ -329,9 +334,9 @@ func newFixture(t testing.TB, c caller) *fixture {
 // params maps "collection/{param}" to the value that fills it. byName fills a server
 // {id} with the server's name instead of its id.
 func (f *fixture) params(byName bool) map[string]string {
-	srv, vol := f.serverID, f.volumeID
+	srv, vol, dom := f.serverID, f.volumeID, f.domainID
 	if byName {
-		srv, vol = f.serverName, f.volumeNm
+		srv, vol, dom = f.serverName, f.volumeNm, f.domainNm
 	}
 	return map[string]string{
 		"servers/{id}":          srv,
@@ -343,6 +348,9 @@ func (f *fixture) params(byName bool) map[string]string {
 		"webhooks/{id}":         f.webhookID,
 		"deliveries/{delivery}": f.deliveryID,
 		"volumes/{id}":          vol,
+		"domains/{id}":          dom,
+		"rrsets/{name}":         "www",
+		"{name}/{type}":         "A",
 	}
 }
 
@@ -351,17 +359,18 @@ func (f *fixture) params(byName bool) map[string]string {
 // the test: a new route needs its fixture here.
 func fillPath(t testing.TB, path string, params map[string]string) string {
 	t.Helper()
-	segs := strings.Split(strings.TrimPrefix(path, "/v1/"), "/")
-	for i, s := range segs {
+	route := strings.Split(strings.TrimPrefix(path, "/v1/"), "/")
+	segs := slices.Clone(route)
+	for i, s := range route {
 		if !strings.HasPrefix(s, "{") {
 			continue
 		}
 		if i == 0 {
 			t.Fatalf("route %s: a parameter as first segment; extend fillPath", path)
 		}
-		v, ok := params[segs[i-1]+"/"+s]
+		v, ok := params[route[i-1]+"/"+s]
 		if !ok {
-			t.Fatalf("route %s: no fixture for %s/%s; extend fixture.params", path, segs[i-1], s)
+			t.Fatalf("route %s: no fixture for %s/%s; extend fixture.params", path, route[i-1], s)
 		}
 		segs[i] = v
 	}
@@ -404,6 +413,18 @@ func validBody(t testing.TB, method, path string) any {
 		return map[string]any{"project_id": nil}
 	case "POST /v1/volumes/{id}/resize":
 		return map[string]any{"size_gb": 11 + nameSeq.Add(1)}
+	case "POST /v1/domains":
+		return map[string]any{"name": zoneName()}
+	case "PATCH /v1/domains/{id}":
+		return map[string]any{"ttl": 600}
+	case "PUT /v1/domains/{id}/rrsets/{name}/{type}":
+		return map[string]any{"records": []map[string]any{{"value": "192.0.2.2"}}}
+	case "PUT /v1/domains/{id}/zone-file":
+		return "www 600 IN A 192.0.2.3\n"
+	case "PUT /v1/servers/{id}/rdns":
+		// The fixture's server's IPv4 address is not known here: a 422 on ip is an
+		// answer of the route too (the scope tests want no 403 and no 5xx).
+		return map[string]any{"ip": "192.0.2.1", "ptr": "mail.example.com"}
 	}
 	return nil
 }
@@ -559,7 +580,8 @@ func TestContractAuthentication(t *testing.T) {
 			}
 			path := fillPath(t, rt.Path, map[string]string{"servers/{id}": "1", "ssh-keys/{id}": "1",
 				"projects/{id}": "1", "recipes/{id}": "1", "operations/{id}": "1", "snapshots/{snapshot}": "1",
-				"webhooks/{id}": "1", "deliveries/{delivery}": "1", "volumes/{id}": "1"})
+				"webhooks/{id}": "1", "deliveries/{delivery}": "1", "volumes/{id}": "1", "domains/{id}": "1",
+				"rrsets/{name}": "www", "{name}/{type}": "A"})
 			r := env.Do("", rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
 			if rt.Scope == "" {
 				if r.Status != 200 {

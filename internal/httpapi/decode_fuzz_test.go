@@ -22,6 +22,7 @@ import (
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/internal/apitest"
+	"github.com/berthhq/berth/internal/dnszone"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/i18n"
 )
@@ -52,6 +53,10 @@ var bodyRoutes = []struct {
 	{"POST /volumes/{id}/attach", func() any { return new(api.VolumeAttach) }, MaxBody},
 	{"POST /volumes/{id}/detach", func() any { return new(struct{}) }, MaxBody},
 	{"POST /volumes/{id}/resize", func() any { return new(api.VolumeResize) }, MaxBody},
+	{"POST /domains", func() any { return new(api.DomainCreate) }, 2 * dnszone.MaxZoneFileBytes},
+	{"PATCH /domains/{id}", func() any { return new(api.DomainUpdate) }, MaxBody},
+	{"PUT /domains/{id}/rrsets/{name}/{type}", func() any { return new(api.RRsetPut) }, MaxBody},
+	{"PUT /servers/{id}/rdns", func() any { return new(api.RDNSSet) }, MaxBody},
 	{"POST /webhooks", func() any { return new(api.WebhookWrite) }, MaxBody},
 	{"PATCH /webhooks/{id}", func() any { return new(api.WebhookWrite) }, MaxBody},
 	{"POST /webhooks/{id}/test", func() any { return new(struct{}) }, MaxBody},

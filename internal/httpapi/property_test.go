@@ -491,6 +491,11 @@ func (g *propGen) cases(op *propOp) []propCase {
 	for _, p := range op.params {
 		switch p.In {
 		case "path":
+			if op.id == "putRRset" && p.Name != "id" {
+				// A PUT creates the RRset its path names: any name is one to create
+				// (or a 422 on name or type), never a resource not found.
+				continue
+			}
 			values := propPathValues
 			if op.method != "GET" {
 				values = propChangePathValues

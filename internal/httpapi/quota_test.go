@@ -46,6 +46,9 @@ func apiQuotaKinds() []quotaKind {
 		{hosting.QuotaProjects, func(t testing.TB, c caller) *testenv.Response {
 			return c.Do("POST", "/projects", map[string]any{"name": uniqueName("project")})
 		}, del("/projects")},
+		{hosting.QuotaZones, func(t testing.TB, c caller) *testenv.Response {
+			return c.Do("POST", "/domains", map[string]any{"name": zoneName()})
+		}, del("/domains")},
 		{hosting.QuotaRecipes, func(t testing.TB, c caller) *testenv.Response {
 			return c.Do("POST", "/recipes", map[string]any{"name": "recipe", "script": "#!/bin/sh\n"})
 		}, del("/recipes")},

@@ -171,7 +171,7 @@ func New(svc ops.Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 
 func (s *Server) routes() []route {
 	R, P, S, K, C := hosting.ScopeRead, hosting.ScopePower, hosting.ScopeServers, hosting.ScopeSSHKeys, hosting.ScopeRecipes
-	N, A, V := hosting.ScopeSnapshots, hosting.ScopeAll, hosting.ScopeStorage
+	N, A, V, D := hosting.ScopeSnapshots, hosting.ScopeAll, hosting.ScopeStorage, hosting.ScopeDomains
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
@@ -192,6 +192,8 @@ func (s *Server) routes() []route {
 		{"GET", "/servers/{id}/metrics", R, s.serverMetrics},
 		{"POST", "/servers/{id}/rescale", S, s.rescale},
 		{"GET", "/servers/{id}/operations", R, s.listServerOperations},
+		{"GET", "/servers/{id}/rdns", R, s.listRDNS},
+		{"PUT", "/servers/{id}/rdns", D, s.setRDNS},
 		{"GET", "/servers/{id}/snapshots", R, s.listSnapshots},
 		{"POST", "/servers/{id}/snapshots", N, s.createSnapshot},
 		{"POST", "/servers/{id}/snapshots/{snapshot}/restore", N, s.restoreSnapshot},
@@ -216,6 +218,17 @@ func (s *Server) routes() []route {
 		{"POST", "/volumes/{id}/attach", V, s.attachVolume},
 		{"POST", "/volumes/{id}/detach", V, s.detachVolume},
 		{"POST", "/volumes/{id}/resize", V, s.resizeVolume},
+		{"GET", "/domains", R, s.listDomains},
+		{"POST", "/domains", D, s.createDomain},
+		{"GET", "/domains/{id}", R, s.getDomain},
+		{"PATCH", "/domains/{id}", D, s.patchDomain},
+		{"DELETE", "/domains/{id}", D, s.deleteDomain},
+		{"GET", "/domains/{id}/rrsets", R, s.listRRsets},
+		{"GET", "/domains/{id}/rrsets/{name}/{type}", R, s.getRRset},
+		{"PUT", "/domains/{id}/rrsets/{name}/{type}", D, s.putRRset},
+		{"DELETE", "/domains/{id}/rrsets/{name}/{type}", D, s.deleteRRset},
+		{"GET", "/domains/{id}/zone-file", R, s.exportZoneFile},
+		{"PUT", "/domains/{id}/zone-file", D, s.importZoneFile},
 		{"GET", "/operations", R, s.listOperations},
 		{"GET", "/operations/{id}", R, s.getOperation},
 		{"GET", "/events", R, s.listEvents},
@@ -479,6 +492,12 @@ func (s *Server) run(w http.ResponseWriter, req *request, rt route, lang string)
 			s.log.Error("list cut short", "request_id", req.Header.Get(requestIDHeader), "method", req.Method, "path", req.URL.Path, "error", err)
 			panic(http.ErrAbortHandler)
 		}
+		return
+	}
+	if text, ok := body.(plainText); ok {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, string(text))
 		return
 	}
 	if raw, ok := body.([]byte); ok {

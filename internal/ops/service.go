@@ -70,6 +70,9 @@ type Service struct {
 	// meterBatch is the most meter hours one metering transaction charges.
 	meterBatch int
 
+	// dns is the operator's DNS settings (Deps.DNS).
+	dns DNSOptions
+
 	touchMu    sync.Mutex
 	touched    map[int64]time.Time // when each token's last use was last recorded
 	touchSweep int                 // touched forgets records over a minute old at this size
@@ -142,6 +145,8 @@ type Deps struct {
 	// MeterBatch is the most meter hours one transaction of a metering pass charges
 	// (0: DefaultMeterBatch).
 	MeterBatch int
+	// DNS is the operator's DNS settings: the nameservers every zone shows.
+	DNS DNSOptions
 }
 
 // DefaultMeterBatch is how many meter hours a metering transaction charges at most:
@@ -179,6 +184,7 @@ func New(d Deps) *Service {
 	s := &Service{store: d.Store, jobs: d.Jobs, log: d.Log, now: func() time.Time { return clock().UTC().Truncate(time.Millisecond) },
 		opWaits: newWakeups(), eventWaits: newWakeups(), touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{}),
 		driver: d.Driver, faults: d.Faults, consoleCaps: d.ConsoleCaps.withDefaults(), telemetry: d.Telemetry, backfill: d.Backfill, webhooks: d.Webhooks,
+		dns:      d.DNS,
 		consoles: newConsoleSessions(), meterBatch: d.MeterBatch}
 	if s.meterBatch <= 0 {
 		s.meterBatch = DefaultMeterBatch

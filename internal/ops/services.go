@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/billing"
+	"github.com/berthhq/berth/internal/dnszone"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -32,12 +33,15 @@ type Services struct {
 	Events     EventService
 	Webhooks   WebhookService
 	Volumes    VolumeService
+	Domains    DomainService
+	RDNS       RDNSService
 }
 
 // Services is every one of the core's interfaces answered by s.
 func (s *Service) Services() Services {
 	return Services{Gate: s, Sessions: s, Accounts: s, Catalog: s, Servers: s, Snapshots: s, SSHKeys: s,
-		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s, Webhooks: s, Volumes: s}
+		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s, Webhooks: s, Volumes: s,
+		Domains: s, RDNS: s}
 }
 
 // GateService is what every request passes through: its token, its idempotency key,
@@ -135,6 +139,27 @@ type VolumeService interface {
 	AttachVolume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef, serverID *int64, automount *bool) (hosting.Volume, error)
 	DetachVolume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef) (hosting.Volume, error)
 	ResizeVolume(ctx context.Context, p hosting.Principal, ref hosting.VolumeRef, sizeGB *int64) (hosting.Volume, error)
+}
+
+// DomainService is the principal's DNS zones and their RRsets (docs/api.md,
+// Domains). A zone is named by hosting.DomainRef (ParseDomainRef); an RRset by its
+// name and type as a path gives them.
+type DomainService interface {
+	Domains(ctx context.Context, p hosting.Principal) ([]hosting.Domain, error)
+	Domain(ctx context.Context, p hosting.Principal, ref hosting.DomainRef) (hosting.Domain, error)
+	CreateDomain(ctx context.Context, p hosting.Principal, c DomainCreate) (hosting.Domain, error)
+	SetDomainTTL(ctx context.Context, p hosting.Principal, ref hosting.DomainRef, ttl *int64) (hosting.Domain, error)
+	DeleteDomain(ctx context.Context, p hosting.Principal, ref hosting.DomainRef) error
+	RRsets(ctx context.Context, p hosting.Principal, ref hosting.DomainRef, name, typ string) ([]dnszone.RRset, error)
+	RRset(ctx context.Context, p hosting.Principal, ref hosting.DomainRef, name, typ string) (dnszone.RRset, error)
+	PutRRset(ctx context.Context, p hosting.Principal, ref hosting.DomainRef, name, typ string, ttl *int64, records []RecordInput) (dnszone.RRset, bool, error)
+	DeleteRRset(ctx context.Context, p hosting.Principal, ref hosting.DomainRef, name, typ string) error
+	ZoneFile(ctx context.Context, p hosting.Principal, ref hosting.DomainRef) (string, error)
+	ImportZoneFile(ctx context.Context, p hosting.Principal, ref hosting.DomainRef, text string) (hosting.Domain, error)
+	// Nameservers are the operator's; OperatorRRsets how many RRsets of each zone
+	// are the operator's (its SOA and apex NS).
+	Nameservers() []string
+	OperatorRRsets() int
 }
 
 // ProjectService is the principal's projects.

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/berthhq/berth/internal/dnszone"
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/nameserver"
 )
 
 // ErrNotFound is returned when a row does not exist (or belongs to another account).
@@ -38,6 +40,13 @@ type OperationFilter struct {
 	Status   *hosting.OpStatus
 }
 
+// RRsetFilter narrows a zone's RRsets: one name (relative, canonical), one type (""
+// any).
+type RRsetFilter struct {
+	Name string
+	Type dnszone.Type
+}
+
 // Reader reads. On a Store it reads the latest committed state; on a Tx it reads
 // inside the transaction.
 type Reader interface {
@@ -49,7 +58,8 @@ type Reader interface {
 	// after (0: from the first).
 	Accounts(ctx context.Context, after int64, limit int) ([]hosting.Account, error)
 	// Usage counts what an account holds against its quotas at now: live servers and
-	// snapshots, SSH keys, projects, recipes, and tokens that can still authenticate.
+	// snapshots, SSH keys, projects, recipes, tokens that can still authenticate,
+	// live volumes (and their sizes together) and zones.
 	Usage(ctx context.Context, accountID int64, now time.Time) (hosting.Quotas, error)
 	// CountConsoleSessions counts the serial console sessions of a server, and of its
 	// account over all its servers, whose lease runs past at.
@@ -106,6 +116,29 @@ type Reader interface {
 	ServerVolumes(ctx context.Context, serverID int64) ([]hosting.Volume, error)
 	// HeldVolumes lists the live volumes busy with operation op.
 	HeldVolumes(ctx context.Context, op int64) ([]hosting.Volume, error)
+
+	// Domains lists an account's zones, oldest first (docs/api.md, Domains).
+	Domains(ctx context.Context, accountID int64) ([]hosting.Domain, error)
+	// Domain finds an account's zone by id or name; another account's is ErrNotFound.
+	Domain(ctx context.Context, accountID int64, ref hosting.DomainRef) (hosting.Domain, error)
+	// RRsets lists the RRsets of a zone that f admits, in DNS order: by name as
+	// dnszone.CompareNames orders them, then by type. Each keeps its records in the
+	// order they were written, with their comments.
+	RRsets(ctx context.Context, zoneID int64, f RRsetFilter) ([]dnszone.RRset, error)
+	// EnclosingZone finds the zone, of any account, that a nameserver answers name
+	// from: the longest of name's suffixes (name itself included) that is a zone.
+	// name is taken in any case, with or without its trailing dot; ErrNotFound when
+	// no zone holds it.
+	EnclosingZone(ctx context.Context, name string) (hosting.Domain, error)
+	// ServedZone reads a zone whole as a nameserver serves it, in one statement (its
+	// serial and its RRsets agree): RRset names absolute, TTLs resolved to the zone's
+	// where the set has none. Nameservers are left empty: they are the operator's
+	// (serve --dns-nameservers), the caller's to fill. ErrNotFound when no zone has
+	// the id.
+	ServedZone(ctx context.Context, id int64) (nameserver.Zone, error)
+	// PTRs lists the reverse DNS names set for a server's addresses, IPv4 first,
+	// then by address.
+	PTRs(ctx context.Context, serverID int64) ([]hosting.PTR, error)
 
 	// Operation finds an operation of an account.
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
@@ -230,7 +263,8 @@ type Writer interface {
 	SetQuotas(ctx context.Context, id int64, q hosting.Quotas) error
 	// ResetAccount empties an account for a sandbox reset (docs/api.md, The sandbox): its
 	// servers are deleted at once (kept only as deleted rows, so that their names stay
-	// used forever), and its snapshots, SSH keys, projects, recipes, operations (with
+	// used forever, without their reverse DNS names), and its zones (with their
+	// RRsets), snapshots, SSH keys, projects, recipes, operations (with
 	// their jobs that wait to run), ledger (credit 0), meters, idempotency
 	// records and its servers' metrics are gone. The account itself, its tokens,
 	// console sessions and audit entries stay. ErrNotFound for no account.
@@ -296,8 +330,12 @@ type Writer interface {
 	CreateServer(ctx context.Context, s hosting.Server) (int64, error)
 	UpdateServer(ctx context.Context, s hosting.Server) error
 	SetServerStatus(ctx context.Context, id int64, status hosting.Status) error
+	// SetServerAddresses records a server's addresses; the reverse DNS names of
+	// addresses it no longer has (hosting.ServerHasAddress) are removed.
 	SetServerAddresses(ctx context.Context, id int64, ipv4, ipv6 string) error
 	SetServerSuspended(ctx context.Context, id int64, suspended bool) error
+	// DeleteServer removes a server from its owner's view (deleted_at), with the
+	// reverse DNS names of its addresses.
 	DeleteServer(ctx context.Context, id int64, at time.Time) error
 
 	// CreateSnapshot writes a snapshot; ErrConflict when the server has a live one of
@@ -330,6 +368,41 @@ type Writer interface {
 	HoldServerVolumes(ctx context.Context, serverID, op int64) error
 	// DeleteVolume removes a volume from its owner's view (deleted_at).
 	DeleteVolume(ctx context.Context, id int64, at time.Time) error
+
+	// ZoneRelated reports whether a zone of any account is name, a parent of name or
+	// a child of it (dnszone.Related): what docs/api.md, Domains, refuses to add. It
+	// first waits for the zone creations of other transactions (on PostgreSQL a lock
+	// every CreateDomain takes too, held until the transaction ends; SQLite runs one
+	// writer at a time), so that the check and the CreateDomain it allows are one
+	// step.
+	ZoneRelated(ctx context.Context, name string) (bool, error)
+	// CreateDomain writes a zone with its first RRsets (a zone file's, or none), its
+	// serial hosting.NewZoneSerial of its creation; ErrConflict when a zone of any
+	// account has the name.
+	CreateDomain(ctx context.Context, d hosting.Domain, sets []dnszone.RRset) (int64, error)
+	// LockDomain reads an account's zone so that no other transaction changes it or
+	// its RRsets until this one ends: a check of its RRset count and the write it
+	// allows are then one step. ErrNotFound as Domain.
+	LockDomain(ctx context.Context, accountID int64, ref hosting.DomainRef) (hosting.Domain, error)
+	// SetDomainTTL changes a zone's TTL. It and every change of RRsets below raise
+	// the zone's serial (hosting.NextZoneSerial at at) in the same transaction.
+	// ErrNotFound when no zone has the id.
+	SetDomainTTL(ctx context.Context, id int64, ttl int, at time.Time) error
+	// DeleteDomain removes a zone with its RRsets; its name is free again.
+	DeleteDomain(ctx context.Context, id int64) error
+	// PutRRset writes one whole RRset (canonical, dnszone.CanonicalRRset), creating
+	// it or replacing the one of its name and type, and says whether it created it.
+	PutRRset(ctx context.Context, zoneID int64, set dnszone.RRset, at time.Time) (created bool, err error)
+	// DeleteRRset removes the RRset of a name and type; ErrNotFound when there is none.
+	DeleteRRset(ctx context.Context, zoneID int64, name string, t dnszone.Type, at time.Time) error
+	// ReplaceRRsets replaces every RRset of a zone with sets (a zone file's import).
+	ReplaceRRsets(ctx context.Context, zoneID int64, sets []dnszone.RRset, at time.Time) error
+	// SetPTR sets the reverse DNS name of one address of a server, replacing the one
+	// it had.
+	SetPTR(ctx context.Context, p hosting.PTR) error
+	// DeletePTR puts an address back on its default name; one without a PTR is no
+	// error.
+	DeletePTR(ctx context.Context, serverID int64, ip string) error
 
 	// SetServerImage records the image a reinstall wrote.
 	SetServerImage(ctx context.Context, id, imageID int64) error

@@ -199,6 +199,9 @@ type eventData struct {
 	Amount         string   `json:"amount"`
 	Reason         string   `json:"reason"`
 	SizeGB         int      `json:"size_gb"`
+	Domain         string   `json:"domain"`
+	IP             string   `json:"ip"`
+	PTR            string   `json:"ptr"`
 }
 
 // sentence says what an event reports in the reader's language
@@ -219,6 +222,12 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 		args = []any{"name", d.Name, "server", ex.serverName(d.ServerID), "status", r.T("console.snapshot_status." + d.Status)}
 	case "volume":
 		args = []any{"name", d.Name, "server", ex.serverName(d.ServerID), "size", d.SizeGB, "changes", changeList(r, d.Changes)}
+	case "domain":
+		args = []any{"name", d.Name, "changes", changeList(r, d.Changes)}
+	case "rrset":
+		args = []any{"domain", d.Domain, "rrset", d.Name + " " + d.Type}
+	case "rdns":
+		args = []any{"ip", d.IP, "ptr", d.PTR, "server", ex.serverName(d.ServerID)}
 	case "ssh_key", "project", "recipe":
 		args = []any{"name", d.Name}
 	case "billing":
@@ -238,11 +247,12 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 }
 
 // changeLabels name the fields an update event lists as changed: a server's
-// (display_name, project_id), a volume's (name, project_id, and status once made)
-// and the account's.
+// (display_name, project_id), a volume's (name, project_id, and status once made),
+// a domain's (ttl, rrsets) and the account's.
 var changeLabels = map[string]string{
 	"display_name": "console.display_name", "name": "console.col.name", "project_id": "console.col.project",
 	"status": "console.col.status", "language": "console.language", "budget": "console.billing.budget",
+	"ttl": "console.col.ttl", "rrsets": "console.col.records",
 }
 
 func changeList(r *req, fields []string) string {

@@ -76,6 +76,12 @@ func sampleEvent(t *testing.T, account int64, typ hosting.EventType) hosting.Eve
 		sid := int64(9001)
 		data = hosting.VolumeEventData{ID: 9001, Name: "pgdata", SizeGB: 20, Status: hosting.VolumeAvailable, ServerID: &sid,
 			Changes: []string{"name"}}
+	case "domain":
+		data = hosting.DomainEventData{ID: 9001, Name: "example.com", Serial: 2026112701, Changes: []string{"ttl"}}
+	case "rrset":
+		res, data = hosting.EventResource{Type: "domain", ID: 9001}, hosting.RRsetEventData{DomainID: 9001, Domain: "example.com", Name: "www", Type: "A", Serial: 2026112702}
+	case "rdns":
+		res, data = hosting.EventResource{Type: "server", ID: 9001}, hosting.RDNSEventData{ServerID: 9001, IP: "192.0.2.7", PTR: "mail.example.com"}
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -160,6 +166,13 @@ var wantSentences = map[hosting.EventType]string{
 	hosting.EventVolumeDetached:      "Volume pgdata was detached from server #9001.",
 	hosting.EventVolumeResized:       "Volume pgdata was grown to 20 GB.",
 	hosting.EventVolumeDeleted:       "Volume pgdata was deleted.",
+	hosting.EventDomainCreated:       "Domain example.com was added.",
+	hosting.EventDomainUpdated:       "Domain example.com was changed: TTL.",
+	hosting.EventDomainDeleted:       "Domain example.com was deleted.",
+	hosting.EventRRsetCreated:        "Records www A were added to domain example.com.",
+	hosting.EventRRsetUpdated:        "Records www A of domain example.com were replaced.",
+	hosting.EventRRsetDeleted:        "Records www A of domain example.com were deleted.",
+	hosting.EventRDNSUpdated:         "The reverse DNS of 192.0.2.7 on server #9001 is now mail.example.com.",
 }
 
 // TestActivityShowsEveryType: each event type is shown as its sentence, newest first,

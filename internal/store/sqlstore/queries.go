@@ -108,7 +108,7 @@ func (q queries) execOne(ctx context.Context, query string, args ...any) error {
 
 const accountCols = `a.id, a.email, a.name, a.password_hash, a.language, a.currency, a.credit, a.budget, a.blocked, ` +
 	`a.server_quota, a.quota_ssh_keys, a.quota_projects, a.quota_recipes, a.quota_snapshots, a.quota_tokens, a.quota_volumes, ` +
-	`a.quota_volume_gb, a.created_at`
+	`a.quota_volume_gb, a.quota_zones, a.created_at`
 
 // accountDest is where a row of accountCols scans to; finish completes a from it.
 func accountDest(a *hosting.Account) (dest []any, finish func()) {
@@ -116,7 +116,7 @@ func accountDest(a *hosting.Account) (dest []any, finish func()) {
 	var budget sql.NullInt64
 	q := &a.Quotas
 	dest = []any{&a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &budget, &a.Blocked,
-		&q.Servers, &q.SSHKeys, &q.Projects, &q.Recipes, &q.Snapshots, &q.Tokens, &q.Volumes, &q.VolumeGB, &created}
+		&q.Servers, &q.SSHKeys, &q.Projects, &q.Recipes, &q.Snapshots, &q.Tokens, &q.Volumes, &q.VolumeGB, &q.Zones, &created}
 	return dest, func() { a.Credit, a.Budget, a.CreatedAt = hosting.Money(credit), nullMoney(budget), fromMS(created) }
 }
 
@@ -161,15 +161,15 @@ func (q queries) Accounts(ctx context.Context, after int64, limit int) ([]hostin
 func (q queries) CreateAccount(ctx context.Context, a hosting.Account) (int64, error) {
 	k := a.Quotas
 	return q.insert(ctx, `INSERT INTO accounts (email, name, password_hash, language, currency, credit, blocked, server_quota,
-		quota_ssh_keys, quota_projects, quota_recipes, quota_snapshots, quota_tokens, quota_volumes, quota_volume_gb, created_at)
-		VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.Email, a.Name, a.PasswordHash, a.Language, a.Currency, b2i(a.Blocked),
-		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, k.Volumes, k.VolumeGB, ms(a.CreatedAt))
+		quota_ssh_keys, quota_projects, quota_recipes, quota_snapshots, quota_tokens, quota_volumes, quota_volume_gb, quota_zones, created_at)
+		VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.Email, a.Name, a.PasswordHash, a.Language, a.Currency, b2i(a.Blocked),
+		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, k.Volumes, k.VolumeGB, k.Zones, ms(a.CreatedAt))
 }
 
 func (q queries) SetQuotas(ctx context.Context, id int64, k hosting.Quotas) error {
 	return q.execOne(ctx, `UPDATE accounts SET server_quota = ?, quota_ssh_keys = ?, quota_projects = ?, quota_recipes = ?,
-		quota_snapshots = ?, quota_tokens = ?, quota_volumes = ?, quota_volume_gb = ? WHERE id = ?`,
-		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, k.Volumes, k.VolumeGB, id)
+		quota_snapshots = ?, quota_tokens = ?, quota_volumes = ?, quota_volume_gb = ?, quota_zones = ? WHERE id = ?`,
+		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, k.Volumes, k.VolumeGB, k.Zones, id)
 }
 
 // LockAccount implements store.Writer. SQLite's write transactions run one at a time
@@ -189,8 +189,9 @@ func (q queries) Usage(ctx context.Context, accountID int64, now time.Time) (hos
 		(SELECT COUNT(*) FROM snapshots WHERE account_id = ?1 AND deleted_at IS NULL),
 		(SELECT COUNT(*) FROM tokens WHERE account_id = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)),
 		(SELECT COUNT(*) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL),
-		(SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL)`,
-		accountID, ms(now)).Scan(&u.Servers, &u.SSHKeys, &u.Projects, &u.Recipes, &u.Snapshots, &u.Tokens, &u.Volumes, &u.VolumeGB)
+		(SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL),
+		(SELECT COUNT(*) FROM zones WHERE account_id = ?1)`,
+		accountID, ms(now)).Scan(&u.Servers, &u.SSHKeys, &u.Projects, &u.Recipes, &u.Snapshots, &u.Tokens, &u.Volumes, &u.VolumeGB, &u.Zones)
 	return u, err
 }
 

@@ -147,7 +147,10 @@ func (q queries) SetServerStatus(ctx context.Context, id int64, status hosting.S
 }
 
 func (q queries) SetServerAddresses(ctx context.Context, id int64, ipv4, ipv6 string) error {
-	return q.execOne(ctx, `UPDATE servers SET ipv4 = ?, ipv6 = ? WHERE id = ?`, ipv4, ipv6, id)
+	if err := q.execOne(ctx, `UPDATE servers SET ipv4 = ?, ipv6 = ? WHERE id = ?`, ipv4, ipv6, id); err != nil {
+		return err
+	}
+	return q.dropLostPTRs(ctx, id, ipv4, ipv6)
 }
 
 // servers.suspended is a set of reasons, one bit each.
@@ -162,7 +165,11 @@ func (q queries) SetServerSuspended(ctx context.Context, id int64, suspended boo
 }
 
 func (q queries) DeleteServer(ctx context.Context, id int64, at time.Time) error {
-	return q.execOne(ctx, `UPDATE servers SET deleted_at = ?, project_id = NULL WHERE id = ? AND deleted_at IS NULL`, ms(at), id)
+	if err := q.execOne(ctx, `UPDATE servers SET deleted_at = ?, project_id = NULL WHERE id = ? AND deleted_at IS NULL`, ms(at), id); err != nil {
+		return err
+	}
+	_, err := q.q.ExecContext(ctx, `DELETE FROM server_ptrs WHERE server_id = ?`, id)
+	return err
 }
 
 // ---- operations ----

@@ -60,7 +60,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		s := open(t)
 		id := newAccount(t, s, "q@example.com")
 		other := newAccount(t, s, "o@example.com")
-		want := hosting.Quotas{Servers: 1, SSHKeys: 2, Projects: 3, Recipes: 0, Snapshots: 5, Tokens: 6}
+		want := hosting.Quotas{Servers: 1, SSHKeys: 2, Projects: 3, Recipes: 0, Snapshots: 5, Tokens: 6, Volumes: 7, VolumeGB: 8, Zones: 9}
 		in(t, s, func(tx store.Tx) error { return tx.SetQuotas(ctx, id, want) })
 		if err := s.InTx(ctx, func(tx store.Tx) error { return tx.SetQuotas(ctx, 1<<40, want) }); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("SetQuotas of no account: %v, want ErrNotFound", err)
@@ -1043,6 +1043,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Events", func(t *testing.T) { events(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { webhooks(t, open) })
 	t.Run("Volumes", func(t *testing.T) { volumes(t, open) })
+	t.Run("Domains", func(t *testing.T) { domains(t, open) })
 	t.Run("MeterBurn", func(t *testing.T) { meterBurn(t, open) })
 	t.Run("ChargeLimit", func(t *testing.T) { chargeLimit(t, open) })
 
