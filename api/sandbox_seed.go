@@ -15,6 +15,7 @@ type SandboxSeed struct {
 	Recipes  []RecipeWrite       `json:"recipes,omitempty"`
 	Servers  []SandboxSeedServer `json:"servers,omitempty"`
 	Volumes  []SandboxSeedVolume `json:"volumes,omitempty"`
+	Domains  []DomainCreate      `json:"domains,omitempty"`
 }
 
 // SandboxSeedServer is a server to seed: in Status (running or stopped; left out:
@@ -49,4 +50,5 @@ type SandboxSeeded struct {
 	Recipes  []Recipe  `json:"recipes"`
 	Servers  []Server  `json:"servers"`
 	Volumes  []Volume  `json:"volumes"`
+	Domains  []Domain  `json:"domains"`
 }

@@ -40,6 +40,7 @@ type seedBody struct {
 	Recipes  []json.RawMessage `json:"recipes"`
 	Servers  []json.RawMessage `json:"servers"`
 	Volumes  []json.RawMessage `json:"volumes"`
+	Domains  []json.RawMessage `json:"domains"`
 }
 
 // seed answers POST /sandbox/v1/seed: 201 with what ops.Seed made.
@@ -67,6 +68,9 @@ func (s *Server) seed(r *request) (int, any, error) {
 			return ops.SeedVolume{Name: vl.Name, SizeGB: vl.SizeGB, LocationID: vl.LocationID, Format: vl.Format,
 				Project: vl.Project, Server: vl.Server, Automount: vl.Automount}
 		}),
+		Domains: decodeItems(&v, "domains", b.Domains, func(d api.DomainCreate) ops.DomainCreate {
+			return ops.DomainCreate{Name: d.Name, TTL: d.TTL, ZoneFile: d.ZoneFile}
+		}),
 	}
 	if err := v.Err(); err != nil {
 		return 0, nil, err
@@ -77,7 +81,8 @@ func (s *Server) seed(r *request) (int, any, error) {
 	}
 	return http.StatusCreated, one(api.SandboxSeeded{SSHKeys: list(made.SSHKeys, toSSHKey).Data,
 		Projects: list(made.Projects, toProject).Data, Recipes: list(made.Recipes, toRecipe).Data,
-		Servers: list(made.Servers, toServer).Data, Volumes: list(made.Volumes, toVolume).Data}), nil
+		Servers: list(made.Servers, toServer).Data, Volumes: list(made.Volumes, toVolume).Data,
+		Domains: list(made.Domains, s.toDomain).Data}), nil
 }
 
 // decodeItems decodes each item of a list of a body as a body of type W is decoded

@@ -427,3 +427,49 @@ func TestSandboxSeedVolumes(t *testing.T) {
 	}
 	env.AssertLedger(t)
 }
+
+// TestSandboxSeedDomains: a seed makes DNS zones as POST /domains does, with the
+// RRsets of their zone files; a zone that breaks a rule (a name held by another
+// account, a bad line of its zone file) is refused at its place, and then nothing of
+// the seed is made; a reset removes the zones, and their names are free again.
+func TestSandboxSeedDomains(t *testing.T) {
+	t.Parallel()
+	env := sandboxEnv(t, testenv.Options{})
+	a := env.NewAccount("en", "100", "")
+	b := env.NewAccount("en", "100", "")
+	shop, blog, held := zoneName(), zoneName(), zoneName()
+	createDomain(t, b, map[string]any{"name": held})
+
+	r := a.Sandbox("POST", "/seed", map[string]any{"projects": []any{map[string]any{"name": "dns"}}, "domains": []any{
+		map[string]any{"name": shop, "zone_file": "www 300 IN A 192.0.2.1\n@ IN MX 10 mail\n"},
+		map[string]any{"name": "sub." + held},
+		map[string]any{"name": blog, "zone_file": "www IN A 300.1.1.1\n"},
+	}}).Want(t, http.StatusUnprocessableEntity)
+	e := wantInvalid(t, r, "domains[1].name")
+	if len(e.Errors["domains[2].line 1"]) == 0 {
+		t.Errorf("the bad zone file is not refused at its place: %s", r.Body)
+	}
+	if got := items(t, a.Do("GET", "/domains", nil).Want(t, 200)); len(got) != 0 {
+		t.Fatalf("a refused seed made zones: %v", got)
+	}
+	if got := items(t, a.Do("GET", "/projects", nil).Want(t, 200)); len(got) != 0 {
+		t.Fatalf("a refused seed made projects: %v", got)
+	}
+
+	made := data(t, a.Sandbox("POST", "/seed", map[string]any{"domains": []any{
+		map[string]any{"name": shop, "ttl": 600, "zone_file": "www 300 IN A 192.0.2.1\n@ IN MX 10 mail\n"},
+		map[string]any{"name": blog},
+	}}).Want(t, http.StatusCreated))
+	ds := made["domains"].([]any)
+	if len(ds) != 2 || ds[0].(map[string]any)["name"] != shop || num(t, ds[0].(map[string]any)["rrset_count"]) != 4 {
+		t.Fatalf("seeded %v", made["domains"])
+	}
+	if got := rrsetKeys(t, a.Do("GET", "/domains/"+shop+"/rrsets", nil).Want(t, 200)); !slices.Equal(got, []string{"@ SOA", "@ NS", "@ MX", "www A"}) {
+		t.Errorf("seeded RRsets %v", got)
+	}
+	a.Sandbox("POST", "/reset", nil).Want(t, http.StatusOK)
+	if got := items(t, a.Do("GET", "/domains", nil).Want(t, 200)); len(got) != 0 {
+		t.Errorf("zones after a reset: %v", got)
+	}
+	createDomain(t, b, map[string]any{"name": shop}) // free again, for anyone
+}

@@ -17,6 +17,7 @@ type SeedRequest struct {
 	Recipes  []SeedRecipe
 	Servers  []SeedServer
 	Volumes  []SeedVolume
+	Domains  []DomainCreate
 }
 
 // SeedSSHKey, SeedProject and SeedRecipe are what POST /ssh-keys, /projects and
@@ -47,6 +48,7 @@ type Seeded struct {
 	Recipes  []hosting.Recipe
 	Servers  []hosting.Server
 	Volumes  []hosting.Volume
+	Domains  []hosting.Domain
 }
 
 // SeedMaxItems is the most items of one kind a seed takes.
@@ -55,7 +57,7 @@ const SeedMaxItems = 100
 // The fields of a seed and of its items, in the order of their schemas: the order of
 // a 422's messages.
 var (
-	seedFields       = []string{"ssh_keys", "projects", "recipes", "servers", "volumes"}
+	seedFields       = []string{"ssh_keys", "projects", "recipes", "servers", "volumes", "domains"}
 	seedSSHKeyFields = []string{"name", "public_key", hosting.QuotaSSHKeys.Field}
 	seedProjFields   = []string{"name", hosting.QuotaProjects.Field}
 	seedRecipeFields = []string{"name", "script", hosting.QuotaRecipes.Field}
@@ -63,6 +65,7 @@ var (
 		hosting.QuotaServers.Field}
 	// A volume's count quota is under name, its size quota under size_gb.
 	seedVolumeFields = []string{"name", "size_gb", "location_id", "format", "project", "server", "automount"}
+	seedDomainFields = []string{"name", "ttl", "zone_file"}
 )
 
 // seedServerNames are an order's fields as a seeded server names them.
@@ -74,7 +77,8 @@ var seedServerNames = map[string]string{"project_id": "project", "ssh_key_ids": 
 // is charged; the credit must cover it), but without provisioning: each server is in
 // its status (running or stopped) at once, with its machine and addresses. Volumes
 // likewise through the real creation's checks and billing, available at once, made
-// in the driver and attached to their server when they name one (seedVolume). A
+// in the driver and attached to their server when they name one (seedVolume). DNS
+// zones through the real creation, with the RRsets of their zone file. A
 // server names its project and SSH keys by name, a volume its project and server,
 // the account's or seeded by r. Every failed rule is a validation error on its item's
 // field, "servers[0].plan_id" (the code insufficient_credit when the credit is
@@ -92,7 +96,8 @@ func (s *Service) Seed(ctx context.Context, p hosting.Principal, r SeedRequest) 
 		if sd, err = s.newSeeding(ctx, p); err != nil {
 			return err
 		}
-		for _, step := range []func(context.Context, SeedRequest) error{sd.sshKeys, sd.projects, sd.recipes, sd.servers, sd.volumes} {
+		for _, step := range []func(context.Context, SeedRequest) error{sd.sshKeys, sd.projects, sd.recipes, sd.servers, sd.volumes,
+			sd.domains} {
 			if err := step(ctx, r); err != nil {
 				return err
 			}
@@ -108,14 +113,14 @@ func (s *Service) Seed(ctx context.Context, p hosting.Principal, r SeedRequest) 
 	}
 	out := sd.out
 	s.log.Info("sandbox account seeded", "account", p.Account.ID, "ssh_keys", len(out.SSHKeys), "projects", len(out.Projects),
-		"recipes", len(out.Recipes), "servers", len(out.Servers), "volumes", len(out.Volumes))
+		"recipes", len(out.Recipes), "servers", len(out.Servers), "volumes", len(out.Volumes), "domains", len(out.Domains))
 	return out, nil
 }
 
 // checkSizes refuses a seed with more than SeedMaxItems items of a kind.
 func (r SeedRequest) checkSizes() error {
 	var v hosting.Validation
-	for i, n := range []int{len(r.SSHKeys), len(r.Projects), len(r.Recipes), len(r.Servers), len(r.Volumes)} {
+	for i, n := range []int{len(r.SSHKeys), len(r.Projects), len(r.Recipes), len(r.Servers), len(r.Volumes), len(r.Domains)} {
 		if n > SeedMaxItems {
 			v.Add(seedFields[i], "validation.sandbox_seed_too_many", "max", SeedMaxItems)
 		}
@@ -144,7 +149,7 @@ func (s *Service) newSeeding(ctx context.Context, p hosting.Principal) (*seeding
 	sd := &seeding{s: s, p: p, keyIDs: map[string][]int64{}, serverIDs: map[string][]int64{}, projectIDs: map[string]int64{},
 		failedKeys: map[string]bool{}, failedProjects: map[string]bool{}, failedServers: map[string]bool{},
 		out: Seeded{SSHKeys: []hosting.SSHKey{}, Projects: []hosting.Project{}, Recipes: []hosting.Recipe{}, Servers: []hosting.Server{},
-			Volumes: []hosting.Volume{}}}
+			Volumes: []hosting.Volume{}, Domains: []hosting.Domain{}}}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		srvs, err := tx.Servers(ctx, p.Account.ID, store.ServerFilter{})
 		if err != nil {
@@ -179,6 +184,19 @@ func (sd *seeding) sshKeys(ctx context.Context, r SeedRequest) error {
 		} else if sd.v.AddItem(hosting.Item("ssh_keys", i), err, nil) {
 			sd.failedKeys[trimmed(k.Name)] = true
 		} else {
+			return err
+		}
+	}
+	return nil
+}
+
+// domains makes r's DNS zones through the real create call.
+func (sd *seeding) domains(ctx context.Context, r SeedRequest) error {
+	for i, d := range r.Domains {
+		made, err := sd.s.CreateDomain(ctx, sd.p, d)
+		if err == nil {
+			sd.out.Domains = append(sd.out.Domains, made)
+		} else if !sd.v.AddItem(hosting.Item("domains", i), err, nil) {
 			return err
 		}
 	}
@@ -328,7 +346,7 @@ func (r SeedRequest) errorOrder() []string {
 		n      int
 		fields []string
 	}{{len(r.SSHKeys), seedSSHKeyFields}, {len(r.Projects), seedProjFields}, {len(r.Recipes), seedRecipeFields},
-		{len(r.Servers), seedServerFields}, {len(r.Volumes), seedVolumeFields}} {
+		{len(r.Servers), seedServerFields}, {len(r.Volumes), seedVolumeFields}, {len(r.Domains), seedDomainFields}} {
 		for j := range list.n {
 			item := hosting.Item(seedFields[i], j)
 			out = append(out, item)
