@@ -243,7 +243,10 @@ func canonicalValue(zone, name string, t Type, value string) (string, *hosting.M
 func canonicalRR(rr dns.RR) (string, *hosting.Msg) {
 	t := Type(dns.TypeToString[rr.Header().Rrtype])
 	bad := msgp("validation.dns_value_syntax", "type", string(t), "example", examples[t])
-	host := func(n *string, root bool) *hosting.Msg {
+	// strict: a name a mail server, a service or a delegation points to is a host
+	// name of RFC 1123 (letters, digits, dashes inside a label), as resolvers and
+	// PowerDNS want it; a CNAME may point to any name (_dmarc.example.net.).
+	host := func(n *string, root, strict bool) *hosting.Msg {
 		*n = dns.CanonicalName(*n)
 		if *n == "." && root {
 			return nil
@@ -253,7 +256,7 @@ func canonicalRR(rr dns.RR) (string, *hosting.Msg) {
 				*n = a + "."
 			}
 		}
-		if !isHostName(*n) {
+		if !isHostName(*n, strict) {
 			return msgp("validation.dns_value_host", "name", *n)
 		}
 		return nil
@@ -270,13 +273,13 @@ func canonicalRR(rr dns.RR) (string, *hosting.Msg) {
 			return "", bad
 		}
 	case *dns.CNAME:
-		msg = host(&r.Target, false)
+		msg = host(&r.Target, false, false)
 	case *dns.NS:
-		msg = host(&r.Ns, false)
+		msg = host(&r.Ns, false, true)
 	case *dns.MX:
-		msg = host(&r.Mx, true) // "0 ." is a null MX (RFC 7505)
+		msg = host(&r.Mx, true, true) // "0 ." is a null MX (RFC 7505)
 	case *dns.SRV:
-		msg = host(&r.Target, true) // "." says there is no such service (RFC 2782)
+		msg = host(&r.Target, true, true) // "." says there is no such service (RFC 2782)
 	case *dns.CAA:
 		r.Tag = strings.ToLower(r.Tag)
 		if r.Tag == "" || !isAlnum(r.Tag) {
@@ -297,18 +300,20 @@ func canonicalRR(rr dns.RR) (string, *hosting.Msg) {
 
 // isHostName reports whether an absolute lower-case name (trailing dot) is one a
 // record may point to: labels of letters, digits, dashes and underscores (a CNAME to
-// _dmarc.example.net. is common), 1–63 bytes, at most 253 in all.
-func isHostName(n string) bool {
+// _dmarc.example.net. is common), 1–63 bytes, at most 253 in all. strict is a host
+// name of RFC 1123 (no underscore, no dash first or last in a label): what an MX, an
+// SRV or an NS points to.
+func isHostName(n string, strict bool) bool {
 	n = strings.TrimSuffix(n, ".")
 	if n == "" || len(n) > MaxNameBytes {
 		return false
 	}
 	for _, l := range strings.Split(n, ".") {
-		if l == "" || len(l) > MaxLabelBytes {
+		if l == "" || len(l) > MaxLabelBytes || strict && (l[0] == '-' || l[len(l)-1] == '-') {
 			return false
 		}
 		for _, c := range []byte(l) {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' && !strict) {
 				return false
 			}
 		}
