@@ -72,7 +72,7 @@ func parseType(s string, apex bool) (Type, *hosting.Msg) {
 	case t == TypeSOA, t == TypeNS && apex:
 		return "", msgp("validation.dns_type_operator", "type", string(t))
 	case !isType(t):
-		return "", msgp("validation.dns_type_unsupported", "type", s, "types", typeList())
+		return "", msgp("validation.dns_type_unsupported", "type", s, "types", TypeList())
 	}
 	return t, nil
 }
@@ -86,7 +86,8 @@ func isType(t Type) bool {
 	return false
 }
 
-func typeList() string {
+// TypeList names the Types, comma-separated, as a refusal lists them.
+func TypeList() string {
 	s := make([]string, len(Types))
 	for i, t := range Types {
 		s[i] = string(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -203,8 +204,8 @@ func (s *Service) RRsets(ctx context.Context, p hosting.Principal, ref hosting.D
 		}
 	}
 	if typ != "" {
-		if f.Type = dnszone.Type(strings.ToUpper(typ)); f.Type != dnszone.TypeSOA && !isDNSType(f.Type) {
-			v.Add("type", "validation.dns_type_unsupported", "type", typ, "types", "SOA, "+typeNames())
+		if f.Type = dnszone.Type(strings.ToUpper(typ)); f.Type != dnszone.TypeSOA && !slices.Contains(dnszone.Types, f.Type) {
+			v.Add("type", "validation.dns_type_unsupported", "type", typ, "types", "SOA, "+dnszone.TypeList())
 		}
 	}
 	if err := v.Err("name", "type"); err != nil {
@@ -254,24 +255,7 @@ func (s *Service) RRset(ctx context.Context, p hosting.Principal, ref hosting.Do
 func rrsetKey(d hosting.Domain, name, typ string) (string, dnszone.Type, bool) {
 	owner, err := dnszone.OwnerName(d.Name, name)
 	t := dnszone.Type(strings.ToUpper(typ))
-	return owner, t, err == nil && (t == dnszone.TypeSOA || isDNSType(t))
-}
-
-func isDNSType(t dnszone.Type) bool {
-	for _, x := range dnszone.Types {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
-func typeNames() string {
-	s := make([]string, len(dnszone.Types))
-	for i, t := range dnszone.Types {
-		s[i] = string(t)
-	}
-	return strings.Join(s, ", ")
+	return owner, t, err == nil && (t == dnszone.TypeSOA || slices.Contains(dnszone.Types, t))
 }
 
 // operatorSets are the zone's SOA and apex NS, which the operator's settings make:
