@@ -70,25 +70,39 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// likeEscaper escapes LIKE's wildcards, and its escape character, with a backslash
-// (ESCAPE '\').
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+// rname is a zone name's labels from the right, each followed by a dot
+// ("www.example.com" is "com.example.www."): the zones under a name n are those whose
+// rname starts with rname(n) and is longer, the index range from rname(n) (left out)
+// to rname(n) with its last dot made a slash, the byte after it.
+func rname(name string) string {
+	labels := strings.Split(name, ".")
+	slices.Reverse(labels)
+	return strings.Join(labels, ".") + "."
+}
 
 // zoneCreation is the name of the lock that zone creations, and the checks before
 // them, take on PostgreSQL (Serialize).
 const zoneCreation = "zone-creation"
 
 // ZoneRelated implements store.Writer: the zones whose name is one of name's suffixes
-// (equal or a parent), or ends in "." + name (a child), after zone creation's lock.
+// (equal or a parent), or lies under name (a child: a range of rname's index), after
+// zone creation's lock.
 func (q queries) ZoneRelated(ctx context.Context, name string) (bool, error) {
 	if err := q.Serialize(ctx, zoneCreation); err != nil {
 		return false, err
 	}
 	names := suffixes(name)
 	var n int
-	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM zones WHERE name IN (`+placeholders(len(names))+`)
-		OR name LIKE ? ESCAPE '\' LIMIT 1) AS x`, append(names, "%."+likeEscaper.Replace(name))...).Scan(&n)
+	r := rname(name)
+	err := q.q.QueryRowContext(ctx, zoneRelatedQuery(len(names)), append(names, r, r[:len(r)-1]+"/")...).Scan(&n)
 	return n > 0, err
+}
+
+// zoneRelatedQuery counts (0 or 1) the zones named one of n names, or whose rname
+// lies between two bounds: a lookup of the unique name and one range of rname's index.
+func zoneRelatedQuery(n int) string {
+	return `SELECT COUNT(*) FROM (SELECT 1 FROM zones WHERE name IN (` + placeholders(n) + `)
+		UNION ALL SELECT 1 FROM zones WHERE rname > ? AND rname < ? LIMIT 1) AS x`
 }
 
 func (q queries) EnclosingZone(ctx context.Context, name string) (hosting.Domain, error) {
@@ -101,8 +115,8 @@ func (q queries) CreateDomain(ctx context.Context, d hosting.Domain, sets []dnsz
 	if err := q.Serialize(ctx, zoneCreation); err != nil {
 		return 0, err
 	}
-	id, err := q.insert(ctx, `INSERT INTO zones (account_id, name, ttl, serial, rrset_count, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		d.AccountID, d.Name, d.TTL, int64(hosting.NewZoneSerial(d.CreatedAt)), len(sets), ms(d.CreatedAt))
+	id, err := q.insert(ctx, `INSERT INTO zones (account_id, name, rname, ttl, serial, rrset_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		d.AccountID, d.Name, rname(d.Name), d.TTL, int64(hosting.NewZoneSerial(d.CreatedAt)), len(sets), ms(d.CreatedAt))
 	if err != nil {
 		return 0, err
 	}

@@ -2,17 +2,21 @@
 -- DNS zones (issue 30, docs/api.md, Domains). A zone's name is unique across every
 -- account (one zone answers for a name); a deleted zone is removed with its RRsets,
 -- so that its name is free again. serial is the SOA's (hosting.NextZoneSerial),
--- rrset_count the RRsets it holds, kept by each change of them.
+-- rrset_count the RRsets it holds, kept by each change of them. rname is the name's
+-- labels from the right ("com.example."), so that the zones under a name are one
+-- range of its index (sqlstore's ZoneRelated), not a scan of every zone.
 CREATE TABLE zones (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id  INTEGER NOT NULL REFERENCES accounts(id),
     name        TEXT    NOT NULL UNIQUE,
+    rname       TEXT    NOT NULL,
     ttl         INTEGER NOT NULL,
     serial      INTEGER NOT NULL,
     rrset_count INTEGER NOT NULL DEFAULT 0,
     created_at  INTEGER NOT NULL
 );
 CREATE INDEX zones_account ON zones(account_id, id);
+CREATE INDEX zones_rname ON zones(rname);
 
 -- An RRset: every record of one name (relative, "@" the apex) and one type. records
 -- is a JSON array of {"value", "comment"} in the order they were given; ttl NULL is
