@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -34,6 +35,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/berthhq/berth/internal/dnszone"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
@@ -181,6 +183,7 @@ func (c *Console) routes() []route {
 		{"POST /servers/{id}/snapshots/{sid}/delete", c.deleteSnapshot},
 		{"GET /servers/{id}/delete", c.deleteServerPage},
 		{"POST /servers/{id}/delete", c.deleteServer},
+		{"POST /servers/{id}/rdns", c.setRDNS},
 		{"GET /volumes", c.volumesPage},
 		{"POST /volumes", c.createVolume},
 		{"GET /volumes/{id}", c.volumePage},
@@ -190,6 +193,17 @@ func (c *Console) routes() []route {
 		{"POST /volumes/{id}/rename", c.renameVolume},
 		{"GET /volumes/{id}/delete", c.deleteVolumePage},
 		{"POST /volumes/{id}/delete", c.deleteVolume},
+		{"GET /domains", c.domainsPage},
+		{"POST /domains", c.createDomain},
+		{"GET /domains/{id}", c.domainPage},
+		{"POST /domains/{id}/ttl", c.setDomainTTL},
+		{"POST /domains/{id}/rrsets", c.putRRset},
+		{"GET /domains/{id}/rrsets/{name}/{type}/delete", c.deleteRRsetPage},
+		{"POST /domains/{id}/rrsets/{name}/{type}/delete", c.deleteRRset},
+		{"GET /domains/{id}/zone-file", c.zoneFile},
+		{"POST /domains/{id}/zone-file", c.importZoneFile},
+		{"GET /domains/{id}/delete", c.deleteDomainPage},
+		{"POST /domains/{id}/delete", c.deleteDomain},
 		{"GET /ssh-keys", c.keysPage},
 		{"POST /ssh-keys", c.createKey},
 		{"GET /ssh-keys/{id}/delete", c.deleteKeyPage},
@@ -310,7 +324,7 @@ func (c *Console) audit(r *req, w *statusWriter, err error) {
 		e.AccountID = &r.p.Account.ID
 	}
 	var targets []string
-	for _, name := range []string{"id", "sid", "delivery"} {
+	for _, name := range []string{"id", "sid", "delivery", "name", "type"} {
 		if v := r.PathValue(name); v != "" {
 			targets = append(targets, name+"="+v)
 		}
@@ -363,9 +377,8 @@ func (c *Console) servePrivate(r *req, hr *http.Request, h handler) error {
 		r.lang = r.p.Account.Language
 	}
 	if hr.Method == http.MethodPost {
-		hr.Body = http.MaxBytesReader(r.w, hr.Body, maxForm)
-		if err := hr.ParseForm(); err != nil {
-			return hosting.Invalid("body", "validation.body_too_large", "max", maxForm)
+		if err := parseForm(r, hr); err != nil {
+			return err
 		}
 		if !hmac.Equal([]byte(hr.PostFormValue("csrf")), []byte(r.csrf)) {
 			return errCSRF
@@ -379,6 +392,33 @@ func (c *Console) servePrivate(r *req, hr *http.Request, h handler) error {
 	}
 	r.flash = takeFlash(r.w, hr)
 	return h(r)
+}
+
+// zoneFileForm caps the forms that carry a zone file (at most 256 KiB, docs/api.md,
+// Domains): URL-encoded, each of its bytes may take three.
+const zoneFileForm = 3*dnszone.MaxZoneFileBytes + 64<<10
+
+// bigForms are the patterns whose forms may be larger than maxForm.
+var bigForms = map[string]int64{"POST /domains": zoneFileForm, "POST /domains/{id}/zone-file": zoneFileForm}
+
+// parseForm reads a POST's form, URL-encoded or multipart (a zone file's upload), of
+// at most maxForm bytes or its pattern's cap in bigForms.
+func parseForm(r *req, hr *http.Request) error {
+	limit := int64(maxForm)
+	if n, ok := bigForms[hr.Pattern]; ok {
+		limit = n
+	}
+	hr.Body = http.MaxBytesReader(r.w, hr.Body, limit)
+	var err error
+	if ct, _, _ := mime.ParseMediaType(hr.Header.Get("Content-Type")); ct == "multipart/form-data" {
+		err = hr.ParseMultipartForm(limit)
+	} else {
+		err = hr.ParseForm()
+	}
+	if err != nil {
+		return hosting.Invalid("body", "validation.body_too_large", "max", limit)
+	}
+	return nil
 }
 
 // validForm reports whether every name and value of a form is UTF-8: Go keeps
