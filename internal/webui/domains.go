@@ -358,27 +358,31 @@ func (c *Console) importZoneFile(r *req) error {
 	return r.done(err, domainURL(d.ID), "console.domains.imported")
 }
 
-// zoneFileOf is the zone file a form sends: its upload's content when there is one.
+// zoneFileOf is the zone file a form sends, at most dnszone.MaxZoneFileBytes of
+// UTF-8: its upload's content when there is one, else its text area's.
 func zoneFileOf(r *req) (string, error) {
+	text := r.FormValue("zone_file")
 	file, _, err := r.FormFile("zone_file_upload")
-	if errors.Is(err, http.ErrMissingFile) || errors.Is(err, http.ErrNotMultipart) {
-		return r.FormValue("zone_file"), nil
-	} else if err != nil {
-		return "", err
-	}
-	defer file.Close()
-	b, err := io.ReadAll(io.LimitReader(file, dnszone.MaxZoneFileBytes+1))
 	switch {
-	case err != nil:
+	case err == nil:
+		defer file.Close()
+		b, err := io.ReadAll(io.LimitReader(file, dnszone.MaxZoneFileBytes+1))
+		if err != nil {
+			return "", err
+		}
+		if len(b) > 0 {
+			text = string(b)
+		}
+	case !errors.Is(err, http.ErrMissingFile) && !errors.Is(err, http.ErrNotMultipart):
 		return "", err
-	case len(b) > dnszone.MaxZoneFileBytes:
-		return "", hosting.Invalid("zone_file", "validation.dns_zone_file_size", "max", dnszone.MaxZoneFileBytes)
-	case !utf8.Valid(b):
-		return "", hosting.Invalid("zone_file", "validation.invalid_utf8")
-	case len(b) == 0:
-		return r.FormValue("zone_file"), nil
 	}
-	return string(b), nil
+	if len(text) > dnszone.MaxZoneFileBytes {
+		return "", hosting.Invalid("zone_file", "validation.dns_zone_file_size", "max", dnszone.MaxZoneFileBytes)
+	}
+	if !utf8.ValidString(text) {
+		return "", hosting.Invalid("zone_file", "validation.invalid_utf8")
+	}
+	return text, nil
 }
 
 func (c *Console) deleteDomainPage(r *req) error {

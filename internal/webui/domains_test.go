@@ -245,3 +245,39 @@ func TestConsoleRDNS(t *testing.T) {
 	other.get("/servers")
 	wantStatus(t, other.post(path+"/rdns", url.Values{"ip": {ip}, "ptr": {"evil.example.com"}}), http.StatusNotFound)
 }
+
+// TestConsoleZoneFileLimits: a zone file of nearly 256 KiB is imported from the text
+// area although URL-encoding makes its form larger than other forms may be; a file
+// over 256 KiB, a file that is not UTF-8 and a form over the zone file forms' cap are
+// refused, and nothing changes.
+func TestConsoleZoneFileLimits(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	v, _ := signedIn(t, env, "en")
+	path := addDomain(t, v, url.Values{"name": {"example.com"}})
+
+	var big strings.Builder
+	for i := 0; big.Len() < 250<<10; i++ {
+		fmt.Fprintf(&big, "n%d IN TXT \"%s\"\n", i, strings.Repeat("k=v&", 60))
+	}
+	if enc := len(url.Values{"zone_file": {big.String()}}.Encode()); enc <= 256<<10 {
+		t.Fatalf("the form is %d bytes encoded: no larger than other forms may be", enc)
+	}
+	p := v.post(path+"/zone-file", url.Values{"zone_file": {big.String()}})
+	wantText(t, v.follow(p), "The zone file was imported.", `data-rrset="n0 TXT"`)
+
+	tooBig := "; " + strings.Repeat("x", 256<<10) + "\n"
+	p = upload(t, v, path+"/zone-file", tooBig)
+	wantStatus(t, p, http.StatusUnprocessableEntity)
+	wantText(t, p, "A zone file is at most 262144 bytes.")
+	p = upload(t, v, path+"/zone-file", "www IN TXT \"\xff\"\n")
+	wantStatus(t, p, http.StatusUnprocessableEntity)
+	wantText(t, p, "not valid UTF-8")
+	p = v.post(path+"/zone-file", url.Values{"zone_file": {strings.Repeat("=", 300<<10)}})
+	wantStatus(t, p, http.StatusUnprocessableEntity)
+	wantText(t, p, "The request body")
+	wantText(t, v.get(path), `data-rrset="n0 TXT"`)
+	if strings.Contains(v.get(path).body, `data-rrset="www TXT"`) {
+		t.Error("a refused file changed the zone")
+	}
+}
