@@ -160,6 +160,11 @@ type route struct {
 }
 
 func (c *Console) routes() []route {
+	return slices.Concat(c.serverRoutes(), c.resourceRoutes(), c.domainRoutes(), c.settingsRoutes())
+}
+
+// serverRoutes are the pages of servers and volumes.
+func (c *Console) serverRoutes() []route {
 	return []route{
 		{"GET /{$}", func(r *req) error { return r.redirect("/servers") }},
 		{"POST /signout", c.signOut},
@@ -183,7 +188,6 @@ func (c *Console) routes() []route {
 		{"POST /servers/{id}/snapshots/{sid}/delete", c.deleteSnapshot},
 		{"GET /servers/{id}/delete", c.deleteServerPage},
 		{"POST /servers/{id}/delete", c.deleteServer},
-		{"POST /servers/{id}/rdns", c.setRDNS},
 		{"GET /volumes", c.volumesPage},
 		{"POST /volumes", c.createVolume},
 		{"GET /volumes/{id}", c.volumePage},
@@ -193,17 +197,12 @@ func (c *Console) routes() []route {
 		{"POST /volumes/{id}/rename", c.renameVolume},
 		{"GET /volumes/{id}/delete", c.deleteVolumePage},
 		{"POST /volumes/{id}/delete", c.deleteVolume},
-		{"GET /domains", c.domainsPage},
-		{"POST /domains", c.createDomain},
-		{"GET /domains/{id}", c.domainPage},
-		{"POST /domains/{id}/ttl", c.setDomainTTL},
-		{"POST /domains/{id}/rrsets", c.putRRset},
-		{"GET /domains/{id}/rrsets/{name}/{type}/delete", c.deleteRRsetPage},
-		{"POST /domains/{id}/rrsets/{name}/{type}/delete", c.deleteRRset},
-		{"GET /domains/{id}/zone-file", c.zoneFile},
-		{"POST /domains/{id}/zone-file", c.importZoneFile},
-		{"GET /domains/{id}/delete", c.deleteDomainPage},
-		{"POST /domains/{id}/delete", c.deleteDomain},
+	}
+}
+
+// resourceRoutes are the pages of SSH keys, projects and recipes.
+func (c *Console) resourceRoutes() []route {
+	return []route{
 		{"GET /ssh-keys", c.keysPage},
 		{"POST /ssh-keys", c.createKey},
 		{"GET /ssh-keys/{id}/delete", c.deleteKeyPage},
@@ -218,6 +217,30 @@ func (c *Console) routes() []route {
 		{"POST /recipes/{id}", c.updateRecipe},
 		{"GET /recipes/{id}/delete", c.deleteRecipePage},
 		{"POST /recipes/{id}/delete", c.deleteRecipe},
+	}
+}
+
+// domainRoutes are the Domains pages and a server's reverse DNS (domains.go).
+func (c *Console) domainRoutes() []route {
+	return []route{
+		{"POST /servers/{id}/rdns", c.setRDNS},
+		{"GET /domains", c.domainsPage},
+		{"POST /domains", c.createDomain},
+		{"GET /domains/{id}", c.domainPage},
+		{"POST /domains/{id}/ttl", c.setDomainTTL},
+		{"POST /domains/{id}/rrsets", c.putRRset},
+		{"GET /domains/{id}/rrsets/{name}/{type}/delete", c.deleteRRsetPage},
+		{"POST /domains/{id}/rrsets/{name}/{type}/delete", c.deleteRRset},
+		{"GET /domains/{id}/zone-file", c.zoneFile},
+		{"POST /domains/{id}/zone-file", c.importZoneFile},
+		{"GET /domains/{id}/delete", c.deleteDomainPage},
+		{"POST /domains/{id}/delete", c.deleteDomain},
+	}
+}
+
+// settingsRoutes are billing, activity and the settings pages.
+func (c *Console) settingsRoutes() []route {
+	return []route{
 		{"GET /billing", c.billingPage},
 		{"GET /activity", c.activityPage},
 		{"GET /settings", c.settingsPage},
