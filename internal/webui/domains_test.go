@@ -241,9 +241,17 @@ func TestConsoleRDNS(t *testing.T) {
 	}
 	wantText(t, v.get("/activity"), "The reverse DNS of "+ip+" on server web-1 is now mail.example.com.")
 
-	other, _ := signedIn(t, env, "fr")
+	other, b := signedIn(t, env, "fr")
 	other.get("/servers")
 	wantStatus(t, other.post(path+"/rdns", url.Values{"ip": {ip}, "ptr": {"evil.example.com"}}), http.StatusNotFound)
+	wantText(t, v.get(path), `class="mono">`+name+".berth.localhost</td>")
+
+	// In French: the section, and a name that is no host name refused in words.
+	btoken, _ := apiToken(t, env, b.ID)
+	own := "/servers/" + orderedServer(t, env, btoken, "web-fr", 1)
+	wantText(t, other.get(own), "DNS inverse", "Nom (PTR)", "Revenir au nom par défaut")
+	p = other.follow(other.post(own+"/rdns", url.Values{"ip": {"192.0.2.1"}, "ptr": {"x"}}))
+	wantText(t, p, `lang="fr"`, "192.0.2.1 n’est pas une adresse de ce serveur")
 }
 
 // TestConsoleZoneFileLimits: a zone file of nearly 256 KiB is imported from the text
