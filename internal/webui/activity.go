@@ -284,6 +284,7 @@ type existing struct {
 	projects map[int64]string
 	recipes  map[int64]string
 	volumes  map[int64]string
+	domains  map[int64]string
 }
 
 // link is where an event's resource is shown and the link's text, "" when it is
@@ -322,6 +323,11 @@ func (ex *existing) link(e hosting.Event, d *eventData) (string, string, error) 
 		return "/recipes/" + itoa(id), ex.recipes[id], nil
 	case "volume":
 		return ex.volumeLink(id)
+	case "domain": // a zone's events and its RRsets' (docs/api.md, Domains)
+		if err := ex.loadDomains(); err != nil || ex.domains[id] == "" {
+			return "", "", err
+		}
+		return domainURL(id), ex.domains[id], nil
 	case "account":
 		if familyOf(e.Type) == "billing" {
 			return "/billing", ex.r.T("console.nav.billing"), nil
@@ -436,6 +442,21 @@ func (ex *existing) loadRecipes() error {
 	ex.recipes = make(map[int64]string, len(list))
 	for _, rc := range list {
 		ex.recipes[rc.ID] = rc.Name
+	}
+	return nil
+}
+
+func (ex *existing) loadDomains() error {
+	if ex.domains != nil {
+		return nil
+	}
+	list, err := ex.c.svc.Domains.Domains(ex.r.ctx(), ex.r.p)
+	if err != nil {
+		return err
+	}
+	ex.domains = make(map[int64]string, len(list))
+	for _, d := range list {
+		ex.domains[d.ID] = d.Name
 	}
 	return nil
 }

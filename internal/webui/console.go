@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -34,6 +35,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/berthhq/berth/internal/dnszone"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
@@ -158,6 +160,11 @@ type route struct {
 }
 
 func (c *Console) routes() []route {
+	return slices.Concat(c.serverRoutes(), c.resourceRoutes(), c.domainRoutes(), c.settingsRoutes())
+}
+
+// serverRoutes are the pages of servers and volumes.
+func (c *Console) serverRoutes() []route {
 	return []route{
 		{"GET /{$}", func(r *req) error { return r.redirect("/servers") }},
 		{"POST /signout", c.signOut},
@@ -190,6 +197,12 @@ func (c *Console) routes() []route {
 		{"POST /volumes/{id}/rename", c.renameVolume},
 		{"GET /volumes/{id}/delete", c.deleteVolumePage},
 		{"POST /volumes/{id}/delete", c.deleteVolume},
+	}
+}
+
+// resourceRoutes are the pages of SSH keys, projects and recipes.
+func (c *Console) resourceRoutes() []route {
+	return []route{
 		{"GET /ssh-keys", c.keysPage},
 		{"POST /ssh-keys", c.createKey},
 		{"GET /ssh-keys/{id}/delete", c.deleteKeyPage},
@@ -204,6 +217,30 @@ func (c *Console) routes() []route {
 		{"POST /recipes/{id}", c.updateRecipe},
 		{"GET /recipes/{id}/delete", c.deleteRecipePage},
 		{"POST /recipes/{id}/delete", c.deleteRecipe},
+	}
+}
+
+// domainRoutes are the Domains pages and a server's reverse DNS (domains.go).
+func (c *Console) domainRoutes() []route {
+	return []route{
+		{"POST /servers/{id}/rdns", c.setRDNS},
+		{"GET /domains", c.domainsPage},
+		{"POST /domains", c.createDomain},
+		{"GET /domains/{id}", c.domainPage},
+		{"POST /domains/{id}/ttl", c.setDomainTTL},
+		{"POST /domains/{id}/rrsets", c.putRRset},
+		{"GET /domains/{id}/rrsets/{name}/{type}/delete", c.deleteRRsetPage},
+		{"POST /domains/{id}/rrsets/{name}/{type}/delete", c.deleteRRset},
+		{"GET /domains/{id}/zone-file", c.zoneFile},
+		{"POST /domains/{id}/zone-file", c.importZoneFile},
+		{"GET /domains/{id}/delete", c.deleteDomainPage},
+		{"POST /domains/{id}/delete", c.deleteDomain},
+	}
+}
+
+// settingsRoutes are billing, activity and the settings pages.
+func (c *Console) settingsRoutes() []route {
+	return []route{
 		{"GET /billing", c.billingPage},
 		{"GET /activity", c.activityPage},
 		{"GET /settings", c.settingsPage},
@@ -310,7 +347,7 @@ func (c *Console) audit(r *req, w *statusWriter, err error) {
 		e.AccountID = &r.p.Account.ID
 	}
 	var targets []string
-	for _, name := range []string{"id", "sid", "delivery"} {
+	for _, name := range []string{"id", "sid", "delivery", "name", "type"} {
 		if v := r.PathValue(name); v != "" {
 			targets = append(targets, name+"="+v)
 		}
@@ -363,9 +400,8 @@ func (c *Console) servePrivate(r *req, hr *http.Request, h handler) error {
 		r.lang = r.p.Account.Language
 	}
 	if hr.Method == http.MethodPost {
-		hr.Body = http.MaxBytesReader(r.w, hr.Body, maxForm)
-		if err := hr.ParseForm(); err != nil {
-			return hosting.Invalid("body", "validation.body_too_large", "max", maxForm)
+		if err := parseForm(r, hr); err != nil {
+			return err
 		}
 		if !hmac.Equal([]byte(hr.PostFormValue("csrf")), []byte(r.csrf)) {
 			return errCSRF
@@ -379,6 +415,33 @@ func (c *Console) servePrivate(r *req, hr *http.Request, h handler) error {
 	}
 	r.flash = takeFlash(r.w, hr)
 	return h(r)
+}
+
+// zoneFileForm caps the forms that carry a zone file (at most 256 KiB, docs/api.md,
+// Domains): URL-encoded, each of its bytes may take three.
+const zoneFileForm = 3*dnszone.MaxZoneFileBytes + 64<<10
+
+// bigForms are the patterns whose forms may be larger than maxForm.
+var bigForms = map[string]int64{"POST /domains": zoneFileForm, "POST /domains/{id}/zone-file": zoneFileForm}
+
+// parseForm reads a POST's form, URL-encoded or multipart (a zone file's upload), of
+// at most maxForm bytes or its pattern's cap in bigForms.
+func parseForm(r *req, hr *http.Request) error {
+	limit := int64(maxForm)
+	if n, ok := bigForms[hr.Pattern]; ok {
+		limit = n
+	}
+	hr.Body = http.MaxBytesReader(r.w, hr.Body, limit)
+	var err error
+	if ct, _, _ := mime.ParseMediaType(hr.Header.Get("Content-Type")); ct == "multipart/form-data" {
+		err = hr.ParseMultipartForm(limit)
+	} else {
+		err = hr.ParseForm()
+	}
+	if err != nil {
+		return hosting.Invalid("body", "validation.body_too_large", "max", limit)
+	}
+	return nil
 }
 
 // validForm reports whether every name and value of a form is UTF-8: Go keeps

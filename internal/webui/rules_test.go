@@ -213,3 +213,39 @@ func TestOpTypeText(t *testing.T) {
 		t.Errorf("an unknown kind is shown as %q", got)
 	}
 }
+
+// TestRecordLines: the RRset editor's lines are values with an optional comment after
+// the first ";" that no quote holds and no backslash escapes; blank lines are skipped.
+func TestRecordLines(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		want [][2]string // value, comment
+	}{
+		{"", nil},
+		{"\n  \r\n", nil},
+		{"192.0.2.1", [][2]string{{"192.0.2.1", ""}}},
+		{"  192.0.2.1  ;  web  ", [][2]string{{"192.0.2.1", "web"}}},
+		{"10 mail;primary\r\n20 backup", [][2]string{{"10 mail", "primary"}, {"20 backup", ""}}},
+		{`"v=spf1; -all" ; spf`, [][2]string{{`"v=spf1; -all"`, "spf"}}},
+		{`"a\"; b" ; c`, [][2]string{{`"a\"; b"`, "c"}}},
+		{`a\;b ; c ; d`, [][2]string{{`a\;b`, "c ; d"}}},
+		{"; only a comment", [][2]string{{"", "only a comment"}}},
+		{`"unterminated ; x`, [][2]string{{`"unterminated ; x`, ""}}},
+	} {
+		got := recordLines(tt.in)
+		if len(got) != len(tt.want) {
+			t.Errorf("recordLines(%q): %d records, want %d", tt.in, len(got), len(tt.want))
+			continue
+		}
+		for i, rec := range got {
+			comment := ""
+			if rec.Comment != nil {
+				comment = *rec.Comment
+			}
+			if *rec.Value != tt.want[i][0] || comment != tt.want[i][1] {
+				t.Errorf("recordLines(%q)[%d] = %q ; %q, want %q", tt.in, i, *rec.Value, comment, tt.want[i])
+			}
+		}
+	}
+}

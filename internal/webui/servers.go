@@ -433,24 +433,51 @@ func (c *Console) serverPage(r *req) error {
 	if err != nil {
 		return err
 	}
+	ptrs, err := c.svc.RDNS.RDNS(r.ctx(), r.p, hosting.ServerRef{ID: id})
+	if err != nil {
+		return err
+	}
+	row := rowOf(srv, cat, projectNames(projects))
+	c.render(r, http.StatusOK, "server", "console.server_title", "servers", map[string]any{
+		"S": &row, "Live": transient(srv), "Actions": powerButtons(srv),
+		"Projects": projects, "Snapshots": snaps, "Rescale": opts, "Images": cat.loc[srv.LocationID].Images,
+		"Range": rng.Name, "Ranges": rangeNames(), "Charts": charts, "Activity": activity, "Volumes": vols,
+		"Ops": opRows, "OpsTotal": opsTotal, "PTRs": ptrs,
+		"ActivityAll": activityQuery{Resource: "server:" + itoa(srv.ID)}.url(0)})
+	return nil
+}
+
+// powerButtons are the power actions a server's page offers now.
+func powerButtons(srv hosting.Server) []powerButton {
 	var actions []powerButton
 	for _, a := range hosting.PowerActions {
 		if _, ok := a.Transition(srv.Status); ok && srv.Operation == nil && !srv.Suspended {
 			actions = append(actions, powerButton{Action: a, Ask: confirmPower(a)})
 		}
 	}
+	return actions
+}
+
+func rangeNames() []string {
 	var ranges []string
 	for _, x := range metrics.Ranges {
 		ranges = append(ranges, x.Name)
 	}
-	row := rowOf(srv, cat, projectNames(projects))
-	c.render(r, http.StatusOK, "server", "console.server_title", "servers", map[string]any{
-		"S": &row, "Live": transient(srv), "Actions": actions,
-		"Projects": projects, "Snapshots": snaps, "Rescale": opts, "Images": cat.loc[srv.LocationID].Images,
-		"Range": rng.Name, "Ranges": ranges, "Charts": charts, "Activity": activity, "Volumes": vols,
-		"Ops": opRows, "OpsTotal": opsTotal,
-		"ActivityAll": activityQuery{Resource: "server:" + itoa(srv.ID)}.url(0)})
-	return nil
+	return ranges
+}
+
+// setRDNS sets the PTR of one of the server's addresses (docs/api.md, Reverse DNS),
+// or with reset=1 gives it back its default name.
+func (c *Console) setRDNS(r *req) error {
+	return c.serverAction(r, func(id int64) error {
+		ip, ptr := strings.TrimSpace(r.FormValue("ip")), strings.TrimSpace(r.FormValue("ptr"))
+		var to *string
+		if r.FormValue("reset") != "1" {
+			to = &ptr
+		}
+		_, err := c.svc.RDNS.SetRDNS(r.ctx(), r.p, hosting.ServerRef{ID: id}, &ip, to)
+		return err
+	}, "console.rdns.saved")
 }
 
 // powerButton is a power action the server's page offers; Ask when it asks first
