@@ -88,6 +88,13 @@ func (s *Server) zone(ctx context.Context, name string) (*zone, int) {
 // built at a time: queries that find a zone changed wait for the one that builds it
 // rather than all building it.
 func (s *Server) builtFor(src nameserver.Zone) built {
+	if src.Partial {
+		b := built{serial: src.Serial}
+		if b.zone, b.err = build(src); b.err != nil && s.sourceErrLog.Allow() {
+			s.log.Error("dns: a zone does not build, answering SERVFAIL", "zone", src.Name, "err", b.err)
+		}
+		return b
+	}
 	key := lower(src.Name)
 	if b, ok := s.kept(key); ok && b.serial == src.Serial {
 		return b
