@@ -17,8 +17,8 @@ type zone struct {
 	serial uint32
 	// partial: built from a nameserver.Zone.Partial, for one query; never transferred.
 	partial bool
-	soa    dns.RR // the apex SOA, answered and transferred
-	negSOA dns.RR // the SOA of a negative answer, its TTL min(TTL, minimum) (RFC 2308 §5)
+	soa     dns.RR // the apex SOA, answered and transferred
+	negSOA  dns.RR // the SOA of a negative answer, its TTL min(TTL, minimum) (RFC 2308 §5)
 	// nodes holds every owner name (FQDN, lower case) with its RRsets by type.
 	nodes map[string]map[uint16][]dns.RR
 	// exists holds every owner name and every empty non-terminal between an owner
