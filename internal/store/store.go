@@ -48,6 +48,18 @@ type RRsetFilter struct {
 	Type dnszone.Type
 }
 
+// DNSReader is what a nameserver answers from (docs/operating.md, DNS); every Reader
+// is one.
+type DNSReader interface {
+	EnclosingZone(ctx context.Context, name string) (hosting.Domain, error)
+	ServedZone(ctx context.Context, id int64) (nameserver.Zone, error)
+	ServerNamed(ctx context.Context, name string) (hosting.Server, error)
+	NetHasServer(ctx context.Context, p netip.Prefix) (bool, error)
+	AddressName(ctx context.Context, ip netip.Addr) (server, ptr string, err error)
+}
+
+var _ DNSReader = Reader(nil)
+
 // Reader reads. On a Store it reads the latest committed state; on a Tx it reads
 // inside the transaction.
 type Reader interface {
