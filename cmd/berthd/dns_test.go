@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +153,81 @@ func serverNames(t *testing.T, d *daemon, token, dnsAddr string) {
 	within(t, dnsAddr, rev4, dns.TypePTR, "NOERROR mail.example.com.")
 	d.want(t, token, "PUT", path, map[string]any{"ip": v4, "ptr": nil}, 200)
 	within(t, dnsAddr, rev4, dns.TypePTR, "NOERROR "+host+".")
+}
+
+// TestServeDNSCluster: two berthd on one PostgreSQL database answer alike, each
+// within 1 s of a change made through the other (its notification on
+// berth_dns_changed empties the other's cache).
+func TestServeDNSCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	if !testenv.Postgres() {
+		t.Skip("several processes share a database on PostgreSQL only (BERTH_TEST_STORE=postgres)")
+	}
+	t.Parallel()
+	bin, data := testenv.BerthdBinary(t), t.TempDir()
+	token := dnsAccount(t, bin, data)
+	dnsA, dnsB := freeDNSAddr(t), freeDNSAddr(t)
+	a := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", "--dns-addr", dnsA)
+	b := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", "--dns-addr", dnsB)
+	a.want(t, token, "POST", "/domains", map[string]any{"name": "example.com"}, 201)
+	for i, via := range []*daemon{a, b, a, b} {
+		// Each asked before the change too, so that both have it cached.
+		for _, addr := range []string{dnsA, dnsB} {
+			dnsAsk(t, "udp", addr, "www.example.com", dns.TypeA)
+		}
+		v := fmt.Sprintf("192.0.2.%d", i+1)
+		via.want(t, token, "PUT", "/domains/example.com/rrsets/www/A", map[string]any{"records": []any{map[string]any{"value": v}}}, 200+boolInt(i == 0))
+		within(t, dnsA, "www.example.com", dns.TypeA, "NOERROR "+v)
+		within(t, dnsB, "www.example.com", dns.TypeA, "NOERROR "+v)
+	}
+	b.want(t, token, "DELETE", "/domains/example.com", nil, 204)
+	within(t, dnsA, "www.example.com", dns.TypeA, "REFUSED")
+	within(t, dnsB, "www.example.com", dns.TypeA, "REFUSED")
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestServeDNSFlags: a DNS flag that would mean something else is refused before
+// anything starts (exit 1, the error names the flag), and a --dns-addr whose port is
+// taken fails the start as a taken --addr does.
+func TestServeDNSFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	t.Parallel()
+	bin := testenv.BerthdBinary(t)
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dns-addr", "127.0.0.1"}, `--dns-addr "127.0.0.1"`},
+		{[]string{"--dns-nameservers", "ns1.example.net,,ns2.example.net"}, "--dns-nameservers"},
+		{[]string{"--dns-nameservers", "ns1.example.net,not a host"}, "--dns-nameservers"},
+		{[]string{"--dns-nameservers", "com"}, "--dns-nameservers"},
+		{[]string{"--dns-default-domain", ""}, "--dns-default-domain"},
+		{[]string{"--dns-default-domain", "-bad-.example"}, "--dns-default-domain"},
+		{[]string{"--dns-allow-transfer", "192.0.2.53"}, `--dns-allow-transfer "192.0.2.53"`},
+		{[]string{"--dns-allow-transfer", "10.0.0.0/8", "--dns-allow-transfer", "secondary.example.net"}, "--dns-allow-transfer"},
+		{[]string{"--dns-addr", taken.LocalAddr().String()}, "--dns-addr " + taken.LocalAddr().String()},
+	} {
+		cmd := exec.Command(bin, append([]string{"serve", "--data", t.TempDir(), "--addr", testnet.FreeAddr(t)}, tc.args...)...)
+		out, err := cmd.Output()
+		var res struct{ Error string }
+		_ = json.Unmarshal(out, &res)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(res.Error, tc.want) {
+			t.Errorf("serve %v: %v, %s; want exit 1 with an error mentioning %s", tc.args, err, out, tc.want)
+		}
+	}
 }
