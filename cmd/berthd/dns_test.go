@@ -100,7 +100,8 @@ func (d *daemon) want(t *testing.T, token, method, path string, body any, code i
 // TestServeDNS: berthd serve --dns-addr answers over UDP and TCP what the API
 // changed, within 1 s: a zone's RRset, its SOA serial raised, NXDOMAIN once the RRset
 // is deleted; a server's default name forward and its addresses' PTR, set through
-// PUT /servers/{id}/rdns and reset; AXFR refused without --dns-allow-transfer.
+// PUT /servers/{id}/rdns and reset, both gone with the server; AXFR refused
+// without --dns-allow-transfer.
 func TestServeDNS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the daemon")
@@ -153,6 +154,11 @@ func serverNames(t *testing.T, d *daemon, token, dnsAddr string) {
 	within(t, dnsAddr, rev4, dns.TypePTR, "NOERROR mail.example.com.")
 	d.want(t, token, "PUT", path, map[string]any{"ip": v4, "ptr": nil}, 200)
 	within(t, dnsAddr, rev4, dns.TypePTR, "NOERROR "+host+".")
+	// Deleted, the server takes its names with it: no name under the default domain,
+	// and no reverse zone for a /24 that holds no server.
+	d.want(t, token, "DELETE", fmt.Sprintf("/servers/%d", int64(srv["id"].(float64))), nil, 204)
+	within(t, dnsAddr, host, dns.TypeA, "NXDOMAIN")
+	within(t, dnsAddr, rev4, dns.TypePTR, "REFUSED")
 }
 
 // TestServeDNSCluster: two berthd on one PostgreSQL database answer alike, each
