@@ -25,10 +25,10 @@ const (
 	operatorSerial = 1
 )
 
-// operatorName reports whether name is in the reverse trees, where an operator's
-// zone may be closer than a customer's.
+// operatorName reports whether name is under the default domain or in the reverse
+// trees, where an operator's zone may be closer than a customer's.
 func (s *Source) operatorName(name string) bool {
-	return dns.IsSubDomain("in-addr.arpa.", name) || dns.IsSubDomain("ip6.arpa.", name)
+	return dns.IsSubDomain(s.defaultZone, name) || dns.IsSubDomain("in-addr.arpa.", name) || dns.IsSubDomain("ip6.arpa.", name)
 }
 
 // operator answers name when it is the operator's: under the default domain, or in a

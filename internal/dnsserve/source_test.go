@@ -194,6 +194,24 @@ func TestSourceOperatorZones(t *testing.T) {
 	}
 }
 
+// TestSourceDefaultDomainUnderCustomerZone: a customer's zone that is a parent of the
+// default domain, read first, never answers for a name under the default domain.
+func TestSourceDefaultDomainUnderCustomerZone(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.addZone("example.net", 1, nameserver.RRset{Name: "www.example.net", Type: "A", Values: []string{"192.0.2.80"}})
+	s := New(f, testOptions)
+	for _, c := range []struct{ name, want string }{
+		{"www.example.net.", "example.net A 192.0.2.80"},
+		{"web1.srv.example.net.", "srv.example.net A 192.0.2.5 AAAA 2001:db8:0:1::1"},
+		{"web2.srv.example.net.", "srv.example.net"},
+	} {
+		if got := enclosing(t, s, c.name); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 func TestParseReverse(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
