@@ -121,7 +121,7 @@ func (s *Source) cached(v uint64, name string) (answer, bool) {
 		return a, true
 	}
 	if s.operatorName(name) {
-		return answer{}, false // a reverse zone of the operator's may be closer
+		return answer{}, false // the operator's zones come first: the default domain, a reverse zone
 	}
 	for n := name; ; n = parentName(n) {
 		if a, ok := s.zones[n]; ok && time.Since(a.at) < s.o.MaxAge {
