@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,10 +18,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/asynclog"
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
+	"github.com/berthhq/berth/internal/dnszone"
 	"github.com/berthhq/berth/internal/fixtures"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -61,6 +64,11 @@ type serveFlags struct {
 	// libvirt driver
 	libvirtPrefix    string
 	libvirtMaxMemory int
+	// DNS (docs/operating.md, DNS)
+	dnsAddr          string
+	dnsNameservers   string
+	dnsDefaultDomain string
+	dnsAllowTransfer []string
 	// databaseOrigin is where --database came from: the flag or its environment
 	// variable (globals.databaseOrigin), for an error to name.
 	databaseOrigin string
@@ -119,7 +127,54 @@ func serveCmd(g *globals) *cobra.Command {
 	_ = fl.MarkHidden("console-lease") // for tests that kill processes holding consoles
 	fl.StringVar(&f.libvirtPrefix, "libvirt-prefix", "berth-", "libvirt: prefix of the domains and volumes Berth creates")
 	fl.IntVar(&f.libvirtMaxMemory, "libvirt-max-memory-mb", 0, "libvirt: cap on the memory a guest really gets, MB (0: the plan's; for small test hosts)")
+	dnsFlags(fl, f)
 	return cmd
+}
+
+// dnsFlags are serve's DNS flags (docs/operating.md, DNS).
+func dnsFlags(fl *pflag.FlagSet, f *serveFlags) {
+	fl.StringVar(&f.dnsAddr, "dns-addr", "", "address to answer DNS on, UDP and TCP, e.g. 0.0.0.0:53: the customers' zones, the servers' "+
+		"default names and the reverse zones of their addresses (default: none, no DNS is answered)")
+	fl.StringVar(&f.dnsNameservers, "dns-nameservers", "", "the nameservers' host names, comma-separated, e.g. ns1.example.net,ns2.example.net: "+
+		"every zone's NS records, the first its SOA's (default: ns1 and ns2 under --dns-default-domain)")
+	fl.StringVar(&f.dnsDefaultDomain, "dns-default-domain", app.DefaultDNSDomain, "the domain of the servers' default names, "+
+		"<server name>.<domain>, served forward and as their addresses' PTR")
+	fl.StringArrayVar(&f.dnsAllowTransfer, "dns-allow-transfer", nil, "a network (192.0.2.53/32, 2001:db8::/64) whose secondaries may "+
+		"transfer the customers' zones (AXFR over TCP; repeatable; default: none)")
+}
+
+// dnsConfig checks the DNS flags and turns them into the App's.
+func dnsConfig(f *serveFlags) (ops.DNSOptions, app.DNSServer, error) {
+	var o ops.DNSOptions
+	var srv app.DNSServer
+	if f.dnsAddr != "" {
+		if _, _, err := net.SplitHostPort(f.dnsAddr); err != nil {
+			return o, srv, fmt.Errorf("--dns-addr %q: %v", f.dnsAddr, err)
+		}
+		srv.Addr = f.dnsAddr
+	}
+	d, err := dnszone.ZoneName(f.dnsDefaultDomain)
+	if err != nil {
+		return o, srv, fmt.Errorf("--dns-default-domain %q: %v", f.dnsDefaultDomain, err)
+	}
+	o.DefaultDomain = d
+	if f.dnsNameservers != "" {
+		for _, ns := range strings.Split(f.dnsNameservers, ",") {
+			n, err := dnszone.ZoneName(strings.TrimSpace(ns))
+			if err != nil {
+				return o, srv, fmt.Errorf("--dns-nameservers %q: %q: %v", f.dnsNameservers, ns, err)
+			}
+			o.Nameservers = append(o.Nameservers, n)
+		}
+	}
+	for _, c := range f.dnsAllowTransfer {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return o, srv, fmt.Errorf("--dns-allow-transfer %q: %v", c, err)
+		}
+		srv.AllowTransfer = append(srv.AllowTransfer, p.Masked())
+	}
+	return o, srv, nil
 }
 
 // errSandboxDatabase is why serve refuses --sandbox on PostgreSQL (docs/SECURITY.md):
@@ -216,6 +271,10 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("--ipv6-limit-prefix %d: %v", f.ipv6Limit, err)
 	}
+	dnsOpts, dnsServer, err := dnsConfig(f)
+	if err != nil {
+		return err
+	}
 	procs := app.UseSpareProcs()
 	// The log goes out from a goroutine of its own, so that a request never waits on
 	// stderr; a warning or an error at once. Closed last (defers run in reverse), it
@@ -235,7 +294,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
 		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: f.sandbox,
 		Consoles:            ops.ConsoleCaps{PerServer: f.consolesPerServer, PerAccount: f.consolesPerAccount, Lease: f.consoleLease},
-		WebhookAllowPrivate: f.webhookAllowPrivate})
+		WebhookAllowPrivate: f.webhookAllowPrivate, DNS: dnsOpts, DNSServer: dnsServer})
 	if err != nil {
 		return err
 	}
@@ -263,6 +322,11 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	stopDNS, err := a.ServeDNS()
+	if err != nil {
+		return err
+	}
+	defer stopDNS()
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err
@@ -330,6 +394,9 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	}
 	if metricsSrv != nil {
 		_ = metricsSrv.Shutdown(shCtx)
+	}
+	if err := stopDNS(); err != nil {
+		log.Warn("DNS stopped with an error", "err", err)
 	}
 	log.Info("stopped")
 	return nil

@@ -114,6 +114,8 @@ type Config struct {
 	// DNS is the operator's DNS (serve --dns-nameservers, --dns-default-domain;
 	// zero fields: DefaultDNSDomain and its ns1 and ns2).
 	DNS ops.DNSOptions
+	// DNSServer is where berthd answers DNS itself (serve --dns-addr; dns.go).
+	DNSServer DNSServer
 }
 
 // DefaultDNSDomain is the default domain of an installation that names none (serve

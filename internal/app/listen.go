@@ -15,12 +15,15 @@ import (
 // listenOperationsEnded wakes the ?wait requests of this process on what another
 // process wrote, as soon as its transaction commits: an operation that ended
 // (sqlstore.OperationEndedChannel: ended gets its id) and an account's events
-// (sqlstore.EventsChannel: events gets the account's id). It holds a connection of
+// (sqlstore.EventsChannel: events gets the account's id), and a change of what DNS
+// serves (sqlstore.DNSChannel: dnsChanged, called too each time it starts listening,
+// as what was notified meanwhile is lost). It holds a connection of
 // pool of its own for as long as it runs, taking a new one when that breaks;
 // meanwhile a ?wait still ends, by its polling. It stops when the returned function
 // is called.
-func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), log *slog.Logger) (stop func()) {
-	handlers := map[string]func(int64){sqlstore.OperationEndedChannel: ended, sqlstore.EventsChannel: events}
+func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), dnsChanged func(), log *slog.Logger) (stop func()) {
+	handlers := map[string]func(int64){sqlstore.OperationEndedChannel: ended, sqlstore.EventsChannel: events,
+		sqlstore.DNSChannel: func(int64) { dnsChanged() }}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -28,6 +31,7 @@ func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), log
 		// the database is away; its return is logged too.
 		var failedAt time.Time
 		listening := func() {
+			dnsChanged()
 			if !failedAt.IsZero() {
 				log.Info("notifications of operations and events: listening again", "after", time.Since(failedAt).Round(time.Millisecond).String())
 				failedAt = time.Time{}

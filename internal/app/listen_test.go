@@ -35,7 +35,7 @@ func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 	}
 	defer pool.Close()
 	ended, events := make(chan int64, 10), make(chan int64, 10)
-	stop := listenOperationsEnded(pool, func(id int64) { ended <- id }, func(id int64) { events <- id }, slog.Default())
+	stop := listenOperationsEnded(pool, func(id int64) { ended <- id }, func(id int64) { events <- id }, func() {}, slog.Default())
 	defer stop()
 
 	now := time.Now().UTC().Truncate(time.Millisecond)

@@ -28,6 +28,11 @@ type Zone struct {
 	Nameservers []string
 	// RRsets are every RRset of the zone but the SOA and the apex NS.
 	RRsets []RRset
+	// Partial says RRsets holds only what one query needs (the RRsets of the name it
+	// asks for) of a zone too large to read whole for every change: the operator's
+	// zones of servers' names and addresses (docs/operating.md, DNS). A server
+	// answers that query from it and keeps nothing, and never transfers it.
+	Partial bool
 }
 
 // RRset is one name and type of a zone with all its records.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net/netip"
 	"time"
 
 	"github.com/berthhq/berth/internal/dnszone"
@@ -46,6 +47,18 @@ type RRsetFilter struct {
 	Name string
 	Type dnszone.Type
 }
+
+// DNSReader is what a nameserver answers from (docs/operating.md, DNS); every Reader
+// is one.
+type DNSReader interface {
+	EnclosingZone(ctx context.Context, name string) (hosting.Domain, error)
+	ServedZone(ctx context.Context, id int64) (nameserver.Zone, error)
+	ServerNamed(ctx context.Context, name string) (hosting.Server, error)
+	NetHasServer(ctx context.Context, p netip.Prefix) (bool, error)
+	AddressName(ctx context.Context, ip netip.Addr) (server, ptr string, err error)
+}
+
+var _ DNSReader = Reader(nil)
 
 // Reader reads. On a Store it reads the latest committed state; on a Tx it reads
 // inside the transaction.
@@ -139,6 +152,19 @@ type Reader interface {
 	// PTRs lists the reverse DNS names set for a server's addresses, IPv4 first,
 	// then by address.
 	PTRs(ctx context.Context, serverID int64) ([]hosting.PTR, error)
+	// ServerNamed finds the live server of any account that has name: a default
+	// forward name, <server name>.<default domain> (docs/operating.md, DNS);
+	// ErrNotFound when none has it.
+	ServerNamed(ctx context.Context, name string) (hosting.Server, error)
+	// NetHasServer reports whether a live server has its IPv4 address in p, a /24,
+	// or its IPv6 address in p, a /64 (the operator's reverse zones); another p is an
+	// error.
+	NetHasServer(ctx context.Context, p netip.Prefix) (bool, error)
+	// AddressName finds what reverse DNS answers for ip: the name of the live server
+	// holding it and the PTR set for it, "" when none is (the server's default name
+	// then). A PTR names the address it was set for; without one, ip must be the
+	// server's IPv4 or IPv6 address itself. ErrNotFound when no live server holds it.
+	AddressName(ctx context.Context, ip netip.Addr) (server, ptr string, err error)
 
 	// Operation finds an operation of an account.
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)

@@ -84,20 +84,27 @@ func (s *Server) zone(ctx context.Context, name string) (*zone, int) {
 	return b.zone, dns.RcodeSuccess
 }
 
-// builtFor is src built, from those kept when its serial is the same. One zone is
+// builtFor is src built, from those kept when it is the same (built.builtFrom). One zone is
 // built at a time: queries that find a zone changed wait for the one that builds it
 // rather than all building it.
 func (s *Server) builtFor(src nameserver.Zone) built {
+	if src.Partial {
+		b := built{serial: src.Serial}
+		if b.zone, b.err = build(src); b.err != nil && s.sourceErrLog.Allow() {
+			s.log.Error("dns: a zone does not build, answering SERVFAIL", "zone", src.Name, "err", b.err)
+		}
+		return b
+	}
 	key := lower(src.Name)
-	if b, ok := s.kept(key); ok && b.serial == src.Serial {
+	if b, ok := s.kept(key); ok && b.builtFrom(src) {
 		return b
 	}
 	s.building.Lock()
 	defer s.building.Unlock()
-	if b, ok := s.kept(key); ok && b.serial == src.Serial {
+	if b, ok := s.kept(key); ok && b.builtFrom(src) {
 		return b
 	}
-	b := built{serial: src.Serial}
+	b := built{serial: src.Serial, ttl: src.TTL, sets: src.RRsets}
 	s.builds.Add(1)
 	if b.zone, b.err = build(src); b.err != nil {
 		s.log.Error("dns: a zone does not build, answering SERVFAIL", "zone", src.Name, "serial", src.Serial, "err", b.err)

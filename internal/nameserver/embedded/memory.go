@@ -17,8 +17,10 @@ type Source interface {
 	// Enclosing returns the served zone closest enclosing name (an FQDN, lower case):
 	// the one whose name is the longest suffix of it; ok is false when no zone
 	// encloses it. The server calls it once a query and builds the zone's records
-	// again only when its name or serial changed, so a Source may return the same
-	// Zone value (and slices) again and again; it must not change them afterwards.
+	// again only when its name, serial, TTL or RRsets slice changed, so a Source
+	// returns the same Zone value (and slices) again and again while the zone is
+	// unchanged, new slices when it read it again; it must not change them
+	// afterwards.
 	// An error is answered SERVFAIL.
 	Enclosing(ctx context.Context, name string) (z nameserver.Zone, ok bool, err error)
 }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/berthhq/berth/internal/nameserver"
 )
 
 // The server's limits (docs/SECURITY.md, DNS).
@@ -77,8 +79,19 @@ type Server struct {
 // built is a zone as last built, or the error that building it gave.
 type built struct {
 	serial uint32
-	zone   *zone
-	err    error
+	ttl    int
+	// sets are the RRsets it was built from: the same serial with other RRsets is a
+	// zone deleted and made again the same day, built again.
+	sets []nameserver.RRset
+	zone *zone
+	err  error
+}
+
+// builtFrom reports whether b was built from src: the same serial, TTL and RRsets
+// (the same slice: a Source returns the same one while the zone is unchanged).
+func (b built) builtFrom(src nameserver.Zone) bool {
+	return b.serial == src.Serial && b.ttl == src.TTL && len(b.sets) == len(src.RRsets) &&
+		(len(src.RRsets) == 0 || &b.sets[0] == &src.RRsets[0])
 }
 
 var _ dns.Handler = (*Server)(nil)

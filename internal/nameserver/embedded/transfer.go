@@ -16,12 +16,12 @@ func isTransfer(req *dns.Msg) bool {
 
 // transfer sends the zone named in req's question, SOA first and last, in messages
 // of at most 60,000 bytes of records, when req came over TCP from an allowed
-// range; else it answers REFUSED.
+// range; else, and for a partial zone (nameserver.Zone.Partial), it answers REFUSED.
 func (s *Server) transfer(ctx context.Context, w dns.ResponseWriter, req *dns.Msg, tcp bool) {
 	q := req.Question[0]
 	var z *zone
 	if tcp && q.Qclass == dns.ClassINET && s.transferAllowed(w.RemoteAddr()) {
-		if found, _ := s.zone(ctx, lower(q.Name)); found != nil && found.origin == lower(q.Name) {
+		if found, _ := s.zone(ctx, lower(q.Name)); found != nil && !found.partial && found.origin == lower(q.Name) {
 			z = found
 		}
 	}

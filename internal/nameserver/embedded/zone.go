@@ -15,8 +15,10 @@ import (
 type zone struct {
 	origin string // FQDN, lower case
 	serial uint32
-	soa    dns.RR // the apex SOA, answered and transferred
-	negSOA dns.RR // the SOA of a negative answer, its TTL min(TTL, minimum) (RFC 2308 §5)
+	// partial: built from a nameserver.Zone.Partial, for one query; never transferred.
+	partial bool
+	soa     dns.RR // the apex SOA, answered and transferred
+	negSOA  dns.RR // the SOA of a negative answer, its TTL min(TTL, minimum) (RFC 2308 §5)
 	// nodes holds every owner name (FQDN, lower case) with its RRsets by type.
 	nodes map[string]map[uint16][]dns.RR
 	// exists holds every owner name and every empty non-terminal between an owner
@@ -35,7 +37,7 @@ func build(z nameserver.Zone) (*zone, error) {
 		return nil, fmt.Errorf("nameserver: zone %q: a lower-case name and a nameserver are required", z.Name)
 	}
 	origin := dns.Fqdn(z.Name)
-	b := &zone{origin: origin, serial: z.Serial, nodes: map[string]map[uint16][]dns.RR{},
+	b := &zone{origin: origin, serial: z.Serial, partial: z.Partial, nodes: map[string]map[uint16][]dns.RR{},
 		exists: map[string]bool{origin: true}, cuts: map[string]bool{}}
 	b.soa = &dns.SOA{Hdr: hdr(origin, dns.TypeSOA, z.TTL), Ns: dns.Fqdn(z.Nameservers[0]),
 		Mbox: "hostmaster." + origin, Serial: z.Serial, Refresh: dnszone.SOARefresh,

@@ -69,6 +69,7 @@ const (
 	anyGen = iota
 	serversGen
 	tokensGen
+	dnsGen // what the nameserver serves (DNSVersion)
 	numGens
 )
 
@@ -78,6 +79,7 @@ type kinds uint32
 const (
 	kindServers kinds = 1 << iota // servers and their operations: what Server reads
 	kindTokens                    // tokens and accounts: what TokenByHash reads
+	kindDNS                       // zones, their RRsets, PTRs and servers: what DNS serves
 )
 
 // maxCached bounds each map; when full it is emptied (a burst of misses, no growth).
@@ -89,6 +91,9 @@ type cache struct {
 	gens    [numGens]*atomic.Uint64
 	// PostgreSQL: the counters, in the database (cache_postgres.go).
 	pg *pgGens
+	// pgDNS counts on PostgreSQL what DNS serves changing: this process's writes, and
+	// other processes' as they notify them (DNSChanged).
+	pgDNS atomic.Uint64
 
 	mu sync.RWMutex
 	// heldServers and heldTokens are the counter values the maps' entries were read
@@ -238,6 +243,16 @@ func (c *cache) watchLoop(ctx context.Context, db *sql.DB, interval time.Duratio
 	}
 }
 
+// dnsVersion changes whenever what DNS serves may have: on SQLite a write of it by
+// any process, or a commit the watcher cannot tell apart; on PostgreSQL a write of
+// this process, or a notification of another's (dnsChanged).
+func (c *cache) dnsVersion() uint64 {
+	if c.pg != nil {
+		return c.pgDNS.Load()
+	}
+	return c.gens[anyGen].Load() + c.gens[dnsGen].Load()
+}
+
 // changed records that anything may have changed.
 func (c *cache) changed() {
 	if c != nil && c.pg == nil {
@@ -259,6 +274,11 @@ func (c *cache) committed(w *writes) {
 		if k&kindTokens != 0 {
 			c.gens[tokensGen].Add(1)
 		}
+		if k&kindDNS != 0 {
+			c.gens[dnsGen].Add(1)
+		}
+	} else if k&kindDNS != 0 {
+		c.pgDNS.Add(1)
 	}
 	if len(w.touched) > 0 {
 		c.mu.Lock()
@@ -450,8 +470,12 @@ func statementKinds(query string) kinds {
 			first = false
 		}
 		switch {
-		case strings.EqualFold(w, "servers"), strings.EqualFold(w, "operations"):
+		case strings.EqualFold(w, "servers"):
+			k |= kindServers | kindDNS
+		case strings.EqualFold(w, "operations"):
 			k |= kindServers
+		case strings.EqualFold(w, "zones"), strings.EqualFold(w, "zone_rrsets"), strings.EqualFold(w, "server_ptrs"):
+			k |= kindDNS
 		case strings.EqualFold(w, "tokens"), strings.EqualFold(w, "accounts"):
 			k |= kindTokens
 		}

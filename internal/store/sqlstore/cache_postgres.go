@@ -122,10 +122,37 @@ func (p *pgGens) query(ctx context.Context) ([numGens]uint64, error) {
 }
 
 // add adds to the counters of what tx changed, in tx.
+// A transaction that changed what DNS serves notifies every process on DNSChannel.
 func (p *pgGens) add(ctx context.Context, tx *sql.Tx, k kinds) error {
+	if k&kindDNS != 0 {
+		// Delivered once the transaction commits, never if it does not.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_notify('`+DNSChannel+`', '0')`); err != nil {
+			return err
+		}
+	}
 	if k&(kindServers|kindTokens) == 0 {
 		return nil
 	}
 	_, err := tx.ExecContext(ctx, pgGenAdd, b2i(k&kindServers != 0), b2i(k&kindTokens != 0), rand.IntN(pgGenShards))
 	return err
+}
+
+// DNSChannel is the PostgreSQL channel every transaction that changed what DNS
+// serves (zones, their RRsets, PTRs, servers) notifies when it commits.
+const DNSChannel = "berth_dns_changed"
+
+// DNSVersion changes whenever what Berth's nameserver serves may have changed
+// (docs/operating.md, DNS): on SQLite with every such write of any process that opens
+// the data dir, and every commit of another connection; on PostgreSQL with every
+// such write of this process, and each call of DNSChanged. A cache of what DNS
+// serves keeps an entry while it is the value it was read under.
+func (db *DB) DNSVersion() uint64 { return db.cache.dnsVersion() }
+
+// DNSChanged tells a DB on PostgreSQL that another process changed what DNS serves
+// (its notification on DNSChannel), or may have (notifications were lost while
+// listening failed).
+func (db *DB) DNSChanged() {
+	if db.cache != nil && db.cache.pg != nil {
+		db.cache.pgDNS.Add(1)
+	}
 }

@@ -146,6 +146,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.migrateLines(ctx); err != nil {
 		return err
 	}
+	if err := db.fillServerNets(ctx); err != nil {
+		return err
+	}
 	if db.d == dialectPostgres {
 		m, err := rivermigrate.New(riverdatabasesql.New(db.write), nil)
 		if err != nil {

@@ -147,7 +147,9 @@ func (q queries) SetServerStatus(ctx context.Context, id int64, status hosting.S
 }
 
 func (q queries) SetServerAddresses(ctx context.Context, id int64, ipv4, ipv6 string) error {
-	if err := q.execOne(ctx, `UPDATE servers SET ipv4 = ?, ipv6 = ? WHERE id = ?`, ipv4, ipv6, id); err != nil {
+	v4, v6 := serverNets(ipv4, ipv6)
+	if err := q.execOne(ctx, `UPDATE servers SET ipv4 = ?, ipv6 = ?, ipv4_net = ?, ipv6_net = ? WHERE id = ?`,
+		ipv4, ipv6, v4, v6, id); err != nil {
 		return err
 	}
 	return q.dropLostPTRs(ctx, id, ipv4, ipv6)

@@ -23,6 +23,7 @@ func domains(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ServedZone", func(t *testing.T) { servedZone(t, open) })
 	t.Run("PTRs", func(t *testing.T) { ptrs(t, open) })
 	t.Run("ResetAccount", func(t *testing.T) { resetDomains(t, open) })
+	t.Run("OperatorNames", func(t *testing.T) { operatorNames(t, open) })
 }
 
 var zoneNow = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)

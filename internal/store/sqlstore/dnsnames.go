@@ -1,0 +1,100 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// ---- what the operator's zones serve (docs/operating.md, DNS) ----
+
+// serverNets are the networks servers.ipv4_net and ipv6_net hold for ipv4 and ipv6:
+// the /24 and the /64 each is in, NULL for an address there is not.
+func serverNets(ipv4, ipv6 string) (v4, v6 sql.NullString) {
+	if a, err := netip.ParseAddr(ipv4); err == nil && a.Is4() {
+		v4 = sql.NullString{String: netip.PrefixFrom(a, 24).Masked().String(), Valid: true}
+	}
+	if a, err := netip.ParseAddr(ipv6); err == nil && a.Is6() && !a.Is4In6() && a.Zone() == "" {
+		v6 = sql.NullString{String: netip.PrefixFrom(a, 64).Masked().String(), Valid: true}
+	}
+	return v4, v6
+}
+
+func (q queries) ServerNamed(ctx context.Context, name string) (hosting.Server, error) {
+	return scanServer(q.q.QueryRowContext(ctx, `SELECT `+serverCols+serverFrom+`WHERE s.deleted_at IS NULL AND s.name = ?`, name).Scan)
+}
+
+func (q queries) NetHasServer(ctx context.Context, p netip.Prefix) (bool, error) {
+	col, err := netColumn(p)
+	if err != nil {
+		return false, err
+	}
+	var one int
+	err = q.q.QueryRowContext(ctx, `SELECT 1 FROM servers WHERE `+col+` = ? AND deleted_at IS NULL LIMIT 1`,
+		p.Masked().String()).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// netColumn is the column of servers that holds networks like p.
+func netColumn(p netip.Prefix) (string, error) {
+	switch {
+	case p.Addr().Is4() && p.Bits() == 24:
+		return "ipv4_net", nil
+	case p.Addr().Is6() && p.Bits() == 64:
+		return "ipv6_net", nil
+	}
+	return "", fmt.Errorf("store: %s is neither an IPv4 /24 nor an IPv6 /64", p)
+}
+
+func (q queries) AddressName(ctx context.Context, ip netip.Addr) (string, string, error) {
+	ip = ip.Unmap()
+	var server, ptr string
+	err := q.q.QueryRowContext(ctx, `SELECT s.name, p.ptr FROM server_ptrs p JOIN servers s ON s.id = p.server_id
+		WHERE p.ip = ? AND s.deleted_at IS NULL LIMIT 1`, ip.String()).Scan(&server, &ptr)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return server, ptr, err
+	}
+	col, addr := "ipv4", "ipv4_net"
+	bits := 24
+	if ip.Is6() {
+		col, addr, bits = "ipv6", "ipv6_net", 64
+	}
+	err = q.q.QueryRowContext(ctx, `SELECT name FROM servers WHERE `+addr+` = ? AND `+col+` = ? AND deleted_at IS NULL LIMIT 1`,
+		netip.PrefixFrom(ip, bits).Masked().String(), ip.String()).Scan(&server)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", store.ErrNotFound
+	}
+	return server, "", err
+}
+
+// fillServerNets writes the networks of the live servers whose addresses were set
+// before servers had ipv4_net and ipv6_net (migration 22 on SQLite, 16 on
+// PostgreSQL); once done it finds none.
+func (db *DB) fillServerNets(ctx context.Context) error {
+	w := on(db.d, db.write).q
+	rows, err := w.QueryContext(ctx, `SELECT id, COALESCE(ipv4, ''), COALESCE(ipv6, '') FROM servers
+		WHERE deleted_at IS NULL AND ((ipv4 IS NOT NULL AND ipv4_net IS NULL) OR (ipv6 IS NOT NULL AND ipv6_net IS NULL))`)
+	type row struct {
+		id         int64
+		ipv4, ipv6 string
+	}
+	todo, err := collect(rows, err, func(sc func(...any) error) (r row, err error) { return r, sc(&r.id, &r.ipv4, &r.ipv6) })
+	if err != nil {
+		return fmt.Errorf("servers' networks: %w", err)
+	}
+	for _, r := range todo {
+		v4, v6 := serverNets(r.ipv4, r.ipv6)
+		if _, err := w.ExecContext(ctx, `UPDATE servers SET ipv4_net = ?, ipv6_net = ? WHERE id = ?`, v4, v6, r.id); err != nil {
+			return fmt.Errorf("servers' networks: %w", err)
+		}
+	}
+	return nil
+}
