@@ -135,17 +135,10 @@ loop:
 		case ch == '>':
 			end()
 			redirect = &files.stdout
-		case ch == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
+		case ch == '\'' || ch == '"':
+			j := strings.IndexByte(s[i+1:], ch)
 			if j < 0 {
-				return nil, files, fmt.Errorf("unclosed '")
-			}
-			w.WriteString(s[i+1 : i+1+j])
-			i, inWord = i+1+j, true
-		case ch == '"':
-			j := strings.IndexByte(s[i+1:], '"')
-			if j < 0 {
-				return nil, files, fmt.Errorf(`unclosed "`)
+				return nil, files, fmt.Errorf("unclosed %c", ch)
 			}
 			w.WriteString(s[i+1 : i+1+j])
 			i, inWord = i+1+j, true
