@@ -121,6 +121,7 @@ func TestGoldenLookups(t *testing.T) {
 	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
 	c.ok("snapshot", "create", name, "--name", "before")
 	c.ok("volume", "create", "--name", "data", "--size", "10", "--server", name)
+	c.ok("domain", "create", "example.com")
 	fp := "SHA256:" + strings.TrimSpace(strings.SplitN(c.ok("ssh-key", "list", "-o", "columns=fingerprint"), "SHA256:", 2)[1])
 	var b strings.Builder
 	for _, args := range [][]string{
@@ -202,6 +203,20 @@ func TestGoldenLookups(t *testing.T) {
 		{"volume", "attach", "data", "--server", "nope"},
 		{"volume", "detach", "nope"},
 		{"volume", "resize", "nope", "--size", "20"},
+		{"domain", "describe", "example.com", "-o", "columns=id,name"},
+		{"domain", "describe", "1", "-o", "columns=id,name"},
+		{"domain", "describe", "nope.example"},
+		{"domain", "describe", "99"},
+		{"domain", "update", "nope.example", "--ttl", "600"},
+		{"domain", "delete", "nope.example"},
+		{"domain", "export", "nope.example"},
+		{"domain", "import", "nope.example", "/nonexistent"},
+		{"rrset", "list", "nope.example"},
+		{"rrset", "list", "1", "-q"},
+		{"rrset", "set", "nope.example", "www", "A", "192.0.2.1"},
+		{"rrset", "delete", "example.com", "nope", "A"},
+		{"server", "rdns", "list", "nope"},
+		{"server", "rdns", "list", "www", "-o", "columns=ptr"},
 		{"volume", "update", "data", "--name", "data2", "-o", "columns=id,name"},
 		{"volume", "detach", "data2", "-q"},
 		{"volume", "delete", "data2"},
@@ -211,6 +226,7 @@ func TestGoldenLookups(t *testing.T) {
 		{"recipe", "update", "hello", "--name", "hello2", "-o", "columns=id,name"},
 		{"recipe", "delete", "hello2"},
 		{"ssh-key", "delete", fp},
+		{"domain", "delete", "1"},
 		{"server", "delete", name},
 	} {
 		r := c.run(args...)

@@ -25,6 +25,7 @@ type nameSource struct {
 var nameSources = []nameSource{
 	{arg: "SERVER", flag: "server", names: serverCompletions},
 	{arg: "VOLUME", flag: "volume", names: volumeCompletions},
+	{arg: "DOMAIN", flag: "domain", names: domainCompletions},
 	{flag: "location", names: locationCompletions},
 	{flag: "plan", names: planCompletions},
 	{flag: "image", names: imageCompletions},
@@ -167,7 +168,7 @@ func volumeCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, 
 }
 
 // completeNames makes every command complete, in bash, zsh and fish, a first argument
-// its use line names SERVER or VOLUME (SERVER... or VOLUME...: every argument) and
+// its use line names SERVER, VOLUME or DOMAIN (SERVER... or VOLUME...: every argument) and
 // the flags of nameSources (--server, --volume, --location, --plan, --image,
 // --ssh-key, --app, --project, --recipe), with the names the account has or the
 // catalog offers.
@@ -187,10 +188,14 @@ func completeNames(root *cobra.Command, g *globals) {
 }
 
 // complete is the completion function of src's names: for the first argument only,
-// unless many.
+// unless many. An argument the use line names FILE after it completes with files
+// (domain import DOMAIN FILE|-).
 func (src nameSource) complete(g *globals, many bool) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 && !many {
+			if words := strings.Fields(cmd.Use); len(args)+1 < len(words) && strings.HasPrefix(words[len(args)+1], "FILE") {
+				return nil, cobra.ShellCompDirectiveDefault
+			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		c, err := g.client()

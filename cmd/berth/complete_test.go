@@ -21,6 +21,7 @@ func TestGoldenCompletions(t *testing.T) {
 	c.ok("project", "create", "web")
 	c.ok("recipe", "create", "--name", "hello", "--script", "echo hi")
 	c.ok("ssh-key", "create", "--name", "laptop", "--public-key", fixedKey)
+	c.ok("domain", "create", "example.com")
 	name := strings.TrimSpace(c.ok("server", "create", "--plan", "s1-1c-1g", "--location", "hel1", "--image", "ubuntu-24.04",
 		"--display-name", "www", "-o", "columns=name"))
 	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
@@ -43,6 +44,9 @@ func TestGoldenCompletions(t *testing.T) {
 		{"image", "list", "--location", "f"},
 		{"volume", "create", "--location", ""},
 		{"volume", "create", "--server", ""},
+		{"domain", "describe", ""},
+		{"rrset", "list", "ex"},
+		{"server", "rdns", "list", ""},
 	} {
 		args = append([]string{"__complete"}, args...)
 		b.WriteString(strings.ReplaceAll(transcript(args, c.run(args...)), name, "server-XXXXXX"))

@@ -92,23 +92,28 @@ func checkExample(args []string) (string, error) {
 	return path, nil
 }
 
-// commandLine is the arguments of the berth command in a line of shell, and the file
-// its stdin is redirected from ("< FILE"; "" none): words split as sh splits them
-// (single and double quotes, backslashes), the berth of a pipeline, without a
-// comment. It is an error when no berth is run.
-func commandLine(line string) (args []string, stdin string, err error) {
+// redirects are the files a command line's stdin is redirected from ("< FILE") and
+// its stdout to ("> FILE"); "" none.
+type redirects struct{ stdin, stdout string }
+
+// commandLine is the arguments of the berth command in a line of shell, and its
+// redirections: words split as sh splits them (single and double quotes,
+// backslashes), the berth of a pipeline, without a comment. It is an error when no
+// berth is run.
+func commandLine(line string) (args []string, files redirects, err error) {
 	var words [][]string // the pipeline's commands
 	var cur []string
 	var w strings.Builder
-	inWord, redirect := false, false
+	inWord := false
+	var redirect *string // where the next word goes, if it is a redirection's file
 	end := func() {
 		if inWord {
-			if redirect {
-				stdin = w.String()
+			if redirect != nil {
+				*redirect = w.String()
 			} else {
 				cur = append(cur, w.String())
 			}
-			redirect = false
+			redirect = nil
 		}
 		w.Reset()
 		inWord = false
@@ -126,18 +131,14 @@ loop:
 			words, cur = append(words, cur), nil
 		case ch == '<':
 			end()
-			redirect = true
-		case ch == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
+			redirect = &files.stdin
+		case ch == '>':
+			end()
+			redirect = &files.stdout
+		case ch == '\'' || ch == '"':
+			j := strings.IndexByte(s[i+1:], ch)
 			if j < 0 {
-				return nil, "", fmt.Errorf("unclosed '")
-			}
-			w.WriteString(s[i+1 : i+1+j])
-			i, inWord = i+1+j, true
-		case ch == '"':
-			j := strings.IndexByte(s[i+1:], '"')
-			if j < 0 {
-				return nil, "", fmt.Errorf(`unclosed "`)
+				return nil, files, fmt.Errorf("unclosed %c", ch)
 			}
 			w.WriteString(s[i+1 : i+1+j])
 			i, inWord = i+1+j, true
@@ -153,10 +154,10 @@ loop:
 	words = append(words, cur)
 	for _, cmd := range words {
 		if len(cmd) > 0 && cmd[0] == "berth" {
-			return slices.Clone(cmd[1:]), stdin, nil
+			return slices.Clone(cmd[1:]), files, nil
 		}
 	}
-	return nil, "", fmt.Errorf("runs no berth")
+	return nil, files, fmt.Errorf("runs no berth")
 }
 
 // exampleRuns is the order TestExamplesRun runs the examples in, each command's
@@ -168,12 +169,15 @@ var exampleRuns = []string{
 	"recipe create", "recipe list", "recipe describe", "recipe update",
 	"server create", "server list", "server describe", "server metrics", "server rescale-options",
 	"server poweroff", "server poweron", "server reboot", "server reset", "server rescale", "server shutdown", "server reinstall",
+	"server rdns list", "server rdns set", "server rdns reset",
 	"snapshot create", "snapshot list", "snapshot describe", "snapshot restore", "snapshot delete",
 	"volume create", "volume list", "volume describe", "volume attach", "volume detach", "volume resize", "volume update",
 	"volume delete",
 	"operation list", "operation describe", "operation wait", "event list", "billing show", "billing transactions",
 	"webhook create", "webhook list", "webhook describe", "webhook update", "webhook test", "webhook deliveries",
 	"webhook redeliver", "webhook rotate-secret", "webhook delete",
+	"domain create", "domain list", "domain describe", "domain update", "rrset set", "rrset list", "rrset delete",
+	"domain export", "domain import", "domain delete",
 	"server update", "server delete", "project update", "project delete", "recipe delete", "ssh-key delete",
 }
 
@@ -207,6 +211,7 @@ func TestExamplesRun(t *testing.T) {
 		filepath.Join(dir, "setup.sh"):                "#!/bin/sh\napt-get update\n",
 		filepath.Join(dir, "motd.sh"):                 "#!/bin/sh\necho welcome > /etc/motd\n",
 		filepath.Join(dir, "root-password.txt"):       "a-long-Root-passw0rd\n",
+		filepath.Join(dir, "example.org.zone"):        "www 300 IN A 192.0.2.20\n@ IN MX 10 mail.example.net.\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)
@@ -222,30 +227,7 @@ func TestExamplesRun(t *testing.T) {
 				continue
 			}
 			ran[line] = true
-			args, stdinFile, err := commandLine(line)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			for i, a := range args {
-				if rest, ok := strings.CutPrefix(a, "~/"); ok {
-					args[i] = filepath.Join(home, rest)
-				}
-			}
-			cmd := exec.Command(c.bin, args...)
-			cmd.Env, cmd.Dir = c.env, dir
-			if stdinFile != "" {
-				f, err := os.Open(filepath.Join(dir, stdinFile))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				cmd.Stdin = f
-			}
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			if err := cmd.Run(); err != nil {
-				t.Errorf("%s: %v\n%s%s", line, err, out.String(), errb.String())
-			}
+			runExample(t, c, dir, home, line)
 		}
 	}
 	for path, ex := range examples {
@@ -253,6 +235,41 @@ func TestExamplesRun(t *testing.T) {
 			if _, skip := exampleNotRun[line]; !skip && !ran[line] {
 				t.Errorf("berth %s: example %q is not run (exampleRuns)", path, line)
 			}
+		}
+	}
+}
+
+// runExample runs one line of an example with c's binary and environment in dir, ~
+// as home, its stdin from the file it names and its stdout to the file it names.
+func runExample(t *testing.T, c *cli, dir, home, line string) {
+	t.Helper()
+	args, files, err := commandLine(line)
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	for i, a := range args {
+		if rest, ok := strings.CutPrefix(a, "~/"); ok {
+			args[i] = filepath.Join(home, rest)
+		}
+	}
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env, cmd.Dir = c.env, dir
+	if files.stdin != "" {
+		f, err := os.Open(filepath.Join(dir, files.stdin))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Errorf("%s: %v\n%s%s", line, err, out.String(), errb.String())
+	}
+	if files.stdout != "" {
+		if err := os.WriteFile(filepath.Join(dir, files.stdout), out.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

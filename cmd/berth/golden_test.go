@@ -29,6 +29,8 @@ func TestGoldenAccountLists(t *testing.T) {
 	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
 	c.ok("volume", "create", "--name", "data", "--size", "10", "--server", name, "--format", "ext4", "--automount", "--project", "web")
 	c.ok("volume", "create", "--name", "spare", "--size", "20", "--location", "fsn1")
+	c.ok("domain", "create", "example.com")
+	c.ok("rrset", "set", "example.com", "www", "A", "192.0.2.1", "192.0.2.2", "--ttl", "300", "--comment", "web")
 	for _, tt := range []struct {
 		golden string
 		args   []string
@@ -49,6 +51,11 @@ func TestGoldenAccountLists(t *testing.T) {
 		{"volume-list.wide", []string{"volume", "list", "-o", "wide"}},
 		{"volume-list.json", []string{"volume", "list", "-o", "json"}},
 		{"volume-describe.table", []string{"volume", "describe", "data"}},
+		{"domain-list.table", []string{"domain", "list"}},
+		{"domain-list.json", []string{"domain", "list", "-o", "json"}},
+		{"rrset-list.table", []string{"rrset", "list", "example.com"}},
+		{"rrset-list.wide", []string{"rrset", "list", "example.com", "-o", "wide"}},
+		{"domain-export.zone", []string{"domain", "export", "example.com"}},
 	} {
 		got := strings.ReplaceAll(c.ok(tt.args...), name, "server-"+strings.Repeat("X", len(name)-len("server-")))
 		path := filepath.Join("testdata", tt.golden+".golden")

@@ -7,12 +7,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,7 +92,7 @@ func printError(w io.Writer, err error) {
 		return
 	}
 	fmt.Fprintf(w, "berth: %s (%d %s)\n", escape(e.Message), e.StatusCode, escape(e.Code))
-	for _, f := range e.FieldNames() {
+	for _, f := range fieldOrder(e.FieldNames()) {
 		for _, m := range e.Fields[f] {
 			fmt.Fprintf(w, "  %s: %s\n", escape(f), escape(m))
 		}
@@ -97,6 +100,30 @@ func printError(w io.Writer, err error) {
 	if e.Operation != nil {
 		fmt.Fprintf(w, "  operation %d (%s) is running: berth operation wait %d\n", e.Operation.ID, escape(e.Operation.Type), e.Operation.ID)
 	}
+}
+
+// fieldOrder sorts a 422's field names with the numbers that end them in numeric
+// order, so that a zone file's problems, keyed "line N", are shown in the file's order
+// ("line 2" before "line 10"; docs/api.md, Domains) and the rest alphabetically.
+func fieldOrder(names []string) []string {
+	split := func(s string) (string, int) {
+		i := strings.LastIndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) + 1
+		n, err := strconv.Atoi(s[i:])
+		if i == len(s) || err != nil {
+			return s, -1
+		}
+		return s[:i], n
+	}
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int {
+		pa, na := split(a)
+		pb, nb := split(b)
+		if c := strings.Compare(pa, pb); c != 0 {
+			return c
+		}
+		return cmp.Compare(na, nb)
+	})
+	return out
 }
 
 func rootCmd(g *globals) *cobra.Command {
@@ -133,7 +160,7 @@ func rootCmd(g *globals) *cobra.Command {
 	}
 	cmd.AddCommand(contextCmd(g), meCmd(g), locations.command(g), plans.command(g), images.command(g), apps.command(g),
 		serverCmd(g), snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g), eventCmd(g),
-		webhookCmd(g), volumeCmd(g))
+		webhookCmd(g), volumeCmd(g), domainCmd(g), rrsetCmd(g))
 	completeNames(cmd, g)
 	addExamples(cmd)
 	cmd.InitDefaultCompletionCmd()

@@ -17,7 +17,7 @@ import (
 // with a sandbox reset): the address is the test's, data/demo-token holds the
 // account's token, ~/.ssh/id_ed25519.pub a fresh key, and berth is what its own
 // make build makes. Every command must succeed, and the walk-through ends with the
-// account as it began: no server, volume, SSH key or project left.
+// account as it began: no server, volume, SSH key, project or zone left.
 func TestREADMEWalkthrough(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../../README.md")
@@ -99,7 +99,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatalf("the README's walk-through with berth failed: %v\n%s", err, out)
 	}
 	c := newCLI(t, "BERTH_URL="+env.URL, "BERTH_TOKEN="+acct.Token)
-	for _, kind := range []string{"server", "volume", "ssh-key", "project"} {
+	for _, kind := range []string{"server", "volume", "ssh-key", "project", "domain"} {
 		if got := c.ok(kind, "list", "-q"); strings.TrimSpace(got) != "" {
 			t.Errorf("%ss left after the walk-through: %q\n%s", kind, got, out)
 		}

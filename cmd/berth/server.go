@@ -137,7 +137,7 @@ func serverNames(ctx context.Context, g *globals, c *client.Client, srvs ...api.
 }
 
 func serverCmd(g *globals) *cobra.Command {
-	cmd := servers.command(g, serverCreateCmd(g), reinstallCmd(g), rescaleCmd(g), rescaleOptionsCmd(g), metricsCmd(g), sshCmd(g), consoleCmd(g))
+	cmd := servers.command(g, serverCreateCmd(g), reinstallCmd(g), rescaleCmd(g), rescaleOptionsCmd(g), metricsCmd(g), sshCmd(g), consoleCmd(g), rdnsCmd(g))
 	for _, p := range []struct{ use, action, short string }{
 		{"poweron", client.PowerOn, "Start a stopped server"},
 		{"shutdown", client.PowerShutdown, "Shut a server down gracefully (ACPI)"},
