@@ -182,6 +182,12 @@ func TestDomainRefusals(t *testing.T) {
 		{map[string]any{"name": zoneName(), "zone_file": "www IN A 300.1.1.1\n"}, "line 1"},
 		{map[string]any{"name": zoneName(), "zone_file": "\n\nwww IN CNAME a\nwww IN A 192.0.2.1\n"}, "line 3"},
 		{map[string]any{"name": zoneName(), "extra": 1}, "extra"},
+		// The operator's: the default domain (berth.localhost), above or below it, and
+		// the reverse trees.
+		{map[string]any{"name": "berth.localhost"}, "name"},
+		{map[string]any{"name": "web-1.berth.localhost"}, "name"},
+		{map[string]any{"name": "2.0.192.in-addr.arpa"}, "name"},
+		{map[string]any{"name": "8.b.d.0.1.0.0.2.ip6.arpa"}, "name"},
 	} {
 		wantInvalid(t, a.Do("POST", "/domains", c.body), c.field)
 	}

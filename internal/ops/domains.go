@@ -79,6 +79,9 @@ func (s *Service) CreateDomain(ctx context.Context, p hosting.Principal, c Domai
 	if err != nil {
 		return d, err
 	}
+	if s.operatorZone(d.Name) {
+		return d, hosting.Invalid("name", "validation.zone_reserved", "name", d.Name)
+	}
 	d.AccountID, d.CreatedAt = p.Account.ID, s.NowFor(p.Account.ID)
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		var v hosting.Validation
@@ -107,6 +110,13 @@ func (s *Service) CreateDomain(ctx context.Context, p hosting.Principal, c Domai
 		return s.emitDomain(ctx, tx, hosting.EventDomainCreated, d)
 	})
 	return d, err
+}
+
+// operatorZone reports whether name is the operator's to serve (docs/api.md, Domains):
+// the default domain (servers' default names), a parent or a child of it, or a name
+// of the reverse trees under arpa (the address pools' PTRs).
+func (s *Service) operatorZone(name string) bool {
+	return dnszone.IsSubdomain(name, "arpa") || s.dns.DefaultDomain != "" && dnszone.Related(name, s.dns.DefaultDomain)
 }
 
 // checkDomainCreate checks a creation's fields: the zone as it would be made, and
