@@ -52,8 +52,33 @@ type domainModel struct {
 	domainFields
 }
 
+// domainResource is berth_domain: a record with a plan that keeps what Berth
+// computes (serial, nameservers, RRset count) when nothing of the zone changes.
+type domainResource struct {
+	*record[api.Domain, domainModel]
+}
+
+var _ resource.ResourceWithModifyPlan = domainResource{}
+
+// ModifyPlan plans the state's computed attributes when the name and the TTL are the
+// state's (the name maybe spelled otherwise, keepSame): OpenTofu would otherwise
+// plan them unknown, an update, because the configuration's spelling differs.
+func (r domainResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
+		return
+	}
+	var planned, prior domainModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &planned)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() || !planned.Name.Equal(prior.Name) || !planned.TTL.Equal(prior.TTL) {
+		return
+	}
+	planned.domainFields = prior.domainFields
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &planned)...)
+}
+
 func newDomainResource() resource.Resource {
-	return &record[api.Domain, domainModel]{
+	return domainResource{&record[api.Domain, domainModel]{
 		base: base{name: "domain"},
 		what: "domain",
 		desc: "A DNS zone hosted on the operator's nameservers (docs/api.md, Domains), with the operator's SOA and " +
@@ -83,7 +108,7 @@ func newDomainResource() resource.Resource {
 		},
 		common:  func(m *domainModel) *recordFields { return &m.recordFields },
 		created: func(d *api.Domain) time.Time { return d.CreatedAt },
-	}
+	}}
 }
 
 func domainAttrs() map[string]schema.Attribute {
@@ -92,7 +117,10 @@ func domainAttrs() map[string]schema.Attribute {
 		"name": schema.StringAttribute{MarkdownDescription: "The zone's name, e.g. `example.com` (kept in lower case, " +
 			"without a trailing dot, Unicode labels as IDNA A-labels). Not a public suffix (`com`, `co.uk`), nor a name " +
 			"held in this Berth, nor a parent or child of one. Changing it replaces the zone.",
-			Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+			Required: true, PlanModifiers: []planmodifier.String{keepSame{desc: "Keeps the state's name when the " +
+				"configuration writes the same name otherwise (Example.COM. is example.com).",
+				same: func(_ context.Context, _ planmodifier.StringRequest, a, b string) bool { return sameHost(a, b) }},
+				stringplanmodifier.RequiresReplace()}},
 		"ttl": schema.Int64Attribute{MarkdownDescription: d["ttl"] + " Unset: 3600 for a new zone, else as it is. " +
 			"Changes in place.", Optional: true, Computed: true,
 			PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},

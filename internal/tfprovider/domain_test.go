@@ -95,6 +95,10 @@ resource "berth_rrset" "www" {
   records = [{ value = "2001:DB8::1", comment = "web" }, { value = "2001:db8::2" }]
 }
 
+resource "berth_domain" "y" {
+  name = "Example.ORG."
+}
+
 data "berth_domain" "z" {
   name = berth_domain.z.name
 }
@@ -110,7 +114,8 @@ func domainHCL(a *acc, extra string) string { return a.config(fmt.Sprintf(domain
 
 // TestAccDomain: a zone with an MX and an AAAA written otherwise than Berth writes
 // them (`10 mail`, `2001:DB8::1`): the state keeps the configuration's spelling, the
-// API has the canonical one, and the plan after the apply is empty; the data sources
+// API has the canonical one, and the plan after the apply is empty (a zone named
+// Example.ORG. too); the data sources
 // read the zone and its MX; the zone imported by id and by name, each RRset by
 // zone/name/type, with an empty plan after each import; the RRsets changed and
 // deleted through the API are planned back; the TTL changed in place.
@@ -131,6 +136,12 @@ func TestAccDomain(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(s *terraform.State) (err error) { id, err = idOf(s, z); return err },
 					resource.TestCheckResourceAttr(z, "ttl", "3600"),
+					resource.TestCheckResourceAttr("berth_domain.y", "name", "Example.ORG."),
+					apiAgrees("berth_domain.y", func(id int64) (map[string]string, error) {
+						m, err := a.domainAPI(id)
+						delete(m, "name") // example.org in the API
+						return m, err
+					}),
 					resource.TestCheckResourceAttr(mx, "id", "example.com/@/MX"),
 					resource.TestCheckResourceAttr(mx, "records.0.value", "10 mail"),
 					resource.TestCheckResourceAttr(www, "records.0.value", "2001:DB8::1"),
@@ -155,19 +166,30 @@ func TestAccDomain(t *testing.T) {
 	})
 }
 
-// domainImportSteps forget both RRsets (a removed block: Berth keeps them), import
-// each by zone/name/type (the zone by name, then by id) and plan again: the imported
-// values, canonical, are what the configuration writes otherwise, so the plan is
+// domainImportSteps forget both RRsets and the zone example.org (removed blocks:
+// Berth keeps them), import each RRset by zone/name/type (the zone by name, then by
+// id) and the zone by name, and plan again: the imported values, canonical, are what
+// the configuration writes otherwise (`10 mail`, `Example.ORG.`), so the plan is
 // empty.
 func domainImportSteps(a *acc) []resource.TestStep {
 	const mx, www = "berth_rrset.mx", "berth_rrset.www"
 	zone := strings.SplitAfter(fmt.Sprintf(domainConfig, ""), "}\n")[0]
 	return []resource.TestStep{
-		{Config: a.config(zone + "\nremoved {\n  from = berth_rrset.mx\n}\n\nremoved {\n  from = berth_rrset.www\n}\n"),
+		{Config: a.config(zone + "\nremoved {\n  from = berth_rrset.mx\n}\n\nremoved {\n  from = berth_rrset.www\n}\n" +
+			"\nremoved {\n  from = berth_domain.y\n}\n"),
 			Check: a.rrsetIs("example.com", "@", "MX", "", "10 mail.example.com.")},
 		{Config: domainHCL(a, ""), ResourceName: mx, ImportState: true, ImportStateId: "example.com/@/mx", ImportStatePersist: true,
 			ImportStateCheck: imported(map[string]string{"id": "example.com/@/MX", "domain": "example.com", "name": "@",
 				"type": "MX", "records.0.value": "10 mail.example.com."})},
+		{Config: domainHCL(a, ""), ResourceName: "berth_domain.y", ImportState: true, ImportStateId: "example.org",
+			ImportStatePersist: true, ImportStateCheck: func(is []*terraform.InstanceState) error {
+				for _, s := range is {
+					if s.Attributes["name"] == "example.org" {
+						return nil
+					}
+				}
+				return fmt.Errorf("no zone example.org among the %d imported", len(is))
+			}},
 		{Config: domainHCL(a, ""), ResourceName: www, ImportState: true, ImportStatePersist: true,
 			ImportStateIdFunc: func(s *terraform.State) (string, error) {
 				id, err := idOf(s, "berth_domain.z")
@@ -177,7 +199,8 @@ func domainImportSteps(a *acc) []resource.TestStep {
 				"records.0.value": "2001:db8::1", "records.0.comment": "web"})},
 		{Config: domainHCL(a, ""), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 			plancheck.ExpectResourceAction(mx, plancheck.ResourceActionNoop),
-			plancheck.ExpectResourceAction(www, plancheck.ResourceActionNoop)}}},
+			plancheck.ExpectResourceAction(www, plancheck.ResourceActionNoop),
+			plancheck.ExpectResourceAction("berth_domain.y", plancheck.ResourceActionNoop)}}},
 	}
 }
 
