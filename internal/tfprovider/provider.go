@@ -1,6 +1,7 @@
 // Package tfprovider is the Terraform and OpenTofu provider of Berth, berth/berth: its
 // resources (servers, snapshots, SSH keys, projects, recipes, webhooks, volumes and
-// their attachments) and data sources (the catalog, the account, servers, volumes),
+// their attachments, DNS zones, their RRsets and servers' reverse DNS) and data
+// sources (the catalog, the account, servers, volumes, zones and their RRsets),
 // on terraform-plugin-framework (protocol 6).
 //
 // It stands on the Go SDK, package client, and speaks no HTTP of its own: retries of
@@ -80,9 +81,10 @@ func (p *Provider) Metadata(_ context.Context, _ provider.MetadataRequest, resp 
 func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The Berth provider manages virtual servers, their snapshots, block volumes, SSH keys, " +
-			"projects, first-boot recipes and webhooks through Berth's `/v1` API, and reads its catalog and account. " +
+			"projects, first-boot recipes, webhooks, DNS zones with their RRsets and servers' reverse DNS through " +
+			"Berth's `/v1` API, and reads its catalog and account. " +
 			"It authenticates with an API token (created in the console under Settings, API); " +
-			"the token's scopes limit what it may change (`servers`, `power`, `snapshots`, `storage`, `ssh-keys`, `recipes`).",
+			"the token's scopes limit what it may change (`servers`, `power`, `snapshots`, `storage`, `ssh-keys`, `recipes`, `domains`).",
 		Attributes: map[string]schema.Attribute{
 			"url": schema.StringAttribute{
 				MarkdownDescription: "The API's address, ending in `/v1` (e.g. `https://berth.example.com/v1`). " +
@@ -169,6 +171,9 @@ func (p *Provider) Resources(context.Context) []func() resource.Resource {
 		newWebhookResource,
 		newVolumeResource,
 		newVolumeAttachmentResource,
+		newDomainResource,
+		newRRsetResource,
+		newRDNSResource,
 	}
 }
 
@@ -185,5 +190,7 @@ func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
 		newServersDataSource,
 		newAccountDataSource,
 		newVolumeDataSource,
+		newDomainDataSource,
+		newRRsetsDataSource,
 	}
 }

@@ -1,0 +1,3 @@
+data "berth_domain" "example" {
+  name = "example.com"
+}
