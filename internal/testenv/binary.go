@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/berthhq/berth/internal/testwatch"
 )
 
 // The import paths of the binaries the tests run.
@@ -90,6 +92,7 @@ func BerthBinary(t testing.TB) string {
 // Main runs a package's tests, removes the binaries BuildBinary built for them and
 // exits with the tests' code: the TestMain of a package whose tests build binaries.
 func Main(m *testing.M) {
+	testwatch.Start()
 	code := m.Run()
 	binaries.mu.Lock()
 	if binaries.dir != "" {

@@ -18,11 +18,13 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testwatch"
 	"github.com/berthhq/berth/internal/worker"
 )
 
 func TestMain(m *testing.M) {
 	ops.PasswordCost = bcrypt.MinCost // the tests sign in often; under -race one default-cost hash takes seconds
+	testwatch.Start()
 	m.Run()
 }
 
