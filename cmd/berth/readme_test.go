@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +17,10 @@ import (
 // shell blocks of its section), against a real Berth with the sandbox on (it begins
 // with a sandbox reset): the address is the test's, data/demo-token holds the
 // account's token, ~/.ssh/id_ed25519.pub a fresh key, and berth is what its own
-// make build makes. Every command must succeed, and the walk-through ends with the
-// account as it began: no server, volume, SSH key, project or zone left.
+// make build makes. Its dig lines ask the Berth's nameserver (Options.DNS, for the
+// README's serve --dns-addr), each failing when the answer is not the one it greps
+// for. Every command must succeed, and the walk-through ends with the account as it
+// began: no server, volume, SSH key, project or zone left.
 func TestREADMEWalkthrough(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../../README.md")
@@ -61,10 +64,20 @@ func TestREADMEWalkthrough(t *testing.T) {
 			t.Skipf("*** SKIPPED: the README's walk-through with berth needs %s (Debian: apt-get install make curl) ***", tool)
 		}
 	}
+	testenv.Dig(t)
+	const readmeDig = "dig @127.0.0.1 -p 8053 " // the README's serve --dns-addr 127.0.0.1:8053
+	if n := strings.Count(script, readmeDig); n != 2 {
+		t.Fatalf("the walk-through has %d lines %q, this test expects 2: update it\n%s", n, readmeDig, script)
+	}
 
-	env := testenv.New(t, testenv.Options{Sandbox: true})
+	env := testenv.New(t, testenv.Options{Sandbox: true, DNS: true})
 	acct := env.NewAccount("en", "100", "")
-	script = strings.ReplaceAll(script, "http://127.0.0.1:8080/", strings.TrimSuffix(env.URL, "v1"))
+	host, port, err := net.SplitHostPort(env.DNSAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script = strings.NewReplacer("http://127.0.0.1:8080/", strings.TrimSuffix(env.URL, "v1"),
+		readmeDig, "dig @"+host+" -p "+port+" ").Replace(script)
 	// In a directory that stands for a fresh clone: the walk-through builds berth there
 	// (make build) and puts it on PATH itself.
 	work, home := testenv.Checkout(t), t.TempDir()

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,33 @@ const (
 	curlWalkStart = "<!-- walkthrough:curl -->"
 	curlWalkEnd   = "<!-- /walkthrough:curl -->"
 	curlWalkURL   = "http://127.0.0.1:8080/v1"
+	// The walk-throughs' berthd answers DNS at the --dns-addr of readmeServe, which
+	// their dig lines (readmeDig) ask.
+	readmeServe = "go run ./cmd/berthd serve --demo --sandbox --dns-addr 127.0.0.1:8053\n"
+	readmeDig   = "dig @127.0.0.1 -p 8053 "
 )
+
+// digAt is script with its dig lines asking the nameserver at dnsAddr (host:port)
+// instead of the README's, once the README is seen to start berthd with the
+// --dns-addr they ask and script to have n of them.
+func digAt(t *testing.T, script, dnsAddr string, n int) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "```sh\n"+readmeServe+"```") {
+		t.Fatalf("README.md no longer starts the walk-throughs' berthd with %q: update this test", readmeServe)
+	}
+	if got := strings.Count(script, readmeDig); got != n {
+		t.Fatalf("the walk-through has %d lines %q, this test expects %d: update it\n%s", got, readmeDig, n, script)
+	}
+	host, port, err := net.SplitHostPort(dnsAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(script, readmeDig, "dig @"+host+" -p "+port+" ")
+}
 
 // readmeShell returns the shell blocks of README.md between the markers start and
 // end, joined into one script.
@@ -59,8 +87,10 @@ func readmeShell(t *testing.T, start, end string) string {
 }
 
 // TestREADMECurlWalkthrough runs the README's walk-through with curl, as written,
-// twice in a row against one real `berthd serve --demo --sandbox` (the walk-through
-// begins with a sandbox reset, so the second run must work as the first did). The
+// twice in a row against one real `berthd serve --demo --sandbox --dns-addr` (the
+// walk-through begins with a sandbox reset, so the second run must work as the first
+// did; its dig lines ask that berthd, each failing when the answer is not the one it
+// expects). The
 // directory it runs in holds data/ (the demo token, as serve --demo leaves it), HOME
 // a fresh ~/.ssh/id_ed25519.pub. The script stops at the first failing command
 // (bash -e, pipefail: a jq that finds no JSON, a metrics wait that never sees a
@@ -75,6 +105,7 @@ func TestREADMECurlWalkthrough(t *testing.T) {
 			t.Skipf("*** SKIPPED: the README's curl walk-through needs %s on PATH (Debian: apt-get install curl jq) ***", tool)
 		}
 	}
+	testenv.Dig(t)
 	t.Parallel()
 	script := readmeShell(t, curlWalkStart, curlWalkEnd)
 	if !strings.Contains(script, curlWalkURL) {
@@ -83,11 +114,13 @@ func TestREADMECurlWalkthrough(t *testing.T) {
 	bin := testenv.BerthdBinary(t)
 	work, home := t.TempDir(), t.TempDir()
 	data := filepath.Join(work, "data")
-	addr := testnet.FreeAddr(t)
+	addr, dnsAddr := testnet.FreeAddr(t), testnet.FreeDNSAddr(t)
+	script = digAt(t, script, dnsAddr, 3)
 	// Scale 0.2: provisioning 6 s, a shutdown 1 s (the window of the walk-through's
 	// 409), the first metrics point a few seconds after running.
 	d := &daemon{base: "http://" + addr + "/v1", log: &testlog.Buffer{}}
-	d.cmd = exec.Command(bin, "serve", "--demo", "--sandbox", "--data", data, "--addr", addr, "--sim-time-scale", "0.2")
+	d.cmd = exec.Command(bin, "serve", "--demo", "--sandbox", "--data", data, "--addr", addr, "--sim-time-scale", "0.2",
+		"--dns-addr", dnsAddr)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -172,7 +205,7 @@ func journal(t *testing.T, d *daemon, token string) []journalEntry {
 // against what the README says they answer.
 func checkCurlWalk(newestFirst []journalEntry) []string {
 	var problems []string
-	var orders, busy, metrics, deleted, volumes []journalEntry
+	var orders, busy, metrics, deleted, volumes, domains []journalEntry
 	for i := len(newestFirst) - 1; i >= 0; i-- {
 		e := newestFirst[i]
 		route := e.Method + " " + e.Path
@@ -188,6 +221,9 @@ func checkCurlWalk(newestFirst []journalEntry) []string {
 			metrics = append(metrics, e)
 		case route == "POST /v1/volumes" || route == "DELETE /v1/volumes/data":
 			volumes = append(volumes, e)
+		case strings.HasPrefix(e.Path, "/v1/domains") && e.Method != "GET",
+			e.Method == "PUT" && strings.HasSuffix(e.Path, "/rdns"):
+			domains = append(domains, e)
 		}
 		if e.Status >= 300 {
 			problems = append(problems, fmt.Sprintf("%s answered %d: %s", route, e.Status, e.ResponseBody))
@@ -228,11 +264,31 @@ func checkCurlWalk(newestFirst []journalEntry) []string {
 	if len(volumes) != 2 || volumes[0].Status != 201 || volumes[1].Status != 204 {
 		problems = append(problems, fmt.Sprintf("want the volume made (201) and deleted (204), got %+v", volumes))
 	}
+	// The zone made, its two RRsets made, the PTR set, the zone deleted.
+	var got []string
+	for _, e := range domains {
+		got = append(got, fmt.Sprintf("%s %s %d", e.Method, strings.TrimPrefix(e.Path, "/v1"), e.Status))
+	}
+	if want := "POST /domains 201, PUT /domains/example.com/rrsets/www/A 201, PUT /domains/example.com/rrsets/@/MX 201, " +
+		"PUT /servers/_/rdns 200, DELETE /domains/example.com 204"; strings.Join(serverIDs(got), ", ") != want {
+		problems = append(problems, fmt.Sprintf("the DNS steps sent %q, want %q", got, want))
+	}
 	if len(deleted) != 1 || deleted[0].Status != 204 {
 		problems = append(problems, fmt.Sprintf("want the server deleted once (204), got %+v", deleted))
 	}
 	return problems
 }
+
+// serverIDs is calls with the server's id in their paths as _.
+func serverIDs(calls []string) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		out[i] = serverIDPath.ReplaceAllString(c, "/servers/_/")
+	}
+	return out
+}
+
+var serverIDPath = regexp.MustCompile(`/servers/[0-9]+/`)
 
 // dataField is the field name of a response body's data object.
 func dataField(body json.RawMessage, name string) any {

@@ -48,16 +48,17 @@ func readmeSection(t *testing.T, readme, heading, lang string) []string {
 
 // TestREADMEInOrder follows the README as a new user does, top to bottom, in one
 // directory that stands for a fresh clone (testenv.Checkout), against one berthd
-// serve --demo --sandbox started there: the walk-through with curl, then the one with
-// berth (which builds berth with make build and puts it on PATH itself: nothing else
-// puts it there), then the Terraform one (the provider built as it says, OpenTofu
-// from scripts/tofu.sh, the README's configuration as main.tf). Each section's shell
-// blocks run as one script (bash -e: the first failing command fails the test), and
-// each must work after the ones before it, whatever they left in the account. These
-// stand in for what a user types: the address (the test's), the Terraform directory
-// (a temporary one, not /tmp/berth-tf), -auto-approve for the "yes" tofu asks for,
-// -detailed-exitcode on the plan the README says has no changes, a fake ssh (the
-// simulated server has no machine at its address).
+// serve --demo --sandbox --dns-addr started there: the walk-through with curl, then
+// the one with berth (which builds berth with make build and puts it on PATH itself:
+// nothing else puts it there), then the Terraform one (the provider built as it
+// says, OpenTofu from scripts/tofu.sh, the README's configuration as main.tf). Each
+// section's shell blocks run as one script (bash -e: the first failing command, a
+// dig line whose answer is not the one it greps for, fails the test), and each must
+// work after the ones before it, whatever they left in the account. These stand in
+// for what a user types: the addresses (the test's, the dig lines' too), the
+// Terraform directory (a temporary one, not /tmp/berth-tf), -auto-approve for the
+// "yes" tofu asks for, -detailed-exitcode on the plan the README says has no
+// changes, a fake ssh (the simulated server has no machine at its address).
 func TestREADMEInOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds Berth and runs the README against it")
@@ -67,6 +68,7 @@ func TestREADMEInOrder(t *testing.T) {
 			t.Skipf("*** SKIPPED: the README's walk-throughs need %s on PATH (Debian: apt-get install curl jq make) ***", tool)
 		}
 	}
+	testenv.Dig(t)
 	if os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
 		msg := "*** SKIPPED: the README's Terraform walk-through needs OpenTofu: TF_ACC_TERRAFORM_PATH=$(scripts/tofu.sh) (scripts/test.sh sets it) ***"
 		if os.Getenv("BERTH_TOFU_REQUIRED") == "1" {
@@ -97,9 +99,11 @@ func TestREADMEInOrder(t *testing.T) {
 	}
 
 	work, home, tools, tfDir := testenv.Checkout(t), t.TempDir(), t.TempDir(), t.TempDir()
-	addr := testnet.FreeAddr(t)
+	addr, dnsAddr := testnet.FreeAddr(t), testnet.FreeDNSAddr(t)
+	curl, cli, tf = digAt(t, curl, dnsAddr, 3), digAt(t, cli, dnsAddr, 2), digAt(t, tf, dnsAddr, 2)
 	d := &daemon{base: "http://" + addr + "/v1", log: &testlog.Buffer{}}
-	d.cmd = exec.Command(testenv.BerthdBinary(t), "serve", "--demo", "--sandbox", "--addr", addr, "--sim-time-scale", "0.2")
+	d.cmd = exec.Command(testenv.BerthdBinary(t), "serve", "--demo", "--sandbox", "--addr", addr, "--sim-time-scale", "0.2",
+		"--dns-addr", dnsAddr)
 	d.cmd.Dir = work // data/ there, as go run ./cmd/berthd serve makes it
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
@@ -145,7 +149,7 @@ func TestREADMEInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/servers", "/volumes"} {
+	for _, path := range []string{"/servers", "/volumes", "/domains"} {
 		if code, m := d.call(t, strings.TrimSpace(string(token)), "GET", path, nil); code != 200 || len(m["data"].([]any)) != 0 {
 			t.Errorf("GET %s after the README: %d %v", path, code, m)
 		}

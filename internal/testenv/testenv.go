@@ -30,6 +30,7 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
 	"github.com/berthhq/berth/internal/webhook"
 )
@@ -86,6 +87,10 @@ type Options struct {
 	// and Dial default to ones that never leave the machine: no name resolves but
 	// localhost, and only 127.0.0.1 and ::1 are dialed (NoNetwork).
 	Webhook webhook.Options
+	// DNS is serve's --dns-addr on a free port of 127.0.0.1 (Env.DNSAddr): the
+	// embedded nameserver answers the store's zones and the servers' names there,
+	// under the default domain and nameservers (docs/operating.md, DNS).
+	DNS bool
 }
 
 // NoNetwork are webhook client options under which a delivery reaches nothing but
@@ -141,8 +146,11 @@ type Env struct {
 	// Root is the server's root URL, where the console is.
 	Root   string
 	Client *http.Client
-	t      testing.TB
+	// DNSAddr is where the Berth answers DNS, UDP and TCP (Options.DNS; "": nowhere).
+	DNSAddr string
+	t       testing.TB
 
+	stopDNS   func() error
 	closeOnce sync.Once
 }
 
@@ -194,13 +202,17 @@ func New(t testing.TB, opts ...Options) *Env {
 			return unreachable{Driver: d, unreachable: o.Unreachable}
 		}
 	}
+	var dnsServer app.DNSServer
+	if o.DNS {
+		dnsServer.Addr = testnet.FreeDNSAddr(t)
+	}
 	// Metering runs when a test asks for it (Service.Meter) and once at start; a pass
 	// of its own in the middle of a test would be correct too, but harder to reason about.
 	a, err := app.Open(ctx, app.Config{DataDir: o.DataDir, DatabaseURL: databaseURL, SimTimeScale: o.SimTimeScale, RateLimit: o.RateLimit, RateWindow: o.RateWindow,
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: wrap, WrapBackfill: o.WrapBackfill, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
 		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles,
-		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook)})
+		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook), DNSServer: dnsServer})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -211,8 +223,13 @@ func New(t testing.TB, opts ...Options) *Env {
 	if err != nil {
 		t.Fatalf("handler: %v", err)
 	}
+	stopDNS, err := a.ServeDNS() // nothing without an address
+	if err != nil {
+		_ = a.Close(ctx)
+		t.Fatalf("serve DNS: %v", err)
+	}
 	srv := httptest.NewServer(h)
-	e := &Env{App: a, Server: srv, URL: srv.URL + "/v1", Root: srv.URL, t: t}
+	e := &Env{App: a, Server: srv, URL: srv.URL + "/v1", Root: srv.URL, DNSAddr: dnsServer.Addr, t: t, stopDNS: stopDNS}
 	e.Client = &http.Client{Transport: apitest.New(t).Transport(t, http.DefaultTransport), Timeout: 90 * time.Second}
 	t.Cleanup(e.Close)
 	return e
@@ -222,6 +239,7 @@ func New(t testing.TB, opts ...Options) *Env {
 // resume at the next start on the same data directory). Closing twice is harmless.
 func (e *Env) Close() {
 	e.closeOnce.Do(func() {
+		_ = e.stopDNS()
 		e.Server.Close()
 		_ = e.App.Close(context.Background())
 	})

@@ -19,10 +19,14 @@ import (
 // TestAccREADME applies the README's Terraform configuration as written (its hcl
 // block) against a real Berth, the provider found by its address berth/berth: two
 // running servers with the output of their addresses, a volume attached to one of
-// them, an empty plan after the apply (terraform-plugin-testing plans again after
-// every apply), and nothing left in the account after destroy.
+// them, a zone whose www and MX its nameserver answers (asked with dig, as the
+// README's walk-through does) and the first server's PTR, an empty plan after the
+// apply (terraform-plugin-testing plans again after every apply), and nothing left
+// in the account after destroy.
 func TestAccREADME(t *testing.T) {
-	a := newAcc(t, "en")
+	newAccSkip(t)
+	testenv.Dig(t)
+	a := newAcc(t, "en", testenv.Options{RateLimit: 1 << 20, DNS: true})
 	raw, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +87,43 @@ func readmeApplied(a *acc, s *terraform.State) error {
 			return fmt.Errorf("server %s is %s at %v; the output says %v", srv.Name, srv.Status, deref(srv.IPv4), addrs[srv.Name])
 		}
 	}
-	return readmeVolume(a, servers)
+	if err := readmeVolume(a, servers); err != nil {
+		return err
+	}
+	return readmeDNS(a, s, servers)
+}
+
+// readmeDNS checks what the README's zone and PTR answer over DNS: www at the first
+// server's IPv4 address (the output www), the MX as Berth writes it, and the PTR of
+// that address.
+func readmeDNS(a *acc, s *terraform.State, servers []api.Server) error {
+	www, ok := s.RootModule().Outputs["www"]
+	if !ok {
+		return fmt.Errorf("no output www")
+	}
+	var first *api.Server
+	for i := range servers {
+		if servers[i].DisplayName == "web-1" {
+			first = &servers[i]
+		}
+	}
+	if first == nil || first.IPv4 == nil || www.Value != *first.IPv4 {
+		return fmt.Errorf("output www %v, want web-1's IPv4 address of %+v", www.Value, servers)
+	}
+	for _, q := range []struct{ args, want string }{
+		{"www.example.com A", *first.IPv4},
+		{"example.com MX", "10 www.example.com."},
+		{"-x " + *first.IPv4, "www.example.com."},
+	} {
+		got, err := a.env.Dig(strings.Fields(q.args)...)
+		if err != nil {
+			return err
+		}
+		if got != q.want {
+			return fmt.Errorf("dig %s: %q, want %q", q.args, got, q.want)
+		}
+	}
+	return nil
 }
 
 // readmeLeftovers fails when the account holds anything after the destroy.
@@ -105,8 +145,13 @@ func readmeLeftovers(a *acc) error {
 	if err != nil {
 		return err
 	}
-	if len(servers)+len(keys)+len(projects)+len(volumes) > 0 {
-		return fmt.Errorf("after destroy: %d servers, %d keys, %d projects, %d volumes", len(servers), len(keys), len(projects), len(volumes))
+	domains, err := a.c.ListDomains(ctx)
+	if err != nil {
+		return err
+	}
+	if len(servers)+len(keys)+len(projects)+len(volumes)+len(domains) > 0 {
+		return fmt.Errorf("after destroy: %d servers, %d keys, %d projects, %d volumes, %d zones",
+			len(servers), len(keys), len(projects), len(volumes), len(domains))
 	}
 	return nil
 }
