@@ -100,7 +100,7 @@ func TestREADMEInOrder(t *testing.T) {
 
 	work, home, tools, tfDir := testenv.Checkout(t), t.TempDir(), t.TempDir(), t.TempDir()
 	addr, dnsAddr := testnet.FreeAddr(t), testnet.FreeDNSAddr(t)
-	curl, cli, tf = digAt(t, curl, dnsAddr, 3), digAt(t, cli, dnsAddr, 2), digAt(t, tf, dnsAddr, 2)
+	curl, cli, tf = slowShutdown(t, digAt(t, curl, dnsAddr, 3)), digAt(t, cli, dnsAddr, 2), digAt(t, tf, dnsAddr, 2)
 	d := &daemon{base: "http://" + addr + "/v1", log: &testlog.Buffer{}}
 	d.cmd = exec.Command(testenv.BerthdBinary(t), "serve", "--demo", "--sandbox", "--addr", addr, "--sim-time-scale", "0.2",
 		"--dns-addr", dnsAddr)
