@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testlog"
 )
 
 // TestServerConsole: berth server console attaches to a running server's serial
@@ -57,14 +58,17 @@ func TestServerConsoleTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &testlog.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // attached, raw mode set
+	// Typed only once berth says it is attached (the console connected, the terminal
+	// raw): typed before, a loaded machine's terminal echoed "admin" in cooked mode
+	// and the guest never saw it. Ctrl-] only once the guest has answered.
+	awaitOutput(t, cmd, out, "Ctrl-] detaches")
 	_, _ = stdin.Write([]byte("admin\r"))
-	time.Sleep(time.Second)
+	awaitOutput(t, cmd, out, "Password: ")
 	_, _ = stdin.Write([]byte{0x1d})
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -81,6 +85,18 @@ func TestServerConsoleTerminal(t *testing.T) {
 	for _, want := range []string{"Ctrl-] detaches", name + " login: admin", "Password: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("terminal output lacks %q:\n%q", want, out.String())
+		}
+	}
+}
+
+// awaitOutput waits until out holds want, or kills cmd and fails the test after a
+// minute.
+func awaitOutput(t *testing.T, cmd *exec.Cmd, out *testlog.Buffer, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), want); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no %q in the terminal's output within a minute:\n%q", want, out.String())
 		}
 	}
 }
