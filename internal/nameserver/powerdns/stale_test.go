@@ -1,6 +1,9 @@
 package powerdns
 
 import (
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -78,4 +81,43 @@ func TestPublishPartial(t *testing.T) {
 	if len(in.Answer) != 1 || in.Answer[0].(*dns.SOA).Serial <= 5 {
 		t.Errorf("the SOA after two publishes: %v; want a serial above 5", in.Answer)
 	}
+}
+
+// A zone published with Serial 0 has PowerDNS's serial: YYYYMMDD01 of today when
+// made, raised when anything changes, kept when nothing does.
+func TestPublishOwnSerial(t *testing.T) {
+	t.Parallel()
+	srv := powerdnstest.Start(t, powerdnstest.Options{})
+	c := newClient(t, srv, srv.APIKey)
+	z := reverseZone()
+	z.Serial = 0
+	soa := func() uint32 {
+		t.Helper()
+		in := query(t, "udp", srv.DNSAddr, z.Name, dns.TypeSOA)
+		if len(in.Answer) != 1 {
+			t.Fatalf("SOA: %v", in)
+		}
+		return in.Answer[0].(*dns.SOA).Serial
+	}
+	if err := c.Publish(ctx(t), z); err != nil {
+		t.Fatal(err)
+	}
+	first := soa()
+	if first != hosting.NewZoneSerial(time.Now()) {
+		t.Errorf("made with serial %d, want today's first", first)
+	}
+	if err := c.Publish(ctx(t), z); err != nil {
+		t.Fatal(err)
+	}
+	if got := soa(); got != first {
+		t.Errorf("published unchanged: serial %d, want %d kept", got, first)
+	}
+	z.RRsets = append(z.RRsets, nameserver.RRset{Name: "11.2.0.192.in-addr.arpa", Type: "PTR", TTL: 300, Values: []string{"mail.example.com."}})
+	if err := c.Publish(ctx(t), z); err != nil {
+		t.Fatal(err)
+	}
+	if got := soa(); !hosting.SerialGreater(got, first) {
+		t.Errorf("changed: serial %d, want above %d", got, first)
+	}
+	expectAnswer(t, srv.DNSAddr, "11.2.0.192.in-addr.arpa", dns.TypePTR, "11.2.0.192.in-addr.arpa. 300 IN PTR mail.example.com.")
 }

@@ -37,7 +37,11 @@ type zone struct {
 // docs/operating.md, DNS). Berth's serials only grow under a zone's name, a zone
 // deleted and made again included.
 //
-// A Partial zone changes only what it holds (publishPartial).
+// A zone of Serial 0 has the serial PowerDNS holds, raised (hosting.NextZoneSerial)
+// when anything else of it changes, YYYYMMDD01 when it is made: the operator's
+// reverse zones, whose changes are servers' and have no serial in the store
+// (docs/operating.md, DNS); whoever publishes them keeps two publishes of one zone
+// from crossing. A Partial zone changes only what it holds (publishPartial).
 func (c *Client) Publish(ctx context.Context, z nameserver.Zone) error {
 	if err := checkName(z.Name); err != nil {
 		return err
@@ -45,13 +49,16 @@ func (c *Client) Publish(ctx context.Context, z nameserver.Zone) error {
 	if z.Partial {
 		return c.publishPartial(ctx, z)
 	}
-	want := wantRRsets(z)
 	have, err := c.readZone(ctx, z.Name, true)
 	if err != nil {
 		return err
 	}
+	own := z.Serial == 0
 	if have == nil {
-		err = c.createZone(ctx, z.Name, want)
+		if own {
+			z.Serial = hosting.NewZoneSerial(time.Now())
+		}
+		err = c.createZone(ctx, z.Name, wantRRsets(z))
 		if !hasStatus(err, http.StatusConflict) {
 			if err != nil {
 				return err
@@ -66,10 +73,18 @@ func (c *Client) Publish(ctx context.Context, z nameserver.Zone) error {
 			return fmt.Errorf("%w: zone %s was made and deleted while being created", ErrRetryable, z.Name)
 		}
 	}
-	if held, ok := heldSerial(have); ok && have.Account == c.account && hosting.SerialGreater(held, z.Serial) {
+	held, ok := heldSerial(have)
+	switch {
+	case own:
+		// The serial is PowerDNS's, raised when anything else changes.
+		z.Serial = held
+		if len(diff(have.RRsets, wantRRsets(z))) > 0 {
+			z.Serial = hosting.NextZoneSerial(held, time.Now())
+		}
+	case ok && have.Account == c.account && hosting.SerialGreater(held, z.Serial):
 		return nil // Berth's, newer than z: z is stale
 	}
-	if err := c.updateZone(ctx, have, want); err != nil {
+	if err := c.updateZone(ctx, have, wantRRsets(z)); err != nil {
 		return err
 	}
 	return c.flush(ctx, z.Name)
