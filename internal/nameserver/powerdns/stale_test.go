@@ -1,13 +1,12 @@
 package powerdns
 
 import (
-	"time"
-
-	"github.com/berthhq/berth/internal/hosting"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/nameserver"
 	"github.com/berthhq/berth/internal/nameserver/powerdns/powerdnstest"
 )
