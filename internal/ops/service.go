@@ -72,6 +72,8 @@ type Service struct {
 
 	// dns is the operator's DNS settings (Deps.DNS).
 	dns DNSOptions
+	// zoneLocks keep a zone's publishes from crossing without DNSOptions.Lock.
+	zoneLocks zoneLocks
 
 	touchMu    sync.Mutex
 	touched    map[int64]time.Time // when each token's last use was last recorded

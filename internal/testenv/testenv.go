@@ -86,6 +86,8 @@ type Options struct {
 	// and Dial default to ones that never leave the machine: no name resolves but
 	// localhost, and only 127.0.0.1 and ::1 are dialed (NoNetwork).
 	Webhook webhook.Options
+	// DNS is serve's --dns-* and --powerdns-* (a Publisher publishes every change).
+	DNS ops.DNSOptions
 }
 
 // NoNetwork are webhook client options under which a delivery reaches nothing but
@@ -200,7 +202,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: wrap, WrapBackfill: o.WrapBackfill, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
 		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles,
-		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook)})
+		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook), DNS: o.DNS})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
