@@ -137,6 +137,9 @@ func (w *DNSPublishWorker) Work(ctx context.Context, job *river.Job[DNSPublishAr
 		return nil
 	}
 	err := s.PublishZone(ctx, job.Args.Zone, job.Args.Names)
+	if s.telemetry != nil && ctx.Err() == nil {
+		s.telemetry.DNSPublished(err)
+	}
 	if err != nil {
 		s.log.Warn("publishing DNS failed; retried", "zone", job.Args.Zone, "attempt", job.Attempt,
 			"next_in", DNSRetryWait(job.Attempt).String(), "err", err)

@@ -172,6 +172,9 @@ type Telemetry interface {
 	OperationFinished(typ hosting.OpType, result hosting.OpStatus, took time.Duration)
 	// MeterPassed: a metering pass took took and failed with err (nil: it did not).
 	MeterPassed(took time.Duration, err error)
+	// DNSPublished: a publishing job's publish to PowerDNS failed with err (nil: it
+	// did not).
+	DNSPublished(err error)
 }
 
 // New returns the Service d describes.
