@@ -2,6 +2,8 @@ package ops_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"github.com/berthhq/berth/internal/nameserver/powerdns/powerdnstest"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/telemetry"
+	"github.com/berthhq/berth/internal/telemetry/telemetrytest"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -223,4 +227,90 @@ func TestDNSResyncWithdrawsWhatTheStoreLacks(t *testing.T) {
 
 func nameserverZone(name string, ns []string) nameserver.Zone {
 	return nameserver.Zone{Name: name, Serial: 1, TTL: 300, Nameservers: ns}
+}
+
+// TestDNSPublishRetriedWhilePowerDNSIsDown: with PowerDNS stopped the API still
+// answers; the job fails, is counted and retried, and lands once PowerDNS is back.
+func TestDNSPublishRetriedWhilePowerDNSIsDown(t *testing.T) {
+	t.Parallel()
+	pdns := powerdnstest.Start(t, powerdnstest.Options{})
+	pub, err := powerdns.New(powerdns.Options{URL: pdns.URL, APIKey: pdns.APIKey, HTTPClient: &http.Client{Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := telemetry.New(slog.New(slog.DiscardHandler))
+	env := testenv.New(t, testenv.Options{Telemetry: tel, DNS: ops.DNSOptions{Publisher: pub, DefaultDomain: "srv.example.net",
+		Nameservers: []string{"ns1.example.net"}}})
+	svc, ctx := env.App.Service, context.Background()
+	p := hosting.Principal{Account: newHolder(t, svc, "down@example.com")}
+	pdns.Stop()
+	name := "example.com"
+	if _, err := svc.CreateDomain(ctx, p, ops.DomainCreate{Name: &name}); err != nil {
+		t.Fatalf("CreateDomain with PowerDNS down: %v", err)
+	}
+	errors := func() float64 {
+		v, _ := telemetrytest.Sample(telemetrytest.Gather(t, tel.Registry()), "berth_dns_publishes_total", map[string]string{"result": "error"})
+		return v
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for errors() < 2 { // the first try and a retry
+		if time.Now().After(deadline) {
+			t.Fatalf("berth_dns_publishes_total{result=error} = %v after 20 s, want 2 or more", errors())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pdns.Restart(t, false)
+	eventually(t, pdns.DNSAddr, "example.com", dns.TypeNS, "NOERROR ns1.example.net.")
+}
+
+// TestDNSConcurrentPublishesNeverGoBack: a burst of changes of one RRset, made through
+// two Berths on one PostgreSQL database (one on SQLite), whose jobs run at once on
+// both: PowerDNS ends with the last change.
+func TestDNSConcurrentPublishesNeverGoBack(t *testing.T) {
+	t.Parallel()
+	pdns := powerdnstest.Start(t, powerdnstest.Options{})
+	pub, err := powerdns.New(powerdns.Options{URL: pdns.URL, APIKey: pdns.APIKey, HTTPClient: &http.Client{Timeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testenv.Options{DataDir: t.TempDir(), DNS: ops.DNSOptions{Publisher: pub, DefaultDomain: "srv.example.net",
+		Nameservers: []string{"ns1.example.net"}}}
+	envs := []*testenv.Env{testenv.New(t, o)}
+	if testenv.Postgres() {
+		envs = append(envs, testenv.New(t, o))
+	}
+	ctx := context.Background()
+	p := hosting.Principal{Account: newHolder(t, envs[0].App.Service, "burst@example.com")}
+	name := "example.com"
+	if _, err := envs[0].App.Service.CreateDomain(ctx, p, ops.DomainCreate{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for i := range 40 {
+		last = fmt.Sprintf("192.0.2.%d", i+1)
+		svc := envs[i%len(envs)].App.Service
+		if _, _, err := svc.PutRRset(ctx, p, hosting.DomainRef{Name: name}, "www", "A", nil, []ops.RecordInput{{Value: &last}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, pdns.DNSAddr, "www.example.com", dns.TypeA, "NOERROR "+last)
+	// Every job has ended by now or ends without changing it.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		jobs, err := envs[0].App.Jobs(ctx, ops.DNSPublishKind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := true
+		for _, j := range jobs {
+			done = done && j.FinalizedAt != nil
+		}
+		if done || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := pdnsAnswers(t, pdns.DNSAddr, "www.example.com", dns.TypeA); got != "NOERROR "+last {
+		t.Errorf("after every job ended PowerDNS answers %q, want the last change %s", got, last)
+	}
 }
