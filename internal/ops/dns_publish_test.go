@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -263,13 +267,31 @@ func TestDNSPublishRetriedWhilePowerDNSIsDown(t *testing.T) {
 	eventually(t, pdns.DNSAddr, "example.com", dns.TypeNS, "NOERROR ns1.example.net.")
 }
 
+// slowNetwork is a proxy to PowerDNS's API that holds each request for up to 100 ms,
+// as a loaded network or PowerDNS would: a job that read the store before another's
+// change may then reach PowerDNS after it.
+func slowNetwork(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Duration(rand.IntN(100)) * time.Millisecond)
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // TestDNSConcurrentPublishesNeverGoBack: a burst of changes of one RRset, made through
 // two Berths on one PostgreSQL database (one on SQLite), whose jobs run at once on
-// both: PowerDNS ends with the last change.
+// both over a slow network: PowerDNS ends with the last change.
 func TestDNSConcurrentPublishesNeverGoBack(t *testing.T) {
 	t.Parallel()
 	pdns := powerdnstest.Start(t, powerdnstest.Options{})
-	pub, err := powerdns.New(powerdns.Options{URL: pdns.URL, APIKey: pdns.APIKey, HTTPClient: &http.Client{Timeout: 10 * time.Second}})
+	pub, err := powerdns.New(powerdns.Options{URL: slowNetwork(t, pdns.URL), APIKey: pdns.APIKey, HTTPClient: &http.Client{Timeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +314,7 @@ func TestDNSConcurrentPublishesNeverGoBack(t *testing.T) {
 		if _, _, err := svc.PutRRset(ctx, p, hosting.DomainRef{Name: name}, "www", "A", nil, []ops.RecordInput{{Value: &last}}); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond) // jobs run between the changes
 	}
 	eventually(t, pdns.DNSAddr, "www.example.com", dns.TypeA, "NOERROR "+last)
 	// Every job has ended by now or ends without changing it.
