@@ -221,3 +221,41 @@ func TestServePowerDNSFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServePowerDNSCluster: two berthd on one PostgreSQL database publish to one
+// PowerDNS; changes made through either, alternately, end with the last answered, and
+// a resync run meanwhile changes nothing of it.
+func TestServePowerDNSCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	if !testenv.Postgres() {
+		t.Skip("several processes share a database on PostgreSQL only (BERTH_TEST_STORE=postgres)")
+	}
+	t.Parallel()
+	pdns := powerdnstest.Start(t, powerdnstest.Options{})
+	key := keyFile(t, pdns.APIKey, 0o600)
+	bin, data := testenv.BerthdBinary(t), t.TempDir()
+	token := dnsAccount(t, bin, data)
+	flags := []string{"--powerdns-url", pdns.URL, "--powerdns-api-key-file", key}
+	a := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", flags...)
+	b := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", flags...)
+	a.want(t, token, "POST", "/domains", map[string]any{"name": "example.com"}, 201)
+	var last string
+	for i := range 20 {
+		via := []*daemon{a, b}[i%2]
+		last = fmt.Sprintf("192.0.2.%d", i+1)
+		via.want(t, token, "PUT", "/domains/example.com/rrsets/www/A", map[string]any{"records": []any{map[string]any{"value": last}}}, 200+boolInt(i == 0))
+		if i == 10 {
+			runJSON(t, bin, append([]string{"admin", "dns", "resync", "--powerdns-url", pdns.URL, "--powerdns-api-key-file", key},
+				storeFlags(t, data)...)...)
+		}
+	}
+	pdnsWithin(t, pdns.DNSAddr, "www.example.com", dns.TypeA, "NOERROR "+last)
+	time.Sleep(time.Second) // any job still running ends
+	if got := answers(dnsAsk(t, "udp", pdns.DNSAddr, "www.example.com", dns.TypeA)); got != "NOERROR "+last {
+		t.Errorf("a second later PowerDNS answers %q, want %q", got, "NOERROR "+last)
+	}
+	b.want(t, token, "DELETE", "/domains/example.com", nil, 204)
+	pdnsWithin(t, pdns.DNSAddr, "www.example.com", dns.TypeA, "REFUSED")
+}
