@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/miekg/dns"
@@ -164,35 +163,15 @@ func (s *Service) PublishZone(ctx context.Context, zone string, names []string) 
 	})
 }
 
-// lockZone runs fn under DNSOptions.Lock, or a lock of this process's without one.
+// lockZone runs fn under DNSOptions.Lock; without one (a Service not built by app),
+// every publish of this process takes its turn.
 func (s *Service) lockZone(ctx context.Context, zone string, fn func(ctx context.Context) error) error {
 	if s.dns.Lock != nil {
 		return s.dns.Lock(ctx, zone, fn)
 	}
-	mu := s.zoneLocks.of(zone)
-	mu.Lock()
-	defer mu.Unlock()
+	s.publishMu.Lock()
+	defer s.publishMu.Unlock()
 	return fn(ctx)
-}
-
-// zoneLocks are a mutex per zone name, kept while used.
-type zoneLocks struct {
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
-}
-
-func (l *zoneLocks) of(zone string) *sync.Mutex {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.locks == nil {
-		l.locks = map[string]*sync.Mutex{}
-	}
-	m, ok := l.locks[zone]
-	if !ok {
-		m = &sync.Mutex{}
-		l.locks[zone] = m
-	}
-	return m
 }
 
 // publishCustomerZone publishes a customer's zone whole, or withdraws its name.

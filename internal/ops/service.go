@@ -72,8 +72,8 @@ type Service struct {
 
 	// dns is the operator's DNS settings (Deps.DNS).
 	dns DNSOptions
-	// zoneLocks keep a zone's publishes from crossing without DNSOptions.Lock.
-	zoneLocks zoneLocks
+	// publishMu keeps publishes from crossing without DNSOptions.Lock.
+	publishMu sync.Mutex
 
 	touchMu    sync.Mutex
 	touched    map[int64]time.Time // when each token's last use was last recorded
