@@ -287,7 +287,9 @@ func slowNetwork(t *testing.T, target string) string {
 
 // TestDNSConcurrentPublishesNeverGoBack: a burst of changes of one RRset, made through
 // two Berths on one PostgreSQL database (one on SQLite), whose jobs run at once on
-// both over a slow network: PowerDNS ends with the last change.
+// both over a slow network: the serial PowerDNS answers never goes down meanwhile (a
+// job that read the zone before another's change never lands after it), and PowerDNS
+// ends with the last change.
 func TestDNSConcurrentPublishesNeverGoBack(t *testing.T) {
 	t.Parallel()
 	pdns := powerdnstest.Start(t, powerdnstest.Options{})
@@ -307,6 +309,31 @@ func TestDNSConcurrentPublishesNeverGoBack(t *testing.T) {
 	if _, err := envs[0].App.Service.CreateDomain(ctx, p, ops.DomainCreate{Name: &name}); err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, pdns.DNSAddr, "example.com", dns.TypeNS, "NOERROR ns1.example.net.")
+	// Watch the serial PowerDNS answers while the changes are published.
+	stop, went := make(chan struct{}), make(chan string, 1)
+	go func() {
+		defer close(went)
+		var seen uint32
+		c := &dns.Client{Timeout: time.Second}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r, _, err := c.Exchange(new(dns.Msg).SetQuestion("example.com.", dns.TypeSOA), pdns.DNSAddr)
+			if err != nil || len(r.Answer) != 1 {
+				continue
+			}
+			serial := r.Answer[0].(*dns.SOA).Serial
+			if hosting.SerialGreater(seen, serial) {
+				went <- fmt.Sprintf("PowerDNS answered serial %d after %d", serial, seen)
+				return
+			}
+			seen = serial
+		}
+	}()
 	var last string
 	for i := range 40 {
 		last = fmt.Sprintf("192.0.2.%d", i+1)
@@ -332,6 +359,10 @@ func TestDNSConcurrentPublishesNeverGoBack(t *testing.T) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	if back, ok := <-went; ok {
+		t.Errorf("PowerDNS went back: %s", back)
 	}
 	if got := pdnsAnswers(t, pdns.DNSAddr, "www.example.com", dns.TypeA); got != "NOERROR "+last {
 		t.Errorf("after every job ended PowerDNS answers %q, want the last change %s", got, last)
