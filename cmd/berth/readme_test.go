@@ -70,7 +70,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatalf("the walk-through has %d lines %q, this test expects 2: update it\n%s", n, readmeDig, script)
 	}
 
-	env := testenv.New(t, testenv.Options{Sandbox: true, DNS: true})
+	env := testenv.New(t, testenv.Options{Sandbox: true, ServeDNS: true})
 	acct := env.NewAccount("en", "100", "")
 	host, port, err := net.SplitHostPort(env.DNSAddr)
 	if err != nil {

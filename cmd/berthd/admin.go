@@ -39,8 +39,15 @@ func (g *globals) openExisting(ctx context.Context) (*app.App, error) {
 // what it returns. Every command but those annotated read-only is written to the
 // audit log with its outcome.
 func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s *ops.Service) (any, error)) error {
+	return g.withApp(cmd, app.Config{}, fn)
+}
+
+// withApp is withService on an application opened with cfg (its Logger and Create
+// those of every admin command).
+func (g *globals) withApp(cmd *cobra.Command, cfg app.Config, fn func(ctx context.Context, s *ops.Service) (any, error)) error {
 	ctx := cmd.Context()
-	a, err := g.openExisting(ctx)
+	cfg.Logger, cfg.Create = quietLogger(), app.CreateNever
+	a, err := g.open(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -161,7 +168,7 @@ func each[X, Y any](xs []X, f func(X) Y) []Y {
 
 func adminCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
-	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g), storeCmd(g))
+	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g), storeCmd(g), dnsCmd(g))
 	cmd.AddCommand(hostCmd(g), imageCmd(g), poolCmd(g), volumePoolCmd(g)) // libvirt driver
 	return cmd
 }

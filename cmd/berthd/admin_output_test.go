@@ -208,6 +208,8 @@ func TestAdminOutputs(t *testing.T) {
 		{name: "pool list", args: []string{"admin", "pool", "list"}},
 		{name: "volume-pool list (none)", args: []string{"admin", "volume-pool", "list"}},
 		{name: "volume-pool set (no host)", args: []string{"admin", "volume-pool", "set", "--location", "1", "--pool", "berth"}, fails: true},
+		{name: "dns resync (PowerDNS unreachable)", args: []string{"admin", "dns", "resync", "--powerdns-url", "http://" + testnet.FreeAddr(t),
+			"--powerdns-api-key-file", keyFile(t, "key", 0o600)}, fails: true},
 		{name: "audit list", args: []string{"admin", "audit", "list"}},
 		{name: "audit list --account", args: []string{"admin", "audit", "list", "--account", "1", "--limit", "2"}},
 		{name: "server suspend (none)", args: []string{"admin", "server", "suspend", "1"}, fails: true},

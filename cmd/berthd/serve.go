@@ -69,6 +69,7 @@ type serveFlags struct {
 	dnsNameservers   string
 	dnsDefaultDomain string
 	dnsAllowTransfer []string
+	powerdns         powerdnsFlags
 	// databaseOrigin is where --database came from: the flag or its environment
 	// variable (globals.databaseOrigin), for an error to name.
 	databaseOrigin string
@@ -141,6 +142,7 @@ func dnsFlags(fl *pflag.FlagSet, f *serveFlags) {
 		"<server name>.<domain>, served forward and as their addresses' PTR")
 	fl.StringArrayVar(&f.dnsAllowTransfer, "dns-allow-transfer", nil, "a network (192.0.2.53/32, 2001:db8::/64) whose secondaries may "+
 		"transfer the customers' zones (AXFR over TCP; repeatable; default: none)")
+	f.powerdns.add(fl)
 }
 
 // dnsConfig checks the DNS flags and turns them into the App's.
@@ -174,7 +176,8 @@ func dnsConfig(f *serveFlags) (ops.DNSOptions, app.DNSServer, error) {
 		}
 		srv.AllowTransfer = append(srv.AllowTransfer, p.Masked())
 	}
-	return o, srv, nil
+	o.Publisher, err = f.powerdns.publisher()
+	return o, srv, err
 }
 
 // errSandboxDatabase is why serve refuses --sandbox on PostgreSQL (docs/SECURITY.md):

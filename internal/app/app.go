@@ -112,7 +112,9 @@ type Config struct {
 	// (tests; zero: production's). Its AllowPrivate and OwnPools are set from the above.
 	Webhook webhook.Options
 	// DNS is the operator's DNS (serve --dns-nameservers, --dns-default-domain;
-	// zero fields: DefaultDNSDomain and its ns1 and ns2).
+	// zero fields: DefaultDNSDomain and its ns1 and ns2), and the nameserver every
+	// change is published to (serve --powerdns-url; nil Publisher: none), each
+	// publish under the App's lock of the zone unless DNS.Lock is set.
 	DNS ops.DNSOptions
 	// DNSServer is where berthd answers DNS itself (serve --dns-addr; dns.go).
 	DNSServer DNSServer
@@ -214,6 +216,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	deps := ops.Deps{Store: db, Jobs: a.queue, Driver: a.driver, Log: cfg.Logger, Clock: cfg.Clock,
 		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions(), DNS: dnsOptions(cfg.DNS)}
+	if deps.DNS.Publisher != nil && deps.DNS.Lock == nil {
+		deps.DNS.Lock = a.zoneLock
+	}
 	if db.Postgres() {
 		deps.MeterBatch = ops.PostgresMeterBatch
 	}
@@ -315,6 +320,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, ops.NewWebhookDeliveryWorker(a.Service, a.cfg.Webhook)); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, ops.NewDNSPublishWorker(a.Service)); err != nil {
+		return err
+	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
 		return err
 	}
@@ -332,11 +340,12 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	}
 	a.working = newWorkingJobs()
 	a.lead = newLeader(a.DB)
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 200}, ops.DNSQueue: {MaxWorkers: dnsPublishWorkers}}
 	cfg := &river.Config{
 		Logger:            quiet(a.log),
 		Middleware:        []rivertype.Middleware{a.working},
 		Workers:           workers,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 200}},
+		Queues:            queues,
 		FetchPollInterval: a.cfg.FetchPoll,
 		FetchCooldown:     min(a.cfg.FetchPoll, 20*time.Millisecond),
 		JobTimeout:        -1,

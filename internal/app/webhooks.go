@@ -15,17 +15,23 @@ import (
 
 // retryPolicy is River's retry schedule: a webhook delivery's on webhook.NextAttempt
 // (docs/webhooks.md, "Retries": 5 s, 5 min, 30 min, ... 24 h after the attempt that
-// failed), every other job's River's default.
+// failed), a DNS publish's on ops.DNSRetryWait (1 s doubling to a minute), every
+// other job's River's default.
 type retryPolicy struct {
 	river.DefaultClientRetryPolicy
 }
 
 // NextRetry implements river.ClientRetryPolicy.
 func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
-	if job.Kind != ops.WebhookDeliveryKind {
+	var wait time.Duration
+	switch job.Kind {
+	case ops.WebhookDeliveryKind:
+		wait, _ = webhook.NextAttempt(job.Attempt) // the last attempt is not retried: its worker ended it
+	case ops.DNSPublishKind:
+		wait = ops.DNSRetryWait(job.Attempt)
+	default:
 		return p.DefaultClientRetryPolicy.NextRetry(job)
 	}
-	wait, _ := webhook.NextAttempt(job.Attempt) // the last attempt is not retried: its worker ended it
 	from := time.Now().UTC()
 	if job.AttemptedAt != nil {
 		from = *job.AttemptedAt

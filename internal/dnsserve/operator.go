@@ -188,3 +188,40 @@ func parseV6(labels []string) (reverse, bool) {
 	}
 	return r, true
 }
+
+// ReverseZone is the name of the operator's reverse zone of p, an IPv4 /24 or an
+// IPv6 /64, without the trailing dot: "2.0.192.in-addr.arpa".
+func ReverseZone(p netip.Prefix) string {
+	p = p.Masked()
+	if p.Addr().Is4() {
+		b := p.Addr().As4()
+		return strconv.Itoa(int(b[2])) + "." + strconv.Itoa(int(b[1])) + "." + strconv.Itoa(int(b[0])) + ".in-addr.arpa"
+	}
+	b := p.Addr().As16()
+	labels := make([]string, 0, 16)
+	for i := 7; i >= 0; i-- {
+		labels = append(labels, strconv.FormatUint(uint64(b[i]&15), 16), strconv.FormatUint(uint64(b[i]>>4), 16))
+	}
+	return strings.Join(labels, ".") + ".ip6.arpa"
+}
+
+// ReverseNet is the network of the operator's reverse zone named zone (ReverseZone's
+// inverse); ok is false for a name that is no such zone.
+func ReverseNet(zone string) (netip.Prefix, bool) {
+	fqdn := lowerFqdn(zone)
+	r, ok := parseReverse(fqdn)
+	if !ok || r.zone != fqdn {
+		return netip.Prefix{}, false
+	}
+	return r.net, true
+}
+
+// ReverseNetOf is the network of the operator's reverse zone that holds ip: its /24,
+// or its /64.
+func ReverseNetOf(ip netip.Addr) netip.Prefix {
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return netip.PrefixFrom(ip, 24).Masked()
+	}
+	return netip.PrefixFrom(ip, 64).Masked()
+}

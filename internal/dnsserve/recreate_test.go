@@ -15,9 +15,9 @@ import (
 	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
-// TestRecreatedZoneAnsweredAfresh: a zone deleted and made again the same day has
-// the same serial (hosting.NewZoneSerial); what was answered of the first is never
-// answered of the second.
+// TestRecreatedZoneAnsweredAfresh: what was answered of a zone deleted and made
+// again the same day is never answered of the second, whose SOA serial is greater
+// than the first's (a secondary transfers it; docs/operating.md, DNS).
 func TestRecreatedZoneAnsweredAfresh(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -57,9 +57,21 @@ func TestRecreatedZoneAnsweredAfresh(t *testing.T) {
 	if got := ask(); got != "192.0.2.1" {
 		t.Fatalf("first zone: %s", got)
 	}
+	serial := func() uint32 {
+		t.Helper()
+		r, err := dns.Exchange(new(dns.Msg).SetQuestion("example.com.", dns.TypeSOA), addr)
+		if err != nil || len(r.Answer) != 1 {
+			t.Fatalf("SOA: %v, %v", r, err)
+		}
+		return r.Answer[0].(*dns.SOA).Serial
+	}
+	first := serial()
 	write(func(tx store.Tx) error { return tx.DeleteDomain(ctx, id) })
 	create()
 	if got := ask(); got != "NXDOMAIN" {
 		t.Fatalf("the zone made again, empty: www answered %s, want NXDOMAIN", got)
+	}
+	if again := serial(); !hosting.SerialGreater(again, first) {
+		t.Errorf("the zone made again answers serial %d, not greater than the first's %d", again, first)
 	}
 }

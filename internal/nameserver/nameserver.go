@@ -31,7 +31,11 @@ type Zone struct {
 	// Partial says RRsets holds only what one query needs (the RRsets of the name it
 	// asks for) of a zone too large to read whole for every change: the operator's
 	// zones of servers' names and addresses (docs/operating.md, DNS). A server
-	// answers that query from it and keeps nothing, and never transfers it.
+	// answers that query from it and keeps nothing, and never transfers it. A
+	// publisher that keeps zones (PowerDNS) changes only what a Partial zone holds:
+	// each RRset with values replaced, each without any deleted (its name lost that
+	// type), the SOA (its serial raised) and the apex NS put as given, every other
+	// RRset left as it is.
 	Partial bool
 }
 
@@ -53,7 +57,8 @@ type RRset struct {
 // served under the zone's name (an unknown zone is created); Withdraw stops serving
 // a zone (an unknown one is no error). When either returns nil the change is
 // answered over DNS. Both are idempotent: a durable job may run them again after a
-// crash.
+// crash. A publisher that keeps zones never goes back: it leaves a zone it holds at
+// a serial greater than the one published (RFC 1982).
 type Publisher interface {
 	Publish(ctx context.Context, z Zone) error
 	Withdraw(ctx context.Context, name string) error

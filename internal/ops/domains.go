@@ -25,6 +25,12 @@ type DNSOptions struct {
 	Nameservers []string
 	// DefaultDomain names a server's default PTR, <server name>.<DefaultDomain>.
 	DefaultDomain string
+	// Publisher, when set, is the nameserver every change of what DNS answers is
+	// published to by a durable job (serve --powerdns-url; dns_publish.go).
+	Publisher DNSPublisher
+	// Lock keeps two publishes of one zone from crossing, across the processes on
+	// the database (nil: within this process only).
+	Lock ZoneLock
 }
 
 // DomainCreate is POST /domains's body.
@@ -107,6 +113,9 @@ func (s *Service) CreateDomain(ctx context.Context, p hosting.Principal, c Domai
 		if d, err = tx.Domain(ctx, d.AccountID, hosting.DomainRef{ID: id}); err != nil {
 			return internal("domain", err)
 		}
+		if err := s.publishZone(ctx, tx, d.Name); err != nil {
+			return err
+		}
 		return s.emitDomain(ctx, tx, hosting.EventDomainCreated, d)
 	})
 	return d, err
@@ -179,6 +188,9 @@ func (s *Service) SetDomainTTL(ctx context.Context, p hosting.Principal, ref hos
 		if d, err = tx.Domain(ctx, d.AccountID, hosting.DomainRef{ID: d.ID}); err != nil {
 			return internal("domain", err)
 		}
+		if err := s.publishZone(ctx, tx, d.Name); err != nil {
+			return err
+		}
 		return s.emitDomain(ctx, tx, hosting.EventDomainUpdated, d, "ttl")
 	})
 	return d, err
@@ -193,6 +205,9 @@ func (s *Service) DeleteDomain(ctx context.Context, p hosting.Principal, ref hos
 		}
 		if err := tx.DeleteDomain(ctx, d.ID); err != nil {
 			return internal("delete domain", err)
+		}
+		if err := s.publishZone(ctx, tx, d.Name); err != nil {
+			return err
 		}
 		return s.emitDomain(ctx, tx, hosting.EventDomainDeleted, d)
 	})
@@ -312,6 +327,9 @@ func (s *Service) PutRRset(ctx context.Context, p hosting.Principal, ref hosting
 		if created, err = tx.PutRRset(ctx, d.ID, out, s.NowFor(d.AccountID)); err != nil {
 			return internal("put rrset", err)
 		}
+		if err := s.publishZone(ctx, tx, d.Name); err != nil {
+			return err
+		}
 		typ := hosting.EventRRsetUpdated
 		if created {
 			typ = hosting.EventRRsetCreated
@@ -414,6 +432,9 @@ func (s *Service) DeleteRRset(ctx context.Context, p hosting.Principal, ref host
 		if err := tx.DeleteRRset(ctx, d.ID, owner, t, s.NowFor(d.AccountID)); err != nil {
 			return notFoundOr("delete rrset", err)
 		}
+		if err := s.publishZone(ctx, tx, d.Name); err != nil {
+			return err
+		}
 		return s.emitRRset(ctx, tx, hosting.EventRRsetDeleted, d, owner, t)
 	})
 }
@@ -447,6 +468,9 @@ func (s *Service) ImportZoneFile(ctx context.Context, p hosting.Principal, ref h
 		}
 		if err := tx.ReplaceRRsets(ctx, d.ID, sets, s.NowFor(d.AccountID)); err != nil {
 			return internal("replace rrsets", err)
+		}
+		if err := s.publishZone(ctx, tx, d.Name); err != nil {
+			return err
 		}
 		if d, err = tx.Domain(ctx, d.AccountID, hosting.DomainRef{ID: d.ID}); err != nil {
 			return internal("domain", err)

@@ -23,6 +23,8 @@ func TestJobKinds(t *testing.T) {
 		{ops.VolumeDeleteArgs{VolumeID: 4}, "berth.volume_delete", `{"volume_id":4}`},
 		{ops.MeterArgs{}, "berth.meter", `{}`},
 		{ops.HousekeepingArgs{}, "berth.housekeeping", `{}`},
+		{ops.DNSPublishArgs{Zone: "example.com"}, "berth.dns_publish", `{"zone":"example.com"}`},
+		{ops.DNSPublishArgs{Zone: "srv.example.net", Names: []string{"web1"}}, "berth.dns_publish", `{"zone":"srv.example.net","names":["web1"]}`},
 	} {
 		b, err := json.Marshal(tc.args)
 		if err != nil || tc.args.Kind() != tc.kind || string(b) != tc.payload {

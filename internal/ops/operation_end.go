@@ -119,7 +119,7 @@ func (s *Service) ServerStatus(serverID int64, st hosting.Status) Change {
 // and runs.
 func (s *Service) Provisioned(serverID int64, m compute.Machine) Change {
 	return func(ctx context.Context, tx store.Tx) error {
-		if err := tx.SetServerAddresses(ctx, serverID, m.IPv4, m.IPv6); err != nil {
+		if err := s.setServerAddresses(ctx, tx, serverID, m.IPv4, m.IPv6); err != nil {
 			return err
 		}
 		return s.setStatus(ctx, tx, serverID, hosting.StatusRunning)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/berthhq/berth/internal/dnsserve"
 	"github.com/berthhq/berth/internal/dnszone"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
@@ -82,6 +83,9 @@ func (s *Service) SetRDNS(ctx context.Context, p hosting.Principal, ref hosting.
 		}
 		if err != nil {
 			return internal("set ptr", err)
+		}
+		if err := s.publishDNS(ctx, tx, DNSPublishArgs{Zone: dnsserve.ReverseZone(dnsserve.ReverseNetOf(netip.MustParseAddr(addr)))}); err != nil {
+			return err
 		}
 		if name == "" {
 			name = s.DefaultPTR(srv)

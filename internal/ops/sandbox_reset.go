@@ -66,6 +66,9 @@ func (s *Service) ResetAccount(ctx context.Context, p hosting.Principal, credit 
 	var acct hosting.Account
 	var removed int
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := s.publishResetDNS(ctx, tx, id); err != nil {
+			return err
+		}
 		r, err := tx.ResetAccount(ctx, id, s.Now())
 		if errors.Is(err, store.ErrNotFound) {
 			return hosting.ErrNotFound()

@@ -330,7 +330,7 @@ func (s *Service) seedServer(ctx context.Context, p hosting.Principal, o Order, 
 		if err != nil {
 			return internal("place machine", err)
 		}
-		if err := tx.SetServerAddresses(ctx, srv.ID, m.IPv4, m.IPv6); err != nil {
+		if err := s.setServerAddresses(ctx, tx, srv.ID, m.IPv4, m.IPv6); err != nil {
 			return internal("addresses", err)
 		}
 		srv.IPv4, srv.IPv6 = &m.IPv4, &m.IPv6

@@ -462,6 +462,9 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 		if err := tx.DeleteServer(ctx, srv.ID, s.NowFor(srv.AccountID)); err != nil {
 			return internal("delete server", err)
 		}
+		if err := s.publishServerDNS(ctx, tx, srv, "", ""); err != nil {
+			return err
+		}
 		return s.emitServer(ctx, tx, hosting.EventServerDeleted, srv)
 	})
 }

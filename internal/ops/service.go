@@ -72,6 +72,8 @@ type Service struct {
 
 	// dns is the operator's DNS settings (Deps.DNS).
 	dns DNSOptions
+	// publishMu keeps publishes from crossing without DNSOptions.Lock.
+	publishMu sync.Mutex
 
 	touchMu    sync.Mutex
 	touched    map[int64]time.Time // when each token's last use was last recorded
@@ -170,6 +172,9 @@ type Telemetry interface {
 	OperationFinished(typ hosting.OpType, result hosting.OpStatus, took time.Duration)
 	// MeterPassed: a metering pass took took and failed with err (nil: it did not).
 	MeterPassed(took time.Duration, err error)
+	// DNSPublished: a publishing job's publish to PowerDNS failed with err (nil: it
+	// did not).
+	DNSPublished(err error)
 }
 
 // New returns the Service d describes.

@@ -165,6 +165,19 @@ type Reader interface {
 	// then). A PTR names the address it was set for; without one, ip must be the
 	// server's IPv4 or IPv6 address itself. ErrNotFound when no live server holds it.
 	AddressName(ctx context.Context, ip netip.Addr) (server, ptr string, err error)
+	// NetNames lists what reverse DNS answers in p, a /24 or a /64 as NetHasServer
+	// takes: each address in p of a live server, its own (its IPv4 in a /24, its IPv6
+	// in a /64) or one it set a PTR for, with the server's name and the PTR ("" for
+	// the default name), by address. The operator's reverse zone of p is published
+	// whole from it (docs/operating.md, DNS).
+	NetNames(ctx context.Context, p netip.Prefix) ([]AddressName, error)
+	// ZoneNames lists the names of the zones of every account, by name, at most limit
+	// of those after after ("": from the first): a resync's walk of the zones.
+	ZoneNames(ctx context.Context, after string, limit int) ([]string, error)
+	// LiveServers lists at most limit live servers of every account with ids above
+	// after, by id, each with its id, account, name and addresses only: a resync's
+	// walk of the operator's zones.
+	LiveServers(ctx context.Context, after int64, limit int) ([]hosting.Server, error)
 
 	// Operation finds an operation of an account.
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
@@ -276,6 +289,15 @@ type AccountReset struct {
 	Volumes []string
 	// OpeningCredit is the amount of the account's first top-up (0: it had none).
 	OpeningCredit hosting.Money
+}
+
+// AddressName is one address of a live server that reverse DNS answers
+// (Reader.NetNames): PTR is the name set for it, "" when it has the server's default
+// name.
+type AddressName struct {
+	IP     netip.Addr
+	Server string
+	PTR    string
 }
 
 // ErrInsufficientCredit is returned by a debit the account's credit does not cover.
@@ -403,7 +425,9 @@ type Writer interface {
 	// step.
 	ZoneRelated(ctx context.Context, name string) (bool, error)
 	// CreateDomain writes a zone with its first RRsets (a zone file's, or none), its
-	// serial hosting.NewZoneSerial of its creation; ErrConflict when a zone of any
+	// serial hosting.NewZoneSerial of its creation, or above the last serial a deleted
+	// zone of that name had when that is greater (a zone's serial only grows under
+	// its name: a secondary and PowerDNS would not take a lower one); ErrConflict when a zone of any
 	// account has the name.
 	CreateDomain(ctx context.Context, d hosting.Domain, sets []dnszone.RRset) (int64, error)
 	// LockDomain reads an account's zone so that no other transaction changes it or

@@ -31,6 +31,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 	m.OperationFinished(hosting.OpProvision, hosting.OpSuccess, time.Second)
 	m.MeterPassed(time.Second, nil)
 	m.SignInFailed()
+	m.DNSPublished(nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /x", func(http.ResponseWriter, *http.Request) {})
 	m.Instrument(telemetry.SurfaceAPI, mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))

@@ -35,6 +35,7 @@ type Metrics struct {
 	meterDuration  *prometheus.HistogramVec
 	rateLimited    *prometheus.CounterVec
 	signInFailures prometheus.Counter
+	dnsPublishes   *prometheus.CounterVec
 }
 
 // Surfaces of the HTTP port, the values of the label "handler".
@@ -88,8 +89,12 @@ func New(log *slog.Logger) *Metrics {
 		Name: "berth_console_signin_failures_total",
 		Help: "Console sign-ins refused for a wrong email or password.",
 	})
+	m.dnsPublishes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "berth_dns_publishes_total",
+		Help: "Publishes of a zone to PowerDNS (serve --powerdns-url), by result (success, error: retried).",
+	}, []string{"result"})
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpRequests, m.httpDuration, m.operations, m.opDuration, m.meterDuration, m.rateLimited, m.signInFailures)
+		m.httpRequests, m.httpDuration, m.operations, m.opDuration, m.meterDuration, m.rateLimited, m.signInFailures, m.dnsPublishes)
 	// Series that exist from the start, so that a rate over them is 0, not absent.
 	for _, by := range []string{ByToken, ByAddress} {
 		m.rateLimited.WithLabelValues(SurfaceAPI, by)
@@ -141,6 +146,19 @@ func (m *Metrics) MeterPassed(took time.Duration, err error) {
 		result = "error"
 	}
 	m.meterDuration.WithLabelValues(result).Observe(max(took, 0).Seconds())
+}
+
+// DNSPublished counts a publish of a zone to PowerDNS that failed with err (nil: it
+// did not) (ops.Telemetry).
+func (m *Metrics) DNSPublished(err error) {
+	if m == nil {
+		return
+	}
+	result := "success"
+	if err != nil {
+		result = "error"
+	}
+	m.dnsPublishes.WithLabelValues(result).Inc()
 }
 
 // RateLimited counts a 429 answer (httpapi.Telemetry, console.Telemetry): surface is

@@ -87,10 +87,12 @@ type Options struct {
 	// and Dial default to ones that never leave the machine: no name resolves but
 	// localhost, and only 127.0.0.1 and ::1 are dialed (NoNetwork).
 	Webhook webhook.Options
-	// DNS is serve's --dns-addr on a free port of 127.0.0.1 (Env.DNSAddr): the
+	// ServeDNS is serve's --dns-addr on a free port of 127.0.0.1 (Env.DNSAddr): the
 	// embedded nameserver answers the store's zones and the servers' names there,
 	// under the default domain and nameservers (docs/operating.md, DNS).
-	DNS bool
+	ServeDNS bool
+	// DNS is serve's --dns-* and --powerdns-* (a Publisher publishes every change).
+	DNS ops.DNSOptions
 }
 
 // NoNetwork are webhook client options under which a delivery reaches nothing but
@@ -146,7 +148,7 @@ type Env struct {
 	// Root is the server's root URL, where the console is.
 	Root   string
 	Client *http.Client
-	// DNSAddr is where the Berth answers DNS, UDP and TCP (Options.DNS; "": nowhere).
+	// DNSAddr is where the Berth answers DNS, UDP and TCP (Options.ServeDNS; "": nowhere).
 	DNSAddr string
 	t       testing.TB
 
@@ -203,7 +205,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		}
 	}
 	var dnsServer app.DNSServer
-	if o.DNS {
+	if o.ServeDNS {
 		dnsServer.Addr = testnet.FreeDNSAddr(t)
 	}
 	// Metering runs when a test asks for it (Service.Meter) and once at start; a pass
@@ -212,7 +214,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: wrap, WrapBackfill: o.WrapBackfill, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
 		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles,
-		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook), DNSServer: dnsServer})
+		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook), DNSServer: dnsServer, DNS: o.DNS})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

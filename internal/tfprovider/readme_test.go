@@ -26,7 +26,7 @@ import (
 func TestAccREADME(t *testing.T) {
 	newAccSkip(t)
 	testenv.Dig(t)
-	a := newAcc(t, "en", testenv.Options{RateLimit: 1 << 20, DNS: true})
+	a := newAcc(t, "en", testenv.Options{RateLimit: 1 << 20, ServeDNS: true})
 	raw, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

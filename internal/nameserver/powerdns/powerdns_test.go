@@ -281,7 +281,7 @@ func TestPublishTwiceChangesNothing(t *testing.T) {
 			t.Fatalf("Publish #%d: %v", i+1, err)
 		}
 	}
-	have, err := c.readZone(ctx(t), z.Name)
+	have, err := c.readZone(ctx(t), z.Name, true)
 	if err != nil || have == nil {
 		t.Fatalf("readZone: %v, %v", have, err)
 	}

@@ -16,7 +16,7 @@ var storeTables = []string{
 	"accounts", "account_clocks", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
 	"ssh_keys", "projects", "recipes", "servers", "server_keys", "volumes", "operations", "transactions",
 	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "console_tickets", "events",
-	"webhooks", "webhook_deliveries", "webhook_attempts", "zones", "zone_rrsets", "server_ptrs",
+	"webhooks", "webhook_deliveries", "webhook_attempts", "zones", "zone_rrsets", "server_ptrs", "zone_serials",
 }
 
 // notCopied are the tables of the SQLite schema a copy leaves behind: staging that is

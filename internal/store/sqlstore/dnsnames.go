@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
@@ -97,4 +98,71 @@ func (db *DB) fillServerNets(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+func (q queries) NetNames(ctx context.Context, p netip.Prefix) ([]store.AddressName, error) {
+	col, err := netColumn(p)
+	if err != nil {
+		return nil, err
+	}
+	p = p.Masked()
+	rows, err := q.q.QueryContext(ctx, `SELECT s.name, s.ipv4, s.ipv6, p.ip, p.ptr FROM servers s
+		LEFT JOIN server_ptrs p ON p.server_id = s.id WHERE s.`+col+` = ? AND s.deleted_at IS NULL`, p.String())
+	type row struct {
+		name           string
+		ipv4, ipv6, ip sql.NullString
+		ptr            sql.NullString
+	}
+	got, err := collect(rows, err, func(sc func(...any) error) (row, error) {
+		var r row
+		err := sc(&r.name, &r.ipv4, &r.ipv6, &r.ip, &r.ptr)
+		return r, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	byAddr := map[netip.Addr]store.AddressName{}
+	for _, r := range got {
+		own := r.ipv4
+		if p.Addr().Is6() {
+			own = r.ipv6
+		}
+		if a, err := netip.ParseAddr(own.String); err == nil && p.Contains(a) {
+			if _, ok := byAddr[a]; !ok {
+				byAddr[a] = store.AddressName{IP: a, Server: r.name}
+			}
+		}
+		if a, err := netip.ParseAddr(r.ip.String); err == nil && r.ptr.Valid && p.Contains(a.Unmap()) {
+			byAddr[a.Unmap()] = store.AddressName{IP: a.Unmap(), Server: r.name, PTR: r.ptr.String}
+		}
+	}
+	out := make([]store.AddressName, 0, len(byAddr))
+	for _, n := range byAddr {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b store.AddressName) int { return a.IP.Compare(b.IP) })
+	return out, nil
+}
+
+func (q queries) ZoneNames(ctx context.Context, after string, limit int) ([]string, error) {
+	return orEmpty(column[string](ctx, q.q, `SELECT name FROM zones WHERE name > ? ORDER BY name LIMIT ?`, after, limit))
+}
+
+func (q queries) LiveServers(ctx context.Context, after int64, limit int) ([]hosting.Server, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, account_id, name, ipv4, ipv6 FROM servers
+		WHERE deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?`, after, limit)
+	return orEmpty(collect(rows, err, func(sc func(...any) error) (hosting.Server, error) {
+		var s hosting.Server
+		var v4, v6 sql.NullString
+		if err := sc(&s.ID, &s.AccountID, &s.Name, &v4, &v6); err != nil {
+			return s, err
+		}
+		if v4.Valid && v4.String != "" {
+			s.IPv4 = &v4.String
+		}
+		if v6.Valid && v6.String != "" {
+			s.IPv6 = &v6.String
+		}
+		return s, nil
+	}))
 }

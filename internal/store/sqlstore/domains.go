@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -115,13 +116,43 @@ func (q queries) CreateDomain(ctx context.Context, d hosting.Domain, sets []dnsz
 	if err := q.Serialize(ctx, zoneCreation); err != nil {
 		return 0, err
 	}
+	serial, err := q.firstSerial(ctx, d.Name, d.CreatedAt)
+	if err != nil {
+		return 0, err
+	}
 	id, err := q.insert(ctx, `INSERT INTO zones (account_id, name, rname, ttl, serial, rrset_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		d.AccountID, d.Name, rname(d.Name), d.TTL, int64(hosting.NewZoneSerial(d.CreatedAt)), len(sets), ms(d.CreatedAt))
+		d.AccountID, d.Name, rname(d.Name), d.TTL, int64(serial), len(sets), ms(d.CreatedAt))
 	if err != nil {
 		return 0, err
 	}
 	return id, q.insertRRsets(ctx, id, sets)
 }
+
+// firstSerial is the serial of a zone named name made at created:
+// hosting.NewZoneSerial, or above the last serial a deleted zone of that name had
+// (zone_serials) when that is greater: a zone's serial only grows under its name, so
+// that a secondary, or PowerDNS (which never goes back), takes the new zone.
+func (q queries) firstSerial(ctx context.Context, name string, created time.Time) (uint32, error) {
+	serial := hosting.NewZoneSerial(created)
+	var last int64
+	err := q.q.QueryRowContext(ctx, `SELECT serial FROM zone_serials WHERE name = ?`, name).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return serial, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if next := hosting.NextZoneSerial(uint32(last), created); !hosting.SerialGreater(serial, next) {
+		serial = next
+	}
+	return serial, nil
+}
+
+// keepSerialsQuery keeps the serials of the zones it selects in zone_serials, before
+// they are deleted (firstSerial reads them).
+const keepSerialsQuery = `INSERT INTO zone_serials (name, serial) SELECT name, serial FROM zones WHERE `
+
+const keepSerialsConflict = ` ON CONFLICT (name) DO UPDATE SET serial = excluded.serial`
 
 // lockZone reads a zone's serial, locking its row on PostgreSQL until the transaction
 // ends: every change of a zone takes it first, so that changes of one zone take turns
@@ -158,6 +189,9 @@ func (q queries) SetDomainTTL(ctx context.Context, id int64, ttl int, at time.Ti
 
 func (q queries) DeleteDomain(ctx context.Context, id int64) error {
 	if _, err := q.lockZone(ctx, id); err != nil {
+		return err
+	}
+	if _, err := q.q.ExecContext(ctx, keepSerialsQuery+`id = ?`+keepSerialsConflict, id); err != nil {
 		return err
 	}
 	if _, err := q.q.ExecContext(ctx, `DELETE FROM zone_rrsets WHERE zone_id = ?`, id); err != nil {

@@ -64,6 +64,7 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM metric_samples WHERE server_id IN (SELECT id FROM servers WHERE account_id = ?)`, id},
 		{`DELETE FROM snapshots WHERE account_id = ?`, id},
 		{`DELETE FROM volumes WHERE account_id = ?`, id},
+		{keepSerialsQuery + `account_id = ?` + keepSerialsConflict, id},
 		{`DELETE FROM zone_rrsets WHERE zone_id IN (SELECT id FROM zones WHERE account_id = ?)`, id},
 		{`DELETE FROM zones WHERE account_id = ?`, id},
 		{`DELETE FROM operations WHERE account_id = ?`, id},

@@ -24,6 +24,9 @@ func domains(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("PTRs", func(t *testing.T) { ptrs(t, open) })
 	t.Run("ResetAccount", func(t *testing.T) { resetDomains(t, open) })
 	t.Run("OperatorNames", func(t *testing.T) { operatorNames(t, open) })
+	t.Run("SerialsGrowUnderAName", func(t *testing.T) { serialsGrowUnderAName(t, open) })
+	t.Run("NetNames", func(t *testing.T) { netNames(t, open) })
+	t.Run("Walks", func(t *testing.T) { dnsWalks(t, open) })
 }
 
 var zoneNow = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)

@@ -52,7 +52,10 @@ type Server struct {
 	cmd      *exec.Cmd
 	exited   chan struct{}
 	logPath  string
-	stopOnce sync.Once
+	stopOnce *sync.Once
+
+	bin, db string
+	args    []string
 }
 
 var warnOnce sync.Once
@@ -91,10 +94,12 @@ func Start(t testing.TB, o Options) *Server {
 		URL:     "http://" + testnet.FreeAddr(t),
 		APIKey:  randomKey(t),
 		DNSAddr: testnet.FreeAddr(t),
-		exited:  make(chan struct{}),
 		logPath: filepath.Join(dir, "pdns.log"),
+		bin:     bin,
+		db:      db,
 	}
-	s.start(t, bin, s.args(dir, db, o))
+	s.args = s.flags(dir, db, o)
+	s.start(t)
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
@@ -108,7 +113,7 @@ func Start(t testing.TB, o Options) *Server {
 // args are pdns_server's flags: its config dir the temp dir (an empty pdns.conf, so
 // nothing of /etc/powerdns is read), no security poll (no DNS queries out), and the
 // caches as PowerDNS has them by default: the driver under test must flush them.
-func (s *Server) args(dir, db string, o Options) []string {
+func (s *Server) flags(dir, db string, o Options) []string {
 	dnsHost, dnsPort, _ := strings.Cut(s.DNSAddr, ":")
 	webHost, webPort, _ := strings.Cut(strings.TrimPrefix(s.URL, "http://"), ":")
 	return []string{
@@ -124,13 +129,14 @@ func (s *Server) args(dir, db string, o Options) []string {
 	}
 }
 
-func (s *Server) start(t testing.TB, bin string, args []string) {
+func (s *Server) start(t testing.TB) {
 	t.Helper()
-	logf, err := os.Create(s.logPath)
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(bin, args...)
+	s.exited, s.stopOnce = make(chan struct{}), &sync.Once{}
+	s.cmd = exec.Command(s.bin, s.args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		logf.Close()
@@ -159,6 +165,24 @@ func (s *Server) waitAPI(t testing.TB) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("pdns_server's API did not answer within 30 s:\n%s", s.Log())
+}
+
+// Restart starts the server again after Stop (stopping it first if it runs), on the
+// same addresses and key: with fresh, on an empty database, as a PowerDNS rebuilt
+// after it lost its own.
+func (s *Server) Restart(t testing.TB, fresh bool) {
+	t.Helper()
+	s.Stop()
+	if fresh {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			if err := os.Remove(s.db + suffix); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+		}
+		makeDatabase(t, s.db)
+	}
+	s.start(t)
+	s.waitAPI(t)
 }
 
 // Stop stops the server (SIGTERM, then SIGKILL after 10 s) and waits until it has
