@@ -15,25 +15,6 @@ import (
 	"github.com/berthhq/berth/internal/testnet"
 )
 
-// freeDNSAddr is an address of 127.0.0.1 whose port is free on UDP and on TCP.
-func freeDNSAddr(t *testing.T) string {
-	t.Helper()
-	for range 20 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", pc.LocalAddr().String())
-		pc.Close()
-		if err == nil {
-			ln.Close()
-			return pc.LocalAddr().String()
-		}
-	}
-	t.Fatal("no port free for both UDP and TCP")
-	return ""
-}
-
 // dnsAsk asks addr name's qtype over network, not recursively.
 func dnsAsk(t *testing.T, network, addr, name string, qtype uint16) *dns.Msg {
 	t.Helper()
@@ -109,7 +90,7 @@ func TestServeDNS(t *testing.T) {
 	t.Parallel()
 	bin, data := testenv.BerthdBinary(t), t.TempDir()
 	token := dnsAccount(t, bin, data)
-	dnsAddr := freeDNSAddr(t)
+	dnsAddr := testnet.FreeDNSAddr(t)
 	d := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", "--dns-addr", dnsAddr,
 		"--dns-default-domain", "srv.example.net", "--dns-nameservers", "ns1.example.net, ns2.example.net")
 	d.want(t, token, "POST", "/domains", map[string]any{"name": "example.com"}, 201)
@@ -174,7 +155,7 @@ func TestServeDNSCluster(t *testing.T) {
 	t.Parallel()
 	bin, data := testenv.BerthdBinary(t), t.TempDir()
 	token := dnsAccount(t, bin, data)
-	dnsA, dnsB := freeDNSAddr(t), freeDNSAddr(t)
+	dnsA, dnsB := testnet.FreeDNSAddr(t), testnet.FreeDNSAddr(t)
 	a := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", "--dns-addr", dnsA)
 	b := startServe(t, bin, data, testnet.FreeAddr(t), "0.01", "--dns-addr", dnsB)
 	a.want(t, token, "POST", "/domains", map[string]any{"name": "example.com"}, 201)
