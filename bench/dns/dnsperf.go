@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,8 @@ type perf struct {
 	avgMs, minMs, maxMs   float64
 	stdMs                 float64
 	rcodes                string // "NOERROR 80 (80.00%), NXDOMAIN ..."
+	// lat are the answered queries' latencies, sorted, when dnsperf ran with -v.
+	lat                   []time.Duration
 	raw                   string
 	server, client, other float64 // cores used during the run
 	load                  string  // /proc/loadavg's 1, 5 and 15 minutes before the run
@@ -43,11 +46,16 @@ var (
 
 // runPerf runs dnsperf against 127.0.0.1:port for d (at most rate queries a second
 // when rate > 0) and measures the CPU serverPID, dnsperf and everything else used.
-func runPerf(ctx context.Context, a perfArgs, port string, serverPID int, d time.Duration, rate int) (perf, error) {
+// With verbose, dnsperf reports each query (-v), which gives the percentiles of
+// latency it does not compute itself, for more of its own CPU.
+func runPerf(ctx context.Context, a perfArgs, port string, serverPID int, d time.Duration, rate int, verbose bool) (perf, error) {
 	args := []string{"-s", "127.0.0.1", "-p", port, "-d", a.file, "-l", strconv.Itoa(int(d.Seconds())),
 		"-c", strconv.Itoa(a.clients), "-q", strconv.Itoa(a.outstanding), "-T", strconv.Itoa(a.thread)}
 	if rate > 0 {
 		args = append(args, "-Q", strconv.Itoa(rate))
+	}
+	if verbose {
+		args = append(args, "-v")
 	}
 	p := perf{load: loadavg()}
 	cmd := exec.CommandContext(ctx, "dnsperf", args...)
@@ -57,7 +65,21 @@ func runPerf(ctx context.Context, a perfArgs, port string, serverPID int, d time
 	err := cmd.Run()
 	wall := time.Since(t0)
 	busy, srv := cpuBusy()-busy0, procCPU(serverPID)-srv0
-	p.raw = "dnsperf " + strings.Join(args, " ") + "\n" + out.String()
+	var kept strings.Builder
+	for line := range strings.Lines(out.String()) {
+		// "> NOERROR www.example.com A 0.000123": one query's answer and latency in seconds.
+		if f := strings.Fields(line); len(f) == 5 && f[0] == ">" {
+			if v, err := strconv.ParseFloat(f[4], 64); err == nil {
+				p.lat = append(p.lat, time.Duration(v*float64(time.Second)))
+			}
+			continue
+		}
+		if !strings.HasPrefix(line, "[Status]") && !strings.HasPrefix(line, "[Timeout]") {
+			kept.WriteString(line)
+		}
+	}
+	slices.Sort(p.lat)
+	p.raw = "dnsperf " + strings.Join(args, " ") + "\n" + kept.String()
 	if err != nil {
 		return p, fmt.Errorf("dnsperf: %w\n%s", err, p.raw)
 	}
@@ -82,6 +104,14 @@ func runPerf(ctx context.Context, a perfArgs, port string, serverPID int, d time
 		return p, fmt.Errorf("dnsperf's output not understood:\n%s", p.raw)
 	}
 	return p, nil
+}
+
+// pct is the latency at quantile q (0.99) in ms of a verbose run, or -1.
+func (p perf) pct(q float64) float64 {
+	if len(p.lat) == 0 {
+		return -1
+	}
+	return float64(p.lat[min(len(p.lat)-1, int(float64(len(p.lat))*q))].Microseconds()) / 1000
 }
 
 // loadavg is /proc/loadavg's first three fields.

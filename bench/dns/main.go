@@ -12,7 +12,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +40,11 @@ type config struct {
 	floodRate                    int
 	flood                        time.Duration
 	apiRate                      int
+	latencyQPS                   int
 	quietWait                    time.Duration
+	// profileBin is bench/profile, run in berthd's place to profile the embedded
+	// server; pprofAddr its pprof address, profileOut where the CPU profile goes.
+	profileBin, pprofAddr, profileOut string
 }
 
 // nameservers are the zones' NS, given to berthd and to PowerDNS alike.
@@ -63,8 +69,12 @@ func main() {
 	flag.BoolVar(&c.qps, "qps", true, "run the queries-per-second comparison")
 	flag.IntVar(&c.floodRate, "flood-qps", 10000, "the flood's queries a second (dnsperf -Q)")
 	flag.DurationVar(&c.flood, "flood", 10*time.Second, "the flood's length (0: no flood)")
+	flag.IntVar(&c.latencyQPS, "latency-qps", 10000, "after the rounds, one run of each server at this rate with dnsperf -v, for latency percentiles (0: none)")
 	flag.IntVar(&c.apiRate, "api-rate", 50, "API requests a second during the flood and without it")
 	flag.DurationVar(&c.quietWait, "quiet-wait", 60*time.Second, "how long to wait for the machine to idle before each run")
+	flag.StringVar(&c.profileBin, "profile-bin", "", "bench/profile's binary: run it in berthd serve's place and take a CPU profile during the first round of the embedded server")
+	flag.StringVar(&c.pprofAddr, "pprof", "127.0.0.1:18582", "bench/profile's pprof address (with -profile-bin)")
+	flag.StringVar(&c.profileOut, "profile-out", "dns.pprof", "where the CPU profile is written (with -profile-bin); the flood's to the same name with .flood added")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "dns:", err)
@@ -119,6 +129,10 @@ func run(ctx context.Context, c config) error {
 	defer lf.Close()
 	cmd := exec.Command(bin, "--data", data, "serve", "--addr", c.addr, "--dns-addr", c.dnsAddr,
 		"--dns-nameservers", strings.Join(nameservers, ","), "--sim-time-scale", "0.01", "--rate-limit", "100000000")
+	if c.profileBin != "" {
+		cmd = exec.Command(c.profileBin, "-data", data, "-addr", c.addr, "-pprof", c.pprofAddr, "-dns-addr", c.dnsAddr,
+			"-dns-nameservers", strings.Join(nameservers, ","), "-sim-time-scale", "0.01", "-rate-limit", "100000000")
+	}
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -191,8 +205,12 @@ func run(ctx context.Context, c config) error {
 	}
 	fmt.Printf("zones: %d (%d RRsets besides SOA and apex NS), seeded through POST /domains in %.1f s, published to PowerDNS in %.1f s; query file: %d lines\n",
 		len(zones), rrsets, seeded.Seconds(), published.Seconds(), len(qs))
-	fmt.Printf("berthd serve --dns-addr %s (pid %d); pdns_server %s, gsqlite3, default threads and caches (pid %d)\n",
-		c.dnsAddr, cmd.Process.Pid, pdnsVersion(), pd.cmd.Process.Pid)
+	served := "berthd serve"
+	if c.profileBin != "" {
+		served = "bench/profile (berthd serve in-process, with pprof)"
+	}
+	fmt.Printf("%s --dns-addr %s (pid %d); pdns_server %s, gsqlite3, default threads and caches (pid %d)\n",
+		served, c.dnsAddr, cmd.Process.Pid, pdnsVersion(), pd.cmd.Process.Pid)
 	same, differ, extra, examples, err := compare(qs, c.compare, c.dnsAddr, c.pdnsAddr)
 	if err != nil {
 		return err
@@ -236,7 +254,7 @@ func qpsRounds(ctx context.Context, c config, berthdPID, pdnsPID int) error {
 		"std ms", "server", "dnsperf", "other", "load average")
 	// A warm-up of each: the first pass over the file fills both servers' caches.
 	for _, s := range []*side{emb, pdn} {
-		if _, err := runPerf(ctx, c.perf, s.port, s.pid, 3*time.Second, 0); err != nil {
+		if _, err := runPerf(ctx, c.perf, s.port, s.pid, 3*time.Second, 0, false); err != nil {
 			return err
 		}
 	}
@@ -247,9 +265,19 @@ func qpsRounds(ctx context.Context, c config, berthdPID, pdnsPID int) error {
 		}
 		for _, s := range order {
 			waitQuiet(c.quietWait)
-			p, err := runPerf(ctx, c.perf, s.port, s.pid, c.duration, 0)
+			var prof chan error
+			if c.profileBin != "" && r == 1 && s == emb {
+				prof = make(chan error, 1)
+				go func() { prof <- cpuProfile(c.pprofAddr, c.duration-2*time.Second, c.profileOut) }()
+			}
+			p, err := runPerf(ctx, c.perf, s.port, s.pid, c.duration, 0, false)
 			if err != nil {
 				return err
+			}
+			if prof != nil {
+				if err := <-prof; err != nil {
+					return err
+				}
 			}
 			s.runs = append(s.runs, p)
 			fmt.Printf("%-5d %-9s %9.0f %9d %6d %8.3f %8.3f %8.3f  %-6.2f %-6.2f %-6.2f  %s\n", r, s.name, p.qps, p.completed, p.lost,
@@ -269,6 +297,19 @@ func qpsRounds(ctx context.Context, c config, berthdPID, pdnsPID int) error {
 	e, pq := med(emb, qps), med(pdn, qps)
 	fmt.Printf("medians: embedded %.0f qps (avg %.3f ms, %.1f µs CPU a query), PowerDNS %.0f qps (avg %.3f ms, %.1f µs CPU a query); ratio embedded/PowerDNS %.3f\n",
 		e, med(emb, avg), med(emb, perQuery), pq, med(pdn, avg), med(pdn, perQuery), e/pq)
+	if c.latencyQPS > 0 {
+		fmt.Printf("\nlatency at a fixed rate: dnsperf -Q %d -l %d -v (each query's latency reported, so dnsperf takes more CPU), each server once\n",
+			c.latencyQPS, int(c.duration.Seconds()))
+		for _, s := range []*side{emb, pdn} {
+			waitQuiet(c.quietWait)
+			p, err := runPerf(ctx, c.perf, s.port, s.pid, c.duration, c.latencyQPS, true)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%-9s %6.0f qps, %d lost; latency ms: avg %.3f, p50 %.3f, p90 %.3f, p99 %.3f, p99.9 %.3f, max %.3f; cores: server %.2f, dnsperf %.2f, other %.2f; load average %s\n",
+				s.name, p.qps, p.lost, p.avgMs, p.pct(0.5), p.pct(0.9), p.pct(0.99), p.pct(0.999), p.maxMs, p.server, p.client, p.other, p.load)
+		}
+	}
 	fmt.Printf("response codes, embedded: %s\n", emb.runs[len(emb.runs)-1].rcodes)
 	fmt.Printf("response codes, PowerDNS: %s\n", pdn.runs[len(pdn.runs)-1].rcodes)
 	fmt.Println("\ndnsperf's output, the last round of each:")
@@ -287,10 +328,12 @@ func flood(ctx context.Context, c config, api *client, paths []string, berthdPID
 	api.paced(paths, c.apiRate, time.Second) // warm-up: connections, caches
 	waitQuiet(c.quietWait)
 	load := loadavg()
-	cpu0, t0 := procCPU(berthdPID), time.Now()
+	cpu0, busy0, t0 := procCPU(berthdPID), cpuBusy(), time.Now()
 	quiet := api.paced(paths, c.apiRate, c.flood)
-	fmt.Printf("API without flood: %s; berthd %.2f cores; load average %s\n", quiet,
-		(procCPU(berthdPID)-cpu0).Seconds()/time.Since(t0).Seconds(), load)
+	wall := time.Since(t0).Seconds()
+	srv := (procCPU(berthdPID) - cpu0).Seconds() / wall
+	fmt.Printf("API without flood: %s; berthd %.2f cores, the rest (this program and other processes) %.2f; load average %s\n",
+		quiet, srv, max(0, (cpuBusy()-busy0).Seconds()/wall-srv), load)
 
 	waitQuiet(c.quietWait)
 	load = loadavg()
@@ -300,22 +343,50 @@ func flood(ctx context.Context, c config, api *client, paths []string, berthdPID
 	}
 	done := make(chan result, 1)
 	go func() {
-		p, err := runPerf(ctx, c.perf, ePort, berthdPID, c.flood, c.floodRate)
+		p, err := runPerf(ctx, c.perf, ePort, berthdPID, c.flood, c.floodRate, true)
 		done <- result{p, err}
 	}()
+	var prof chan error
+	if c.profileBin != "" {
+		prof = make(chan error, 1)
+		go func() { prof <- cpuProfile(c.pprofAddr, c.flood-2*time.Second, c.profileOut+".flood") }()
+	}
 	time.Sleep(100 * time.Millisecond) // dnsperf started
 	during := api.paced(paths, c.apiRate, c.flood-500*time.Millisecond)
 	r := <-done
 	if r.err != nil {
 		return r.err
 	}
+	if prof != nil {
+		if err := <-prof; err != nil {
+			return err
+		}
+	}
 	fmt.Printf("API during flood: %s; load average %s\n", during, load)
-	fmt.Printf("DNS during flood: %d sent, %d answered, %d lost, %.0f qps, avg %.3f ms, max %.3f ms; berthd %.2f cores, dnsperf %.2f, other %.2f\n",
-		r.p.sent, r.p.completed, r.p.lost, r.p.qps, r.p.avgMs, r.p.maxMs, r.p.server, r.p.client, r.p.other)
+	fmt.Printf("DNS during flood: %d sent, %d answered, %d lost, %.0f qps; latency ms: avg %.3f, p50 %.3f, p99 %.3f, max %.3f; berthd %.2f cores, dnsperf %.2f, the rest (this program and other processes) %.2f\n",
+		r.p.sent, r.p.completed, r.p.lost, r.p.qps, r.p.avgMs, r.p.pct(0.5), r.p.pct(0.99), r.p.maxMs, r.p.server, r.p.client, r.p.other)
 	fmt.Printf("p99 without flood %.2f ms, during flood %.2f ms\n", float64(quiet.pct(0.99).Microseconds())/1000,
 		float64(during.pct(0.99).Microseconds())/1000)
 	fmt.Printf("--- dnsperf's output\n%s", r.p.raw)
 	return nil
+}
+
+// cpuProfile takes a CPU profile of d from bench/profile's pprof at addr into out,
+// starting a second from now (dnsperf under way).
+func cpuProfile(addr string, d time.Duration, out string) error {
+	time.Sleep(time.Second)
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	return err
 }
 
 func median(v []float64) float64 {
