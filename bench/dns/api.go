@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -78,6 +79,7 @@ func (c *client) waitOp(op any) error {
 // latencies are an API run's: every request's time, from when it was due.
 type latencies struct {
 	all      []time.Duration
+	byPath   map[string][]time.Duration
 	non200   int
 	errs     int
 	firstErr error
@@ -91,7 +93,7 @@ func (c *client) paced(paths []string, rate int, d time.Duration) latencies {
 	n := int(d.Seconds() * float64(rate))
 	every := time.Second / time.Duration(rate)
 	var mu sync.Mutex
-	var l latencies
+	l := latencies{byPath: map[string][]time.Duration{}}
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
@@ -111,6 +113,7 @@ func (c *client) paced(paths []string, rate int, d time.Duration) latencies {
 			mu.Lock()
 			defer mu.Unlock()
 			l.all = append(l.all, took)
+			l.byPath[paths[i%len(paths)]] = append(l.byPath[paths[i%len(paths)]], took)
 			switch {
 			case err != nil:
 				l.errs++
@@ -124,14 +127,20 @@ func (c *client) paced(paths []string, rate int, d time.Duration) latencies {
 	}
 	wg.Wait()
 	slices.Sort(l.all)
+	for _, v := range l.byPath {
+		slices.Sort(v)
+	}
 	return l
 }
 
-func (l latencies) pct(p float64) time.Duration {
-	if len(l.all) == 0 {
+func (l latencies) pct(p float64) time.Duration { return pct(l.all, p) }
+
+// pct is the quantile p of the sorted v.
+func pct(v []time.Duration, p float64) time.Duration {
+	if len(v) == 0 {
 		return 0
 	}
-	return l.all[min(len(l.all)-1, int(float64(len(l.all))*p))]
+	return v[min(len(v)-1, int(float64(len(v))*p))]
 }
 
 func (l latencies) String() string {
@@ -140,6 +149,10 @@ func (l latencies) String() string {
 		len(l.all), ms(l.pct(0.5)), ms(l.pct(0.9)), ms(l.pct(0.99)), ms(l.pct(1)), l.non200, l.errs)
 	if l.firstErr != nil {
 		s += " (" + l.firstErr.Error() + ")"
+	}
+	for _, p := range slices.Sorted(maps.Keys(l.byPath)) {
+		v := l.byPath[p]
+		s += fmt.Sprintf("\n  GET %s: p50 %s ms, p99 %s ms, max %s ms", p, ms(pct(v, 0.5)), ms(pct(v, 0.99)), ms(pct(v, 1)))
 	}
 	return s
 }

@@ -41,6 +41,7 @@ type config struct {
 	flood                        time.Duration
 	apiRate                      int
 	latencyQPS                   int
+	floodKind                    string
 	quietWait                    time.Duration
 	// profileBin is bench/profile, run in berthd's place to profile the embedded
 	// server; pprofAddr its pprof address, profileOut where the CPU profile goes.
@@ -70,6 +71,8 @@ func main() {
 	flag.IntVar(&c.floodRate, "flood-qps", 10000, "the flood's queries a second (dnsperf -Q)")
 	flag.DurationVar(&c.flood, "flood", 10*time.Second, "the flood's length (0: no flood)")
 	flag.IntVar(&c.latencyQPS, "latency-qps", 10000, "after the rounds, one run of each server at this rate with dnsperf -v, for latency percentiles (0: none)")
+	flag.StringVar(&c.floodKind, "flood-kind", "mix", "the flood's queries: mix (the query file), outside (distinct names in no zone: REFUSED), "+
+		"servers (distinct names under the default domain of servers' names: NXDOMAIN)")
 	flag.IntVar(&c.apiRate, "api-rate", 50, "API requests a second during the flood and without it")
 	flag.DurationVar(&c.quietWait, "quiet-wait", 60*time.Second, "how long to wait for the machine to idle before each run")
 	flag.StringVar(&c.profileBin, "profile-bin", "", "bench/profile's binary: run it in berthd serve's place and take a CPU profile during the first round of the embedded server")
@@ -323,8 +326,8 @@ func qpsRounds(ctx context.Context, c config, berthdPID, pdnsPID int) error {
 // again while dnsperf sends c.floodRate queries a second to the embedded server.
 func flood(ctx context.Context, c config, api *client, paths []string, berthdPID int) error {
 	_, ePort, _ := net.SplitHostPort(c.dnsAddr)
-	fmt.Printf("\nflood: GET %s in turn at %d a second (open loop, latency from each request's due time), for %s without DNS load, then during dnsperf -Q %d -l %d against the embedded server\n",
-		strings.Join(paths, " and "), c.apiRate, c.flood, c.floodRate, int(c.flood.Seconds()))
+	fmt.Printf("\nflood (%s): GET %s in turn at %d a second (open loop, latency from each request's due time), for %s without DNS load, then during dnsperf -Q %d -l %d against the embedded server\n",
+		c.floodKind, strings.Join(paths, " and "), c.apiRate, c.flood, c.floodRate, int(c.flood.Seconds()))
 	api.paced(paths, c.apiRate, time.Second) // warm-up: connections, caches
 	waitQuiet(c.quietWait)
 	load := loadavg()
@@ -342,8 +345,15 @@ func flood(ctx context.Context, c config, api *client, paths []string, berthdPID
 		err error
 	}
 	done := make(chan result, 1)
+	fa := c.perf
+	if c.floodKind != "mix" {
+		fa.file = c.perf.file + "." + c.floodKind
+		if err := os.WriteFile(fa.file, floodQueries(c.floodKind, c.flood, c.floodRate), 0o600); err != nil {
+			return err
+		}
+	}
 	go func() {
-		p, err := runPerf(ctx, c.perf, ePort, berthdPID, c.flood, c.floodRate, true)
+		p, err := runPerf(ctx, fa, ePort, berthdPID, c.flood, c.floodRate, true)
 		done <- result{p, err}
 	}()
 	var prof chan error

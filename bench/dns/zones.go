@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 )
 
 // Each zone's shape (zoneFile): per zone 12 + hosts×2 + hosts/4 + aliases RRsets
@@ -105,4 +106,22 @@ func queries(zones, n int) []query {
 		out = append(out, q)
 	}
 	return out
+}
+
+// floodQueries is a query file of distinct names, as many as a flood of d at rate
+// sends (no name asked twice, so no cache answers one): kind "outside", names in no
+// zone, which the embedded server answers REFUSED; "servers", names under the default
+// domain of servers' names (berthd's default, berth.localhost), NXDOMAIN.
+func floodQueries(kind string, d time.Duration, rate int) []byte {
+	var b strings.Builder
+	n := int(d.Seconds()*float64(rate)) + rate
+	for i := range n {
+		switch kind {
+		case "servers":
+			fmt.Fprintf(&b, "srv-%07d.berth.localhost A\n", i)
+		default:
+			fmt.Fprintf(&b, "www.nozone-%07d.example A\n", i)
+		}
+	}
+	return []byte(b.String())
 }
