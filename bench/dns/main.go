@@ -71,7 +71,7 @@ func main() {
 	flag.IntVar(&c.floodRate, "flood-qps", 10000, "the flood's queries a second (dnsperf -Q)")
 	flag.DurationVar(&c.flood, "flood", 10*time.Second, "the flood's length (0: no flood)")
 	flag.IntVar(&c.latencyQPS, "latency-qps", 10000, "after the rounds, one run of each server at this rate with dnsperf -v, for latency percentiles (0: none)")
-	flag.StringVar(&c.floodKind, "flood-kind", "mix", "the flood's queries: mix (the query file), outside (distinct names in no zone: REFUSED), "+
+	flag.StringVar(&c.floodKind, "flood-kind", "mix", "the floods, comma-separated, one after another: mix (the query file), outside (distinct names in no zone: REFUSED), "+
 		"servers (distinct names under the default domain of servers' names: NXDOMAIN)")
 	flag.IntVar(&c.apiRate, "api-rate", 50, "API requests a second during the flood and without it")
 	flag.DurationVar(&c.quietWait, "quiet-wait", 60*time.Second, "how long to wait for the machine to idle before each run")
@@ -91,6 +91,11 @@ func run(ctx context.Context, c config) error {
 	for _, a := range []string{c.addr, c.dnsAddr, c.pdnsAddr, c.api} {
 		if host, _, err := net.SplitHostPort(a); err != nil || host != "127.0.0.1" {
 			return fmt.Errorf("%s: benchmarks run on 127.0.0.1 only", a)
+		}
+	}
+	for _, kind := range strings.Split(c.floodKind, ",") {
+		if kind != "mix" && kind != "outside" && kind != "servers" {
+			return fmt.Errorf("-flood-kind %s: mix, outside or servers", kind)
 		}
 	}
 	if _, err := exec.LookPath("dnsperf"); err != nil {
@@ -232,8 +237,12 @@ func run(ctx context.Context, c config) error {
 	if c.flood > 0 {
 		pd.stop() // idle, but out of the way
 		paths := []string{fmt.Sprintf("/servers/%d", serverID), fmt.Sprintf("/domains/%d", ids[0])}
-		if err := flood(ctx, c, api, paths, cmd.Process.Pid); err != nil {
-			return err
+		for _, kind := range strings.Split(c.floodKind, ",") {
+			fc := c
+			fc.floodKind = kind
+			if err := flood(ctx, fc, api, paths, cmd.Process.Pid); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

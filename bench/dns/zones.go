@@ -119,8 +119,10 @@ func floodQueries(kind string, d time.Duration, rate int) []byte {
 		switch kind {
 		case "servers":
 			fmt.Fprintf(&b, "srv-%07d.berth.localhost A\n", i)
-		default:
+		case "outside":
 			fmt.Fprintf(&b, "www.nozone-%07d.example A\n", i)
+		default:
+			panic("no flood of kind " + kind)
 		}
 	}
 	return []byte(b.String())
