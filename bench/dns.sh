@@ -42,6 +42,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$ROOT/bench/results"
 OUT="$ROOT/bench/results/dns-$(date -u +%F)${RESULT:+-$RESULT}.txt"
+COMMIT="$(commit)" # before the results file exists: it would count as a change
 
 (cd "$ROOT" && go build -o "$TMP/dns" ./bench/dns && go build -o "$TMP/berthd" ./cmd/berthd)
 if [ -n "${BEFORE:-}" ]; then
@@ -50,7 +51,7 @@ if [ -n "${BEFORE:-}" ]; then
 	git -C "$ROOT" worktree remove --force "$TMP/before-tree"
 fi
 {
-	echo "# bench/dns.sh, $(date -u +%FT%TZ), commit $(commit)${BEFORE:+ (floods also on $BEFORE)}"
+	echo "# bench/dns.sh, $(date -u +%FT%TZ), commit $COMMIT${BEFORE:+ (floods also on $BEFORE)}"
 	echo "# $(nproc) cores, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(go version | cut -d' ' -f3), $(dnsperf -h 2>&1 | awk '/^Version/ {print "dnsperf", $2}'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10s} ZONES=${ZONES:-100} QUERIES=${QUERIES:-100000} CLIENTS=${CLIENTS:-4} OUTSTANDING=${OUTSTANDING:-100} THREADS=${THREADS:-1} LATENCY_QPS=${LATENCY_QPS:-10000} FLOOD_KINDS=${FLOOD_KINDS:-mix,servers,outside} FLOOD_QPS=${FLOOD_QPS:-10000} FLOOD=${FLOOD:-10s} API_RATE=${API_RATE:-50}"
 } | tee "$OUT"
@@ -58,11 +59,11 @@ args=(-rounds "${ROUNDS:-3}" -duration "${DURATION:-10s}" -zones "${ZONES:-100}"
 	-c "${CLIENTS:-4}" -q "${OUTSTANDING:-100}" -T "${THREADS:-1}" -latency-qps "${LATENCY_QPS:-10000}"
 	-flood-kind "${FLOOD_KINDS:-mix,servers,outside}" -flood-qps "${FLOOD_QPS:-10000}" -flood "${FLOOD:-10s}"
 	-api-rate "${API_RATE:-50}" -quiet-wait "${QUIET_WAIT:-60}s")
-"$TMP/dns" -berthd "$TMP/berthd" "${args[@]}" -qps="${QPS:-true}" 2>&1 | grep -v '^==' | tee -a "$OUT"
+"$TMP/dns" -berthd "$TMP/berthd" "${args[@]}" -qps="${QPS:-true}" 2>&1 | grep --line-buffered -v '^==' | tee -a "$OUT"
 if [ -n "${BEFORE:-}" ]; then
 	{
 		echo
 		echo "## the floods again, berthd of $BEFORE"
-		"$TMP/dns" -berthd "$TMP/berthd-before" "${args[@]}" -qps=false 2>&1 | grep -v '^=='
+		"$TMP/dns" -berthd "$TMP/berthd-before" "${args[@]}" -qps=false 2>&1 | grep --line-buffered -v '^=='
 	} | tee -a "$OUT"
 fi
