@@ -19,7 +19,7 @@
 # Environment (all optional):
 #   ROUNDS=3 DURATION=10s ZONES=100 QUERIES=100000 CLIENTS=4 OUTSTANDING=100 THREADS=1
 #   LATENCY_QPS=10000 (0: no fixed-rate latency run) QPS=false (floods only)
-#   FLOOD_KINDS=mix,servers,outside FLOOD_QPS=10000 FLOOD=10s (FLOOD=0: none) API_RATE=50
+#   FLOOD_KINDS=mix,servers,outside FLOOD_QPS=10000 FLOOD=10s (FLOOD=0: none) FLOOD_ROUNDS=3 API_RATE=50
 #   BEFORE=<commit> QUIET_WAIT=60
 set -euo pipefail
 
@@ -53,11 +53,11 @@ fi
 {
 	echo "# bench/dns.sh, $(date -u +%FT%TZ), commit $COMMIT${BEFORE:+ (floods also on $BEFORE)}"
 	echo "# $(nproc) cores, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(go version | cut -d' ' -f3), $(dnsperf -h 2>&1 | awk '/^Version/ {print "dnsperf", $2}'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "# ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10s} ZONES=${ZONES:-100} QUERIES=${QUERIES:-100000} CLIENTS=${CLIENTS:-4} OUTSTANDING=${OUTSTANDING:-100} THREADS=${THREADS:-1} LATENCY_QPS=${LATENCY_QPS:-10000} FLOOD_KINDS=${FLOOD_KINDS:-mix,servers,outside} FLOOD_QPS=${FLOOD_QPS:-10000} FLOOD=${FLOOD:-10s} API_RATE=${API_RATE:-50}"
+	echo "# ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10s} ZONES=${ZONES:-100} QUERIES=${QUERIES:-100000} CLIENTS=${CLIENTS:-4} OUTSTANDING=${OUTSTANDING:-100} THREADS=${THREADS:-1} LATENCY_QPS=${LATENCY_QPS:-10000} FLOOD_KINDS=${FLOOD_KINDS:-mix,servers,outside} FLOOD_QPS=${FLOOD_QPS:-10000} FLOOD=${FLOOD:-10s} FLOOD_ROUNDS=${FLOOD_ROUNDS:-3} API_RATE=${API_RATE:-50}"
 } | tee "$OUT"
 args=(-rounds "${ROUNDS:-3}" -duration "${DURATION:-10s}" -zones "${ZONES:-100}" -queries "${QUERIES:-100000}"
 	-c "${CLIENTS:-4}" -q "${OUTSTANDING:-100}" -T "${THREADS:-1}" -latency-qps "${LATENCY_QPS:-10000}"
-	-flood-kind "${FLOOD_KINDS:-mix,servers,outside}" -flood-qps "${FLOOD_QPS:-10000}" -flood "${FLOOD:-10s}"
+	-flood-kind "${FLOOD_KINDS:-mix,servers,outside}" -flood-qps "${FLOOD_QPS:-10000}" -flood "${FLOOD:-10s}" -flood-rounds "${FLOOD_ROUNDS:-3}"
 	-api-rate "${API_RATE:-50}" -quiet-wait "${QUIET_WAIT:-60}s")
 "$TMP/dns" -berthd "$TMP/berthd" "${args[@]}" -qps="${QPS:-true}" 2>&1 | grep --line-buffered -v '^==' | tee -a "$OUT"
 if [ -n "${BEFORE:-}" ]; then

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -57,4 +58,23 @@ func waitQuiet(limit time.Duration) {
 		}
 	}
 	logf("  machine still busy after %s; measuring anyway", limit)
+}
+
+// runDelay is the time the threads of process pid have waited on a run queue for a
+// CPU so far (the second field of /proc/PID/task/TID/schedstat), the kernel's
+// measure of CPU starvation.
+func runDelay(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			sum += v
+		}
+	}
+	return time.Duration(sum)
 }

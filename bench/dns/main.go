@@ -42,6 +42,7 @@ type config struct {
 	apiRate                      int
 	latencyQPS                   int
 	floodKind                    string
+	floodRounds                  int
 	quietWait                    time.Duration
 	// profileBin is bench/profile, run in berthd's place to profile the embedded
 	// server; pprofAddr its pprof address, profileOut where the CPU profile goes.
@@ -73,6 +74,7 @@ func main() {
 	flag.IntVar(&c.latencyQPS, "latency-qps", 10000, "after the rounds, one run of each server at this rate with dnsperf -v, for latency percentiles (0: none)")
 	flag.StringVar(&c.floodKind, "flood-kind", "mix", "the floods, comma-separated, one after another: mix (the query file), outside (distinct names in no zone: REFUSED), "+
 		"servers (distinct names under the default domain of servers' names: NXDOMAIN)")
+	flag.IntVar(&c.floodRounds, "flood-rounds", 3, "rounds of each flood (the API without, then during it)")
 	flag.IntVar(&c.apiRate, "api-rate", 50, "API requests a second during the flood and without it")
 	flag.DurationVar(&c.quietWait, "quiet-wait", 60*time.Second, "how long to wait for the machine to idle before each run")
 	flag.StringVar(&c.profileBin, "profile-bin", "", "bench/profile's binary: run it in berthd serve's place and take a CPU profile during the first round of the embedded server")
@@ -334,20 +336,35 @@ func qpsRounds(ctx context.Context, c config, berthdPID, pdnsPID int) error {
 // flood measures the API's latency at c.apiRate for c.flood without DNS load, then
 // again while dnsperf sends c.floodRate queries a second to the embedded server.
 func flood(ctx context.Context, c config, api *client, paths []string, berthdPID int) error {
-	_, ePort, _ := net.SplitHostPort(c.dnsAddr)
 	fmt.Printf("\nflood (%s): GET %s in turn at %d a second (open loop, latency from each request's due time), for %s without DNS load, then during dnsperf -Q %d -l %d against the embedded server\n",
 		c.floodKind, strings.Join(paths, " and "), c.apiRate, c.flood, c.floodRate, int(c.flood.Seconds()))
 	api.paced(paths, c.apiRate, time.Second) // warm-up: connections, caches
 	waitQuiet(c.quietWait)
+	var without, with []float64
+	for r := 1; r <= c.floodRounds; r++ {
+		fmt.Printf("round %d of %d\n", r, c.floodRounds)
+		q, d, err := floodRound(ctx, c, api, paths, berthdPID, r == c.floodRounds)
+		if err != nil {
+			return err
+		}
+		without, with = append(without, q), append(with, d)
+	}
+	fmt.Printf("API p99 (%s), median of %d rounds: without flood %.2f ms, during flood %.2f ms\n", c.floodKind, c.floodRounds, median(without), median(with))
+	return nil
+}
+
+// floodRound is one round of flood: the API's reads without DNS load, then during
+// the flood; it returns both p99s in ms.
+func floodRound(ctx context.Context, c config, api *client, paths []string, berthdPID int, raw bool) (without, with float64, err error) {
+	_, ePort, _ := net.SplitHostPort(c.dnsAddr)
 	load := loadavg()
-	cpu0, busy0, t0 := procCPU(berthdPID), cpuBusy(), time.Now()
+	cpu0, busy0, wait0, t0 := procCPU(berthdPID), cpuBusy(), runDelay(berthdPID), time.Now()
 	quiet := api.paced(paths, c.apiRate, c.flood)
 	wall := time.Since(t0).Seconds()
 	srv := (procCPU(berthdPID) - cpu0).Seconds() / wall
-	fmt.Printf("API without flood: %s; berthd %.2f cores, the rest (this program and other processes) %.2f; load average %s\n",
-		quiet, srv, max(0, (cpuBusy()-busy0).Seconds()/wall-srv), load)
+	fmt.Printf("API without flood: %s; berthd %.2f cores, its threads waited %.0f ms a second for a CPU; the rest (this program and other processes) %.2f cores; load average %s\n",
+		quiet, srv, (runDelay(berthdPID)-wait0).Seconds()*1000/wall, max(0, (cpuBusy()-busy0).Seconds()/wall-srv), load)
 
-	waitQuiet(c.quietWait)
 	load = loadavg()
 	type result struct {
 		p   perf
@@ -358,9 +375,10 @@ func flood(ctx context.Context, c config, api *client, paths []string, berthdPID
 	if c.floodKind != "mix" {
 		fa.file = c.perf.file + "." + c.floodKind
 		if err := os.WriteFile(fa.file, floodQueries(c.floodKind, c.flood, c.floodRate), 0o600); err != nil {
-			return err
+			return 0, 0, err
 		}
 	}
+	wait0, t0 = runDelay(berthdPID), time.Now()
 	go func() {
 		p, err := runPerf(ctx, fa, ePort, berthdPID, c.flood, c.floodRate, true)
 		done <- result{p, err}
@@ -373,21 +391,25 @@ func flood(ctx context.Context, c config, api *client, paths []string, berthdPID
 	time.Sleep(100 * time.Millisecond) // dnsperf started
 	during := api.paced(paths, c.apiRate, c.flood-500*time.Millisecond)
 	r := <-done
+	waited := (runDelay(berthdPID) - wait0).Seconds() * 1000 / time.Since(t0).Seconds()
 	if r.err != nil {
-		return r.err
+		return 0, 0, r.err
 	}
 	if prof != nil {
 		if err := <-prof; err != nil {
-			return err
+			return 0, 0, err
 		}
 	}
-	fmt.Printf("API during flood: %s; load average %s\n", during, load)
+	fmt.Printf("API during flood: %s; berthd's threads waited %.0f ms a second for a CPU; load average %s\n", during, waited, load)
 	fmt.Printf("DNS during flood: %d sent, %d answered, %d lost, %.0f qps; latency ms: avg %.3f, p50 %.3f, p99 %.3f, max %.3f; berthd %.2f cores, dnsperf %.2f, the rest (this program and other processes) %.2f\n",
 		r.p.sent, r.p.completed, r.p.lost, r.p.qps, r.p.avgMs, r.p.pct(0.5), r.p.pct(0.99), r.p.maxMs, r.p.server, r.p.client, r.p.other)
 	fmt.Printf("p99 without flood %.2f ms, during flood %.2f ms\n", float64(quiet.pct(0.99).Microseconds())/1000,
 		float64(during.pct(0.99).Microseconds())/1000)
-	fmt.Printf("--- dnsperf's output\n%s", r.p.raw)
-	return nil
+	if raw {
+		fmt.Printf("--- dnsperf's output\n%s", r.p.raw)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return ms(quiet.pct(0.99)), ms(during.pct(0.99)), nil
 }
 
 // cpuProfile takes a CPU profile of d from bench/profile's pprof at addr into out,
