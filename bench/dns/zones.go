@@ -112,18 +112,23 @@ func queries(zones, n int) []query {
 // sends (no name asked twice, so no cache answers one): kind "outside", names in no
 // zone, which the embedded server answers REFUSED; "servers", names under the default
 // domain of servers' names (berthd's default, berth.localhost), NXDOMAIN.
+// Each call's names are new: a round after another asks none the last one asked.
 func floodQueries(kind string, d time.Duration, rate int) []byte {
 	var b strings.Builder
 	n := int(d.Seconds()*float64(rate)) + rate
-	for i := range n {
+	floodCalls++
+	for i := floodCalls * 10_000_000; i < floodCalls*10_000_000+n; i++ {
 		switch kind {
 		case "servers":
-			fmt.Fprintf(&b, "srv-%07d.berth.localhost A\n", i)
+			fmt.Fprintf(&b, "srv-%08d.berth.localhost A\n", i)
 		case "outside":
-			fmt.Fprintf(&b, "www.nozone-%07d.example A\n", i)
+			fmt.Fprintf(&b, "www.nozone-%08d.example A\n", i)
 		default:
 			panic("no flood of kind " + kind)
 		}
 	}
 	return []byte(b.String())
 }
+
+// floodCalls counts floodQueries' calls.
+var floodCalls int
