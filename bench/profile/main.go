@@ -16,11 +16,13 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/asynclog"
+	"github.com/berthhq/berth/internal/ops"
 )
 
 func main() {
@@ -32,6 +34,8 @@ func main() {
 	scale := flag.Float64("sim-time-scale", 1, "sim driver time scale (1, as bench/scale.sh runs berthd: at 0.001 the sampler reads all servers every 60 ms)")
 	mutexRate := flag.Int("mutex-fraction", 0, "runtime.SetMutexProfileFraction (0: off)")
 	blockRate := flag.Int("block-rate", 0, "runtime.SetBlockProfileRate in ns (0: off)")
+	dnsAddr := flag.String("dns-addr", "", "address to answer DNS on, as serve --dns-addr (bench/dns.sh)")
+	dnsNameservers := flag.String("dns-nameservers", "", "as serve --dns-nameservers, comma-separated")
 	flag.Parse()
 	if (*data == "") == (*database == "") {
 		log.Fatal("profile: one of -data and -database is required")
@@ -46,11 +50,21 @@ func main() {
 	logw := asynclog.New(os.Stderr, 0)
 	defer logw.Close()
 	logger := asynclog.JSONLogger(logw)
-	a, err := app.Open(ctx, app.Config{DataDir: *data, DatabaseURL: *database, Driver: "sim", SimTimeScale: *scale, RateLimit: *rateLimit, Logger: logger})
+	var nameservers []string
+	if *dnsNameservers != "" {
+		nameservers = strings.Split(*dnsNameservers, ",")
+	}
+	a, err := app.Open(ctx, app.Config{DataDir: *data, DatabaseURL: *database, Driver: "sim", SimTimeScale: *scale, RateLimit: *rateLimit, Logger: logger,
+		DNS: ops.DNSOptions{Nameservers: nameservers}, DNSServer: app.DNSServer{Addr: *dnsAddr}})
 	if err != nil {
 		log.Fatalf("profile: %v", err)
 	}
 	defer a.Close(context.Background())
+	stopDNS, err := a.ServeDNS() // as berthd serve: nothing without -dns-addr
+	if err != nil {
+		log.Fatalf("profile: %v", err)
+	}
+	defer func() { _ = stopDNS() }()
 	if err := a.StartWorkers(ctx); err != nil {
 		log.Fatalf("profile: %v", err)
 	}

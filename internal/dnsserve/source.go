@@ -9,8 +9,10 @@ package dnsserve
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -39,7 +41,22 @@ type Options struct {
 	// (default 30 s): a change no write of Berth's made (SQL typed in psql), or one
 	// whose notification was lost while a process could not listen, shows within it.
 	MaxAge time.Duration
+	// MaxReads is how many names not cached are read from the store at once
+	// (default: half the CPUs, at least 1); MaxWaiting how many more wait for a
+	// turn (default 256). A name that finds MaxWaiting waiting already is ErrBusy
+	// (SERVFAIL) at once. So a flood of names never asked before (random names under
+	// a zone, the default domain, or none) takes no more of the store and the CPUs
+	// than that from the API (docs/SECURITY.md, DNS), while the names in the cache
+	// are answered as before.
+	MaxReads, MaxWaiting int
 }
+
+// DefaultMaxWaiting is Options.MaxWaiting's default.
+const DefaultMaxWaiting = 256
+
+// ErrBusy is what Enclosing returns for a name it would read from the store when
+// Options.MaxWaiting names wait for a read already.
+var ErrBusy = errors.New("dnsserve: too many names not cached waiting for the store")
 
 // The cache's bounds: past them a map is emptied (a burst of reads, no growth).
 const (
@@ -64,6 +81,11 @@ type Source struct {
 	// data are the customers' zones' records by id as last read, used again while
 	// the zone's serial is the same, whatever the version.
 	data map[int64]nameserver.Zone
+
+	// reads holds a token per store read under way (Options.MaxReads); waiting
+	// counts the lookups waiting for one.
+	reads   chan struct{}
+	waiting atomic.Int64
 }
 
 // answer is a zone as Enclosing returns it, and when it was read.
@@ -80,8 +102,15 @@ func New(st Store, o Options) *Source {
 	if o.MaxAge <= 0 {
 		o.MaxAge = 30 * time.Second
 	}
+	if o.MaxReads <= 0 {
+		o.MaxReads = max(1, runtime.NumCPU()/2)
+	}
+	if o.MaxWaiting <= 0 {
+		o.MaxWaiting = DefaultMaxWaiting
+	}
 	s := &Source{st: st, o: o, defaultZone: lowerFqdn(o.DefaultDomain), nsLabels: map[string]bool{},
-		names: map[string]answer{}, zones: map[string]answer{}, data: map[int64]nameserver.Zone{}}
+		names: map[string]answer{}, zones: map[string]answer{}, data: map[int64]nameserver.Zone{},
+		reads: make(chan struct{}, o.MaxReads)}
 	for _, ns := range o.Nameservers {
 		if n := lowerFqdn(ns); dns.IsSubDomain(s.defaultZone, n) && n != s.defaultZone {
 			s.nsLabels[n] = true
@@ -99,6 +128,14 @@ func (s *Source) Enclosing(ctx context.Context, name string) (nameserver.Zone, b
 	if a, hit := s.cached(v, name); hit {
 		return a.z, a.ok, nil
 	}
+	release, err := s.turn(ctx)
+	if err != nil {
+		return nameserver.Zone{}, false, err
+	}
+	defer release()
+	if a, hit := s.cached(v, name); hit { // read by a lookup this one waited behind
+		return a.z, a.ok, nil
+	}
 	z, ok, handled, err := s.operator(ctx, name)
 	if err == nil && !handled {
 		z, ok, err = s.customer(ctx, v, name)
@@ -108,6 +145,28 @@ func (s *Source) Enclosing(ctx context.Context, name string) (nameserver.Zone, b
 	}
 	s.file(v, false, name, answer{z: z, ok: ok, at: time.Now()})
 	return z, ok, nil
+}
+
+// turn waits for a store read's turn (Options.MaxReads, MaxWaiting) and returns
+// the function that ends it.
+func (s *Source) turn(ctx context.Context) (release func(), err error) {
+	release = func() { <-s.reads }
+	select {
+	case s.reads <- struct{}{}:
+		return release, nil
+	default:
+	}
+	if s.waiting.Add(1) > int64(s.o.MaxWaiting) {
+		s.waiting.Add(-1)
+		return nil, ErrBusy
+	}
+	defer s.waiting.Add(-1)
+	select {
+	case s.reads <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // cached is the answer kept for name, or that of the customer's zone enclosing it.

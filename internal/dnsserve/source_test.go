@@ -2,6 +2,8 @@ package dnsserve
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -237,5 +239,82 @@ func TestParseReverse(t *testing.T) {
 		if c.want == nil && ok || c.want != nil && (!ok || !reflect.DeepEqual(got, *c.want)) {
 			t.Errorf("parseReverse(%s) = %+v, %v; want %+v", c.name, got, ok, c.want)
 		}
+	}
+}
+
+// gatedStore is a fakeStore whose reads of servers by name wait for open to close,
+// and that keeps the most reads it had under way at once.
+type gatedStore struct {
+	*fakeStore
+	open     chan struct{}
+	entered  chan struct{}
+	now, top atomic.Int32
+}
+
+func (g *gatedStore) ServerNamed(ctx context.Context, name string) (hosting.Server, error) {
+	n := g.now.Add(1)
+	defer g.now.Add(-1)
+	for {
+		top := g.top.Load()
+		if n <= top || g.top.CompareAndSwap(top, n) {
+			break
+		}
+	}
+	g.entered <- struct{}{}
+	<-g.open
+	return g.fakeStore.ServerNamed(ctx, name)
+}
+
+// TestSourceBoundsStoreReads: names not cached are read from the store MaxReads at
+// a time, MaxWaiting more wait for a turn and the rest are ErrBusy at once, so that
+// a flood of random names cannot take the store from the API; a cached name is
+// answered while every read is taken (docs/SECURITY.md, DNS).
+func TestSourceBoundsStoreReads(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.addZone("example.com", 1, nameserver.RRset{Name: "www.example.com", Type: "A", Values: []string{"192.0.2.9"}})
+	g := &gatedStore{fakeStore: f, open: make(chan struct{}), entered: make(chan struct{}, 100)}
+	o := testOptions
+	o.MaxReads, o.MaxWaiting = 2, 3
+	s := New(g, o)
+	if got := enclosing(t, s, "www.example.com."); got != "example.com A 192.0.2.9" {
+		t.Fatalf("www.example.com: %s", got)
+	}
+	const lookups = 10
+	errs := make(chan error, lookups)
+	for i := range lookups {
+		go func() {
+			_, _, err := s.Enclosing(context.Background(), fmt.Sprintf("random-%d.srv.example.net.", i))
+			errs <- err
+		}()
+	}
+	busy := 0
+	for range lookups - o.MaxReads - o.MaxWaiting {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, ErrBusy) {
+				t.Fatalf("a lookup beyond the reads and the waiting ones: %v, want ErrBusy", err)
+			}
+			busy++
+		case <-time.After(10 * time.Second):
+			close(g.open)
+			t.Fatalf("%d lookups ErrBusy, want %d; store reads at once: %d, MaxReads %d",
+				busy, lookups-o.MaxReads-o.MaxWaiting, g.top.Load(), o.MaxReads)
+		}
+	}
+	for range o.MaxReads {
+		<-g.entered
+	}
+	if got := enclosing(t, s, "www.example.com."); got != "example.com A 192.0.2.9" {
+		t.Errorf("www.example.com while the reads are taken: %s", got)
+	}
+	close(g.open)
+	for range o.MaxReads + o.MaxWaiting {
+		if err := <-errs; err != nil {
+			t.Errorf("a lookup that had or waited for a turn: %v", err)
+		}
+	}
+	if top := g.top.Load(); top > int32(o.MaxReads) {
+		t.Errorf("%d store reads at once, want at most MaxReads %d", top, o.MaxReads)
 	}
 }
