@@ -166,3 +166,58 @@ func (q queries) LiveServers(ctx context.Context, after int64, limit int) ([]hos
 		return s, nil
 	}))
 }
+
+// The reads the nameserver makes for a name it has not cached (dnsserve) run prepared
+// on the read pool (DB.stmt): under a flood of names never asked before, SQLite
+// parsing and planning their text was half of berthd's CPU
+// (bench/results/dns-2026-11-28.txt). EnclosingZone's text has one placeholder per
+// label of the name asked, at most 127 texts.
+
+// ServerNamed implements store.Reader, prepared.
+func (db *DB) ServerNamed(ctx context.Context, name string) (hosting.Server, error) {
+	return on(db.d, preparedReads{db}).ServerNamed(ctx, name)
+}
+
+// NetHasServer implements store.Reader, prepared.
+func (db *DB) NetHasServer(ctx context.Context, p netip.Prefix) (bool, error) {
+	return on(db.d, preparedReads{db}).NetHasServer(ctx, p)
+}
+
+// AddressName implements store.Reader, prepared.
+func (db *DB) AddressName(ctx context.Context, ip netip.Addr) (string, string, error) {
+	return on(db.d, preparedReads{db}).AddressName(ctx, ip)
+}
+
+// EnclosingZone implements store.Reader, prepared.
+func (db *DB) EnclosingZone(ctx context.Context, name string) (hosting.Domain, error) {
+	return on(db.d, preparedReads{db}).EnclosingZone(ctx, name)
+}
+
+// preparedReads is the read pool with each query run as a statement of DB.stmt. Its
+// texts come rebound for the dialect (on's pgQuerier) and stay so.
+type preparedReads struct{ db *DB }
+
+func (p preparedReads) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.db.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (p preparedReads) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := p.db.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (p preparedReads) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.db.stmt(ctx, query)
+	if err != nil {
+		// The pool answers the same error through the row's Scan.
+		return p.db.read.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
