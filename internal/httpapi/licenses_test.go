@@ -364,3 +364,36 @@ func TestServerLicenseListBound(t *testing.T) {
 	}
 	wantInvalid(t, a.Do("POST", path, map[string]any{"license_id": licWindows}), "license_id")
 }
+
+// TestSandboxClockChargesLicenses: a test clock's advance across month boundaries
+// charges each month of a license, as the metering pass would have (docs/api.md, The
+// sandbox), for the advancing account only; a reset removes its licenses.
+func TestSandboxClockChargesLicenses(t *testing.T) {
+	t.Parallel()
+	env := clockEnv(t)
+	a := env.NewAccount("en", "100", "")
+	b := env.NewAccount("en", "100", "")
+	for _, acct := range []*testenv.Account{a, b} {
+		runningServer(t, acct, "license_ids", []int{licPlesk})
+	}
+	advance(t, a, "1440h") // March 1 to April 30: April is charged, May not yet
+	for _, tc := range []struct {
+		acct   *testenv.Account
+		months int
+	}{{a, 2}, {b, 1}} {
+		byType, n := charges(t, env, tc.acct.ID)
+		if n[hosting.ResourceLicense] != tc.months || byType[hosting.ResourceLicense] != hosting.Money(tc.months)*money(t, "11.4900") {
+			t.Errorf("account %d: %d license charges of %s, want %d months", tc.acct.ID, n[hosting.ResourceLicense],
+				byType[hosting.ResourceLicense], tc.months)
+		}
+	}
+	env.AssertLedger(t)
+	a.Sandbox("POST", "/reset", map[string]any{}).Want(t, http.StatusOK)
+	var left int
+	if err := env.App.DB.WriteDB().QueryRow(env.App.DB.Rebind(`SELECT COUNT(*) FROM server_licenses WHERE account_id = ?`), a.ID).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d licenses after a reset", left)
+	}
+}
