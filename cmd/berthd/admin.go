@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -648,6 +649,38 @@ func licenseCmd(g *globals) *cobra.Command {
 	}
 	idFlag(list, &license, "license", "license product id (required)")
 	keys.AddCommand(add, list)
-	cmd.AddCommand(keys)
+	var month string
+	report := &cobra.Command{
+		Use:         "report",
+		Short:       "Print the licenses held in a calendar month as CSV (license,server,account,from,to,max_vcpus), for a vendor's monthly report",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{"readonly": "true"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := time.Parse("2006-01", month)
+			if err != nil {
+				return fail("--month %q: want YYYY-MM", month)
+			}
+			a, err := g.openExisting(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.Close(context.Background())
+			rows, err := a.Service.LicenseReport(cmd.Context(), m)
+			if err != nil {
+				return err
+			}
+			w := csv.NewWriter(os.Stdout)
+			_ = w.Write([]string{"license", "server", "account", "from", "to", "max_vcpus"})
+			for _, r := range rows {
+				_ = w.Write([]string{r.License, r.Server, r.Account, r.From.Format(time.RFC3339), r.To.Format(time.RFC3339),
+					strconv.Itoa(r.MaxVCPUs)})
+			}
+			w.Flush()
+			return w.Error()
+		},
+	}
+	report.Flags().StringVar(&month, "month", "", "the calendar month, YYYY-MM (UTC) (required)")
+	_ = report.MarkFlagRequired("month")
+	cmd.AddCommand(keys, report)
 	return cmd
 }

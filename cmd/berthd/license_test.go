@@ -52,6 +52,19 @@ func TestAdminLicenseKeys(t *testing.T) {
 		t.Errorf("keys list after an order: %v", left)
 	}
 
+	// The month's report, as CSV.
+	month := time.Now().UTC().Format("2006-01")
+	rep, err := exec.Command(bin, append([]string{"admin", "license", "report", "--month", month}, store...)...).Output()
+	lines := strings.Split(strings.TrimSpace(string(rep)), "\n")
+	if err != nil || len(lines) != 2 || lines[0] != "license,server,account,from,to,max_vcpus" ||
+		!strings.HasPrefix(lines[1], "cpanel-solo,server-") || !strings.Contains(lines[1], ",ada@example.com,"+month) ||
+		!strings.HasSuffix(lines[1], "T00:00:00Z,1") {
+		t.Errorf("report: %v\n%s", err, rep)
+	}
+	if out, err := exec.Command(bin, append([]string{"admin", "license", "report", "--month", "11-2026"}, store...)...).Output(); err == nil {
+		t.Errorf("report of month 11-2026: %s", out)
+	}
+
 	bad := filepath.Join(t.TempDir(), "short-key")
 	if err := os.WriteFile(bad, []byte("abcd\n"), 0o600); err != nil {
 		t.Fatal(err)

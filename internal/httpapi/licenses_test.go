@@ -326,6 +326,13 @@ func TestLicenseBillingMonths(t *testing.T) {
 		if got := charged(t, env, hosting.ResourceLicense, lic); got != money(t, "33.6000") {
 			t.Errorf("the next month on 4 vCPUs: charged %s, want 33.6000", got)
 		}
+		// The operator's report of December: the most vCPUs the server had in it.
+		rows, err := env.App.Service.LicenseReport(context.Background(), billingStart)
+		if err != nil || len(rows) != 1 || rows[0].MaxVCPUs != 4 || rows[0].License != "windows-server-standard" ||
+			!rows[0].From.Equal(billingStart.AddDate(0, 0, 9)) || !rows[0].To.Equal(billingStart.AddDate(0, 1, 0)) ||
+			rows[0].Server != srv["name"] {
+			t.Errorf("December's report: %+v, %v", rows, err)
+		}
 	})
 	t.Run("a month that overdraws suspends", func(t *testing.T) {
 		t.Parallel()

@@ -297,6 +297,9 @@ func (s *Service) holdLicense(ctx context.Context, tx store.Tx, acct hosting.Acc
 		}
 	}
 	month := billing.MonthStart(now)
+	if err := tx.RecordLicenseUse(ctx, []int64{sl.ID}, month, srv.VCPUs); err != nil {
+		return sl, internal("license use", err)
+	}
 	t := hosting.Transaction{AccountID: acct.ID, Type: hosting.TxCharge, Amount: -lic.MonthlyPrice(srv.VCPUs),
 		ResourceType: hosting.ResourceLicense, ResourceID: &sl.ID, ResourceName: lic.Name, PeriodStart: &month, CreatedAt: now}
 	if err := s.chargeLicense(ctx, tx, t, field); err != nil {
@@ -506,6 +509,14 @@ func (s *Service) rescaleLicenses(ctx context.Context, tx store.Tx, srv hosting.
 		return err
 	}
 	now := s.NowFor(srv.AccountID)
+	ids := make([]int64, len(held))
+	for i, sl := range held {
+		ids[i] = sl.ID
+	}
+	// Up or down, the month's report counts the most vCPUs the server had.
+	if err := tx.RecordLicenseUse(ctx, ids, billing.MonthStart(now), vcpus); err != nil {
+		return internal("license use", err)
+	}
 	for _, sl := range held {
 		if sl.ChargedVCPUs >= vcpus || !sl.PaidThrough.After(now) {
 			continue // paid for as many; or its month in course is not charged yet
@@ -599,6 +610,38 @@ func (s *Service) AddLicenseKeys(ctx context.Context, licenseID int64, keys []st
 		return tx.AddLicenseKeys(ctx, licenseID, sealed, s.Now())
 	})
 	return len(sealed), err
+}
+
+// LicenseReportRow is a license held in a month (berthd admin license report): from
+// and to bound the time it was held in the month.
+type LicenseReportRow struct {
+	License, Server, Account string
+	From, To                 time.Time
+	MaxVCPUs                 int
+}
+
+// LicenseReport lists the licenses held in the calendar month (UTC) of month, by the
+// server's license, with the most vCPUs each server had in it: what a vendor's
+// monthly report (Microsoft SPLA) asks for.
+func (s *Service) LicenseReport(ctx context.Context, month time.Time) ([]LicenseReportRow, error) {
+	start := billing.MonthStart(month)
+	end := billing.MonthEnd(month)
+	uses, err := s.store.LicenseReport(ctx, start)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LicenseReportRow, len(uses))
+	for i, u := range uses {
+		r := LicenseReportRow{License: u.License, Server: u.Server, Account: u.Account, From: u.Started, To: end, MaxVCPUs: u.MaxVCPUs}
+		if r.From.Before(start) {
+			r.From = start
+		}
+		if u.Cancelled != nil && u.Cancelled.Before(end) {
+			r.To = *u.Cancelled
+		}
+		out[i] = r
+	}
+	return out, nil
 }
 
 // LicenseKeyCount is what a product's key pool holds.

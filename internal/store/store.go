@@ -177,6 +177,9 @@ type Reader interface {
 	ServerLicenses(ctx context.Context, serverID int64, at time.Time) ([]hosting.ServerLicense, error)
 	// ServerLicense finds a license of a server, whatever its status.
 	ServerLicense(ctx context.Context, serverID, id int64) (hosting.ServerLicense, error)
+	// LicenseReport lists the licenses held in the calendar month starting at month,
+	// by the server's license id, with the most vCPUs each server had in it.
+	LicenseReport(ctx context.Context, month time.Time) ([]LicenseUse, error)
 	// LicenseKeys counts the keys of a product's pool, and those free.
 	LicenseKeys(ctx context.Context, licenseID int64) (total, free int, err error)
 	// EarliestLicenseDue is the earliest end of a paid month, at or before upto, of
@@ -278,6 +281,16 @@ type LicenseStep struct {
 	Limit      int
 }
 
+// LicenseUse is a license held in a month, for the operator's report: its product,
+// server and account, when it started and was cancelled (nil: held still), and the
+// most vCPUs its server had that month.
+type LicenseUse struct {
+	License, Server, Account string
+	Started                  time.Time
+	Cancelled                *time.Time
+	MaxVCPUs                 int
+}
+
 // ChargeResult is what a ChargeStep did.
 type ChargeResult struct {
 	// Hours is how many meter hours it settled (an hour past the cap is settled at 0).
@@ -359,6 +372,9 @@ type Writer interface {
 	CancelServerLicense(ctx context.Context, id int64, at time.Time) error
 	// SetLicenseVCPUs records how many vCPUs a license's month in course is paid for.
 	SetLicenseVCPUs(ctx context.Context, id int64, vcpus int) error
+	// RecordLicenseUse records that the licenses ids had a server of vcpus in the
+	// calendar month starting at month (the most of the month is kept).
+	RecordLicenseUse(ctx context.Context, ids []int64, month time.Time, vcpus int) error
 	// AddLicenseKeys adds sealed keys to the pool of a license product.
 	AddLicenseKeys(ctx context.Context, licenseID int64, sealed [][]byte, at time.Time) error
 

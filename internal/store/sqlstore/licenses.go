@@ -126,6 +126,34 @@ func (q queries) SetLicenseVCPUs(ctx context.Context, id int64, vcpus int) error
 	return q.execOne(ctx, `UPDATE server_licenses SET charged_vcpus = ? WHERE id = ?`, vcpus, id)
 }
 
+// usageUpsert keeps the most vCPUs of a license's month.
+const usageUpsert = ` ON CONFLICT (server_license_id, month) DO UPDATE SET max_vcpus =
+	CASE WHEN excluded.max_vcpus > license_usage.max_vcpus THEN excluded.max_vcpus ELSE license_usage.max_vcpus END`
+
+func (q queries) RecordLicenseUse(ctx context.Context, ids []int64, month time.Time, vcpus int) error {
+	for _, id := range ids {
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO license_usage (server_license_id, month, max_vcpus) VALUES (?, ?, ?)`+usageUpsert,
+			id, ms(month), vcpus); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q queries) LicenseReport(ctx context.Context, month time.Time) ([]store.LicenseUse, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT l.name, s.name, a.email, sl.started_at, sl.cancelled_at, u.max_vcpus
+		FROM license_usage u JOIN server_licenses sl ON sl.id = u.server_license_id JOIN licenses l ON l.id = sl.license_id
+		JOIN servers s ON s.id = sl.server_id JOIN accounts a ON a.id = sl.account_id
+		WHERE u.month = ? ORDER BY sl.id`, ms(month))
+	return collect(rows, err, func(sc func(...any) error) (u store.LicenseUse, err error) {
+		var started int64
+		var cancelled sql.NullInt64
+		err = sc(&u.License, &u.Server, &u.Account, &started, &cancelled, &u.MaxVCPUs)
+		u.Started, u.Cancelled = fromMS(started), fromNullMS(cancelled)
+		return u, err
+	})
+}
+
 func (q queries) AddLicenseKeys(ctx context.Context, licenseID int64, sealed [][]byte, at time.Time) error {
 	for _, s := range sealed {
 		if _, err := q.q.ExecContext(ctx, `INSERT INTO license_keys (license_id, sealed, created_at) VALUES (?, ?, ?)`,
@@ -153,7 +181,7 @@ func (q queries) EarliestLicenseDue(ctx context.Context, upto time.Time, account
 
 // licenseChargeSQL is the statements of a license step that differ from an hourly
 // step's: what it stages, and how it moves the licenses on by a month.
-func (q queries) licenseChargeSQL(st store.LicenseStep) (stage, advance NamedStatement) {
+func (q queries) licenseChargeSQL(st store.LicenseStep) (stage, advance, usage NamedStatement) {
 	and, args := "", []any{ms(st.Month)}
 	if st.Account != 0 {
 		and, args = ` AND sl.account_id = ?`, append(args, st.Account)
@@ -175,16 +203,20 @@ func (q queries) licenseChargeSQL(st store.LicenseStep) (stage, advance NamedSta
 	advance = NamedStatement{"advance: UPDATE server_licenses FROM", `UPDATE server_licenses SET paid_through = ?,
 			charged_vcpus = (SELECT s.vcpus FROM servers s WHERE s.id = server_licenses.server_id)
 		WHERE id IN (SELECT meter_id FROM charge_batch)`, []any{ms(st.Month.AddDate(0, 1, 0))}}
-	return stage, advance
+	usage = NamedStatement{"usage: INSERT INTO license_usage", `INSERT INTO license_usage (server_license_id, month, max_vcpus)
+		SELECT b.meter_id, ?, s.vcpus FROM charge_batch b JOIN server_licenses sl ON sl.id = b.meter_id JOIN servers s ON s.id = sl.server_id
+		WHERE true` + usageUpsert, []any{ms(st.Month)}}
+	return stage, advance, usage
 }
 
 // ChargeLicenses charges the month starting at st.Month for every held license whose
 // paid month ended then (or st.Limit of them): staged in charge_batch like an hourly
 // step's charges, then written to the ledger and the accounts by the same
-// statements, and the licenses moved on a month, each one statement over the batch.
+// statements, the licenses moved on a month and their month's vCPUs recorded, each
+// one statement over the batch.
 func (q queries) ChargeLicenses(ctx context.Context, st store.LicenseStep) (store.ChargeResult, error) {
 	var res store.ChargeResult
-	stage, advance := q.licenseChargeSQL(st)
+	stage, advance, usage := q.licenseChargeSQL(st)
 	c := q.chargeStatements(store.ChargeStep{MonthStart: st.Month, Upto: st.Now, Now: st.Now})
 	n, err := q.q.ExecContext(ctx, stage.Query, stage.Args...)
 	if err != nil {
@@ -195,7 +227,7 @@ func (q queries) ChargeLicenses(ctx context.Context, st store.LicenseStep) (stor
 		return res, err
 	}
 	res.Hours = int(staged)
-	steps := []NamedStatement{c.ledger, c.credit, advance}
+	steps := []NamedStatement{c.ledger, c.credit, advance, usage}
 	if q.d == dialectPostgres {
 		steps = append([]NamedStatement{c.lock}, steps...)
 	}

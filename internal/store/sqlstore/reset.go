@@ -63,6 +63,7 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM server_ptrs WHERE server_id IN (SELECT id FROM servers WHERE account_id = ?)`, id},
 		{`DELETE FROM metric_samples WHERE server_id IN (SELECT id FROM servers WHERE account_id = ?)`, id},
 		{`UPDATE license_keys SET server_license_id = NULL WHERE server_license_id IN (SELECT id FROM server_licenses WHERE account_id = ?)`, id},
+		{`DELETE FROM license_usage WHERE server_license_id IN (SELECT id FROM server_licenses WHERE account_id = ?)`, id},
 		{`DELETE FROM server_licenses WHERE account_id = ?`, id},
 		{`DELETE FROM snapshots WHERE account_id = ?`, id},
 		{`DELETE FROM volumes WHERE account_id = ?`, id},

@@ -112,6 +112,18 @@ func licenses(t *testing.T, open func(t *testing.T) store.Store) {
 	if l, _ := s.ServerLicense(ctx, srv, win); !l.PaidThrough.Equal(jan) {
 		t.Errorf("paid through %s, want %s", l.PaidThrough, jan)
 	}
+	// December's report: both, on 4 vCPUs; a smaller record keeps the most, a larger
+	// one raises it.
+	in(t, s, func(tx store.Tx) error { return tx.RecordLicenseUse(ctx, []int64{win}, dec, 2) })
+	in(t, s, func(tx store.Tx) error { return tx.RecordLicenseUse(ctx, []int64{panel}, dec, 8) })
+	rep, err := s.LicenseReport(ctx, dec)
+	if err != nil || len(rep) != 2 || rep[0].License != "win" || rep[0].Server != "server-lic001" || rep[0].Account != "lic-a@example.com" ||
+		rep[0].MaxVCPUs != 4 || rep[1].MaxVCPUs != 8 || !rep[0].Started.Equal(now) || rep[0].Cancelled != nil {
+		t.Errorf("December's report: %+v, %v", rep, err)
+	}
+	if rep, err := s.LicenseReport(ctx, now); err != nil || len(rep) != 0 {
+		t.Errorf("November's report (nothing recorded): %+v, %v", rep, err)
+	}
 
 	// Cancelled: the key goes back; listed until its paid month ends; not charged.
 	in(t, s, func(tx store.Tx) error { return tx.CancelServerLicense(ctx, panel, dec.Add(time.Hour)) })

@@ -43,7 +43,19 @@ CREATE TABLE license_keys (
 CREATE INDEX license_keys_free ON license_keys(license_id, id) WHERE server_license_id IS NULL;
 CREATE UNIQUE INDEX license_keys_held ON license_keys(server_license_id) WHERE server_license_id IS NOT NULL;
 
+-- The most vCPUs each license's server had in each calendar month it was held
+-- (month: the month's first millisecond), for the operator's monthly report
+-- (berthd admin license report, SPLA-style).
+CREATE TABLE license_usage (
+    server_license_id INTEGER NOT NULL REFERENCES server_licenses(id),
+    month             INTEGER NOT NULL,
+    max_vcpus         INTEGER NOT NULL,
+    PRIMARY KEY (server_license_id, month)
+);
+CREATE INDEX license_usage_month ON license_usage(month);
+
 -- +goose Down
+DROP TABLE license_usage;
 DROP TABLE license_keys;
 DROP TABLE server_licenses;
 DROP TABLE license_images;
