@@ -166,7 +166,7 @@ func (s *Service) afterCredit(ctx context.Context, tx store.Tx, t hosting.Transa
 
 // MeterResult is what a metering pass did.
 type MeterResult struct {
-	Hours     int           // meter hours settled
+	Hours     int           // meter hours settled, and license months (docs/api.md, Licenses)
 	Total     hosting.Money // charged in all
 	Overdrawn int           // accounts it took below zero
 }
