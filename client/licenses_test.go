@@ -40,4 +40,3 @@ func everyLicenseEndpoint(t *testing.T, ctx context.Context, c *client.Client, s
 		t.Errorf("RemoveServerLicense twice: %v, want ErrNotFound", err)
 	}
 }
-
