@@ -197,6 +197,9 @@ type ServerCreate struct {
 	// has the guest mount the formatted ones.
 	VolumeIDs []int64 `json:"volume_ids,omitempty"`
 	Automount *bool   `json:"automount,omitempty"`
+	// LicenseIDs are license products the server holds from its order, beside
+	// those its image requires (scope licenses too).
+	LicenseIDs []int64 `json:"license_ids,omitempty"`
 }
 
 // ServerUpdate is the body of PATCH /servers/{id}.
@@ -530,4 +533,31 @@ type RDNS struct {
 type RDNSSet struct {
 	IP  *string          `json:"ip,omitempty"`
 	PTR Nullable[string] `json:"ptr,omitzero"`
+}
+
+// License is a license product of the catalog (docs/api.md, Licenses).
+type License struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Vendor string `json:"vendor"`
+	// Per is "server" or "vcpu": what PriceMonthly is for.
+	Per          string  `json:"per"`
+	PriceMonthly string  `json:"price_monthly"`
+	ImageIDs     []int64 `json:"image_ids"`
+	InStock      bool    `json:"in_stock"`
+}
+
+// ServerLicense is a license a server holds, or held until its paid month ends.
+type ServerLicense struct {
+	ID          int64     `json:"id"`
+	LicenseID   int64     `json:"license_id"`
+	Status      string    `json:"status"`
+	Key         *string   `json:"key"`
+	StartedAt   time.Time `json:"started_at"`
+	PaidThrough time.Time `json:"paid_through"`
+}
+
+// ServerLicenseCreate is the body of POST /servers/{id}/licenses.
+type ServerLicenseCreate struct {
+	LicenseID *int64 `json:"license_id,omitempty"`
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -274,4 +275,40 @@ func findOffered[T any](ctx context.Context, k *catalog, s string, loc int64, no
 		}
 	}
 	return 0, notFound("", s)
+}
+
+// licenses are the license products sold with servers (docs/api.md, Licenses), with
+// their monthly prices in the account's currency.
+var licenses = &resource[api.License]{
+	name: "license", short: "Software licenses sold with servers, billed by the month", noun: "license",
+	viewOf: func(ctx context.Context, g *globals, c *client.Client, _ []api.License) view[api.License] {
+		currency := accountCurrency(ctx, g, c)
+		return view[api.License]{
+			id: func(l api.License) string { return i64(l.ID) },
+			columns: []column[api.License]{
+				{name: "id", value: func(l api.License) string { return i64(l.ID) }},
+				{name: "name", value: func(l api.License) string { return l.Name }},
+				{name: "vendor", value: func(l api.License) string { return l.Vendor }},
+				{name: "per", value: func(l api.License) string { return l.Per }},
+				{name: "price_monthly", value: func(l api.License) string { return money(l.PriceMonthly, currency) }},
+				{name: "in_stock", value: func(l api.License) string { return strconv.FormatBool(l.InStock) }},
+				{name: "image_ids", wide: true, value: func(l api.License) string { return ids(l.ImageIDs) }},
+			},
+		}
+	},
+	all: func(ctx context.Context, c *client.Client, _ string) ([]api.License, error) {
+		return c.ListLicenses(ctx)
+	},
+	id:       func(l api.License) int64 { return l.ID },
+	names:    func(l api.License) []string { return []string{l.Name} },
+	listHelp: "List the licenses sold (per server, or per vCPU of the server), with their monthly prices",
+}
+
+// ids is a list of ids as a table cell: "1,5".
+func ids(list []int64) string {
+	out := make([]string, len(list))
+	for i, id := range list {
+		out[i] = i64(id)
+	}
+	return strings.Join(out, ",")
 }

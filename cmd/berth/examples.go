@@ -35,6 +35,7 @@ var examples = map[string]string{
 		"berth event list --resource server:1\n" +
 		"berth event list --follow -o json     # one object a line, until Ctrl-C",
 	"image list":         "berth image list --location fsn1",
+	"license list":       "berth license list -o wide",
 	"location list":      "berth location list -o wide",
 	"operation describe": "berth operation describe 1",
 	"operation list":     "berth operation list --server web-1\nberth operation list --status running",

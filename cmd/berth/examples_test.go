@@ -163,7 +163,7 @@ loop:
 // exampleRuns is the order TestExamplesRun runs the examples in, each command's
 // lines in turn: one account's story, from the catalog to deleting what it made.
 var exampleRuns = []string{
-	"me", "location list", "plan list", "image list", "app list",
+	"me", "location list", "plan list", "image list", "app list", "license list",
 	"ssh-key create", "ssh-key list", "ssh-key describe",
 	"project create", "project list", "project describe",
 	"recipe create", "recipe list", "recipe describe", "recipe update",

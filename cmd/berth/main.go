@@ -158,7 +158,7 @@ func rootCmd(g *globals) *cobra.Command {
 		_, err := parseOutput(g.output)
 		return err
 	}
-	cmd.AddCommand(contextCmd(g), meCmd(g), locations.command(g), plans.command(g), images.command(g), apps.command(g),
+	cmd.AddCommand(contextCmd(g), meCmd(g), locations.command(g), plans.command(g), images.command(g), apps.command(g), licenses.command(g),
 		serverCmd(g), snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g), eventCmd(g),
 		webhookCmd(g), volumeCmd(g), domainCmd(g), rrsetCmd(g))
 	completeNames(cmd, g)

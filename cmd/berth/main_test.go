@@ -211,6 +211,8 @@ func TestGolden(t *testing.T) {
 		{"plan-list.json", []string{"plan", "list", "-o", "json"}},
 		{"plan-list.columns", []string{"plan", "list", "-o", "columns=name,in_stock,price_hourly"}},
 		{"image-list.table", []string{"image", "list"}},
+		{"license-list.table", []string{"license", "list"}},
+		{"license-list.wide", []string{"license", "list", "-o", "wide"}},
 		{"image-list.json", []string{"image", "list", "-o", "json"}},
 		{"app-list.table", []string{"app", "list"}},
 		{"app-list.json", []string{"app", "list", "-o", "json"}},

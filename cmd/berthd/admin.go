@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -168,7 +169,8 @@ func each[X, Y any](xs []X, f func(X) Y) []Y {
 
 func adminCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
-	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g), storeCmd(g), dnsCmd(g))
+	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g), storeCmd(g), dnsCmd(g),
+		licenseCmd(g))
 	cmd.AddCommand(hostCmd(g), imageCmd(g), poolCmd(g), volumePoolCmd(g)) // libvirt driver
 	return cmd
 }
@@ -517,7 +519,7 @@ func catalogCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "catalog", Short: "Manage what is sold"}
 	apply := &cobra.Command{
 		Use:   "apply FILE.yaml",
-		Short: "Replace the catalog (locations, plans, images, apps); servers keep theirs",
+		Short: "Replace the catalog (locations, plans, images, apps, licenses); servers keep theirs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
@@ -532,8 +534,8 @@ func catalogCmd(g *globals) *cobra.Command {
 				if err := s.ApplyCatalog(ctx, c); err != nil {
 					return nil, err
 				}
-				return catalogApplied{Applied: args[0], Apps: len(c.Apps), Images: len(c.Images), Locations: len(c.Locations),
-					Plans: len(c.Plans)}, nil
+				return catalogApplied{Applied: args[0], Apps: len(c.Apps), Images: len(c.Images), Licenses: len(c.Licenses),
+					Locations: len(c.Locations), Plans: len(c.Plans)}, nil
 			})
 		},
 	}
@@ -603,5 +605,89 @@ func storeCmd(g *globals) *cobra.Command {
 	}
 	copyCmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database to copy to (postgres://user:password@host:port/dbname), empty")
 	cmd.AddCommand(copyCmd)
+	return cmd
+}
+
+// licenseCmd is the operator's side of licenses (docs/api.md, Licenses): the key
+// pools of the products provisioned from one.
+func licenseCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "license", Short: "Manage the licenses sold with servers"}
+	keys := &cobra.Command{Use: "keys", Short: "The key pools of licenses provisioned from one"}
+	var license int64
+	var file string
+	add := &cobra.Command{
+		Use:   "add",
+		Short: "Add activation keys (one a line of --file, - for stdin) to a license's pool, sealed with the license key",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				var data []byte
+				var err error
+				if file == "-" {
+					data, err = io.ReadAll(io.LimitReader(cmd.InOrStdin(), 64<<20))
+				} else {
+					data, err = os.ReadFile(file)
+				}
+				if err != nil {
+					return nil, err
+				}
+				n, err := s.AddLicenseKeys(ctx, license, strings.Split(string(data), "\n"))
+				if err != nil {
+					return nil, err
+				}
+				c, err := s.LicenseKeys(ctx, license)
+				return licenseKeysOut{License: license, Name: c.License.Name, Added: &n, Keys: c.Total, Free: c.Free}, err
+			})
+		},
+	}
+	idFlag(add, &license, "license", "license product id (required)")
+	add.Flags().StringVar(&file, "file", "-", "file of keys, one a line (- for stdin)")
+	list := &cobra.Command{
+		Use:         "list",
+		Short:       "Count the keys of a license's pool, and those free (the keys are not printed)",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{"readonly": "true"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				c, err := s.LicenseKeys(ctx, license)
+				return licenseKeysOut{License: license, Name: c.License.Name, Keys: c.Total, Free: c.Free}, err
+			})
+		},
+	}
+	idFlag(list, &license, "license", "license product id (required)")
+	keys.AddCommand(add, list)
+	var month string
+	report := &cobra.Command{
+		Use:         "report",
+		Short:       "Print the licenses held in a calendar month as CSV (license,server,account,from,to,max_vcpus), for a vendor's monthly report",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{"readonly": "true"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := time.Parse("2006-01", month)
+			if err != nil {
+				return fail("--month %q: want YYYY-MM", month)
+			}
+			a, err := g.openExisting(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.Close(context.Background())
+			rows, err := a.Service.LicenseReport(cmd.Context(), m)
+			if err != nil {
+				return err
+			}
+			w := csv.NewWriter(os.Stdout)
+			_ = w.Write([]string{"license", "server", "account", "from", "to", "max_vcpus"})
+			for _, r := range rows {
+				_ = w.Write([]string{r.License, r.Server, r.Account, r.From.Format(time.RFC3339), r.To.Format(time.RFC3339),
+					strconv.Itoa(r.MaxVCPUs)})
+			}
+			w.Flush()
+			return w.Error()
+		},
+	}
+	report.Flags().StringVar(&month, "month", "", "the calendar month, YYYY-MM (UTC) (required)")
+	_ = report.MarkFlagRequired("month")
+	cmd.AddCommand(keys, report)
 	return cmd
 }

@@ -163,6 +163,16 @@ func catalogFile(t *testing.T) string {
 	return cat
 }
 
+// keysFile is a file of license keys for admin license keys add.
+func keysFile(t *testing.T, keys string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "keys.txt")
+	if err := os.WriteFile(f, []byte(keys), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestAdminOutputs: what each operator command prints — its keys, in their order, and
 // the type of each value — is what testdata/admin_outputs.golden holds; scripts rely
 // on it (README, "Operate it"). Every command that needs no libvirt host and no second
@@ -210,6 +220,12 @@ func TestAdminOutputs(t *testing.T) {
 		{name: "volume-pool set (no host)", args: []string{"admin", "volume-pool", "set", "--location", "1", "--pool", "berth"}, fails: true},
 		{name: "dns resync (PowerDNS unreachable)", args: []string{"admin", "dns", "resync", "--powerdns-url", "http://" + testnet.FreeAddr(t),
 			"--powerdns-api-key-file", keyFile(t, "key", 0o600)}, fails: true},
+		{name: "license keys list (none)", args: []string{"admin", "license", "keys", "list", "--license", "2"}},
+		{name: "license keys add", args: []string{"admin", "license", "keys", "add", "--license", "2", "--file", keysFile(t, "K-1\nK-2\n"),
+			"--license-key-file", licenseKeyFile(t)}},
+		{name: "license keys add (no pool)", args: []string{"admin", "license", "keys", "add", "--license", "3", "--file", keysFile(t, "K-3\n"),
+			"--license-key-file", licenseKeyFile(t)}, fails: true},
+		{name: "license keys list", args: []string{"admin", "license", "keys", "list", "--license", "2"}},
 		{name: "audit list", args: []string{"admin", "audit", "list"}},
 		{name: "audit list --account", args: []string{"admin", "audit", "list", "--account", "1", "--limit", "2"}},
 		{name: "server suspend (none)", args: []string{"admin", "server", "suspend", "1"}, fails: true},

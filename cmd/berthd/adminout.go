@@ -113,6 +113,7 @@ type catalogApplied struct {
 	Applied   string `json:"applied"`
 	Apps      int    `json:"apps"`
 	Images    int    `json:"images"`
+	Licenses  int    `json:"licenses"`
 	Locations int    `json:"locations"`
 	Plans     int    `json:"plans"`
 }
@@ -214,4 +215,14 @@ type volumePoolOut struct {
 
 func volumePoolOf(p libvirtdriver.VolumePool) volumePoolOut {
 	return volumePoolOut{LocationID: p.LocationID, Pool: p.Pool, SetAt: p.SetAt, Type: p.Type, Volumes: p.Volumes}
+}
+
+// licenseKeysOut is what admin license keys add and list print: the pool's keys and
+// those free (Added: how many the command added).
+type licenseKeysOut struct {
+	License int64  `json:"license"`
+	Name    string `json:"name"`
+	Added   *int   `json:"added,omitempty"`
+	Keys    int    `json:"keys"`
+	Free    int    `json:"free"`
 }

@@ -25,6 +25,8 @@ type globals struct {
 	// databaseEnv names the environment variable --database's default came from
 	// (BERTH_DATABASE, or BERTH_DATABASE_URL); "" when neither is set.
 	databaseEnv string
+	// licenseKeyFile is --license-key-file.
+	licenseKeyFile string
 }
 
 func main() {
@@ -64,6 +66,9 @@ func root() *cobra.Command {
 	// URL: without its password (docs/SECURITY.md). DefValue is only what the help
 	// shows; the value itself stays the URL.
 	cmd.PersistentFlags().Lookup("database").DefValue = redactDefault(defaultDatabase)
+	cmd.PersistentFlags().StringVar(&g.licenseKeyFile, "license-key-file", os.Getenv("BERTH_LICENSE_KEY_FILE"),
+		"file of the key (64 hex digits) that seals the license key pools' keys ($BERTH_LICENSE_KEY_FILE; default: "+
+			"the data directory's license-key, made when absent; the same file for every process of a PostgreSQL Berth)")
 	cmd.AddCommand(serveCmd(g), migrateCmd(g), adminCmd(g))
 	cmd.InitDefaultCompletionCmd() // now rather than in Execute, so that strictGroups sees it
 	strictGroups(cmd)
@@ -107,6 +112,7 @@ func noSuchSubcommand(cmd *cobra.Command, args []string) error {
 
 // open opens the application on the configured store.
 func (g *globals) open(ctx context.Context, cfg app.Config) (*app.App, error) {
+	cfg.LicenseKeyFile = g.licenseKeyFile
 	if g.database != "" {
 		cfg.DatabaseURL = g.database
 		return app.Open(ctx, cfg)

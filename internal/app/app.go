@@ -39,6 +39,9 @@ import (
 // Config is how berthd is run.
 type Config struct {
 	DataDir string // SQLite database directory
+	// LicenseKeyFile is the operator's key that seals the license key pools' keys
+	// (--license-key-file; default: the data dir's LicenseKeyFile, made when absent).
+	LicenseKeyFile string
 	// DatabaseURL, when set, is the PostgreSQL database (postgres://...) to use
 	// instead of DataDir: several processes may serve it together.
 	DatabaseURL  string
@@ -214,8 +217,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	licKey, err := licenseKey(cfg.LicenseKeyFile, cfg.DataDir)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	deps := ops.Deps{Store: db, Jobs: a.queue, Driver: a.driver, Log: cfg.Logger, Clock: cfg.Clock,
-		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions(), DNS: dnsOptions(cfg.DNS)}
+		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions(), DNS: dnsOptions(cfg.DNS), LicenseKey: licKey}
 	if deps.DNS.Publisher != nil && deps.DNS.Lock == nil {
 		deps.DNS.Lock = a.zoneLock
 	}

@@ -37,7 +37,7 @@ const (
 // privateFiles are the files of the data dir that hold secrets (password and token
 // hashes, the demo token) or say what the database holds: only the owner reads them.
 var privateFiles = []string{sqlstore.DBFile, sqlstore.DBFile + "-wal", sqlstore.DBFile + "-shm", sqlstore.DBFile + "-journal",
-	sqlstore.GenFile, DemoTokenFile, LockFile, DNSLockFile}
+	sqlstore.GenFile, DemoTokenFile, LockFile, DNSLockFile, LicenseKeyFile}
 
 // prepareDataDir checks that dir may be opened under create, makes the database
 // file (0600) when it is to be created, and makes the private files 0600 whatever

@@ -25,6 +25,10 @@ func Describe(t hosting.Transaction) (text string, m hosting.Msg) {
 		id = "billing.refund_provisioning"
 	case t.Type == hosting.TxRefund && t.ResourceType == hosting.ResourceVolume:
 		id = "billing.refund_volume"
+	case t.Type == hosting.TxCharge && t.ResourceType == hosting.ResourceLicense:
+		id = "billing.charge_license"
+	case t.Type == hosting.TxRefund && t.ResourceType == hosting.ResourceLicense:
+		id = "billing.refund_license"
 	}
 	return "", hosting.Msg{ID: id, Args: map[string]any{"name": t.ResourceName, "from": from}}
 }

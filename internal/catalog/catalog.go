@@ -1,5 +1,5 @@
-// Package catalog reads the operator's catalog file (locations, plans, images, apps)
-// and holds the embedded default.
+// Package catalog reads the operator's catalog file (locations, plans, images, apps,
+// licenses) and holds the embedded default.
 package catalog
 
 import (
@@ -42,6 +42,15 @@ type file struct {
 		Version     string `json:"version"`
 		Script      string `json:"script"`
 	} `json:"apps"`
+	Licenses []struct {
+		ID           int64   `json:"id"`
+		Name         string  `json:"name"`
+		Vendor       string  `json:"vendor"`
+		Per          string  `json:"per"`
+		PriceMonthly string  `json:"price_monthly"`
+		Images       []int64 `json:"images"`
+		Provisioning string  `json:"provisioning"`
+	} `json:"licenses"`
 	Locations []struct {
 		ID                  int64   `json:"id"`
 		Name                string  `json:"name"`
@@ -103,6 +112,14 @@ func Parse(data []byte) (hosting.Catalog, error) {
 	}
 	for _, a := range f.Apps {
 		c.Apps = append(c.Apps, hosting.App{ID: a.ID, Name: a.Name, Description: a.Description, Version: a.Version, Script: a.Script})
+	}
+	for _, l := range f.Licenses {
+		prov := hosting.LicenseProvisioning(l.Provisioning)
+		if prov == "" {
+			prov = hosting.ProvisionNone
+		}
+		c.Licenses = append(c.Licenses, hosting.License{ID: l.ID, Name: l.Name, Vendor: l.Vendor, Per: hosting.LicensePer(l.Per),
+			PriceMonthly: money("license "+l.Name+" price_monthly", l.PriceMonthly), ImageIDs: l.Images, Provisioning: prov})
 	}
 	// Volume prices go together: both, or neither (the location sells no volumes).
 	volumePrices := func(l string, hour, month *string) (hosting.Money, hosting.Money) {

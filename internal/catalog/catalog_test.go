@@ -3,6 +3,8 @@ package catalog
 import (
 	"strings"
 	"testing"
+
+	"github.com/berthhq/berth/internal/hosting"
 )
 
 func TestDefaultCatalog(t *testing.T) {
@@ -11,6 +13,17 @@ func TestDefaultCatalog(t *testing.T) {
 	if len(c.Locations) < 3 || len(c.Plans) < 6 || len(c.Images) < 4 || len(c.Apps) < 3 {
 		t.Fatalf("default catalog too small: %d locations, %d plans, %d images, %d apps",
 			len(c.Locations), len(c.Plans), len(c.Images), len(c.Apps))
+	}
+	// The demo and the sandbox show licenses (docs/api.md, Licenses): an image that
+	// requires one priced per vCPU, a key pool and one without provisioning.
+	kinds := map[hosting.LicenseProvisioning]bool{}
+	required := false
+	for _, l := range c.Licenses {
+		kinds[l.Provisioning] = true
+		required = required || (len(l.ImageIDs) > 0 && l.Per == hosting.LicensePerVCPU)
+	}
+	if !required || !kinds[hosting.ProvisionKeyPool] || !kinds[hosting.ProvisionNone] {
+		t.Errorf("default licenses %+v: want an image's per-vCPU license, a key pool and one of provisioning none", c.Licenses)
 	}
 	for _, p := range c.Plans {
 		if p.PriceMonthly >= p.PriceHourly*744 {
@@ -30,6 +43,14 @@ func TestParseRejects(t *testing.T) {
 		"zero limit":     {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\", network_mbps: 0}]\n", "network_mbps: 0"},
 		"negative iops":  {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\", disk_iops: -5}]\n", "disk_iops"},
 		"huge disk_mbps": {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\", disk_mbps: 2000000}]\n", "disk_mbps 2000000 is out of range"},
+		"license per":    {"licenses: [{id: 1, name: l, vendor: v, per: core, price_monthly: \"1\"}]\n", `per "core"`},
+		"license price":  {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"0\"}]\n", "license l: price_monthly must be positive"},
+		"license cents":  {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1.00001\"}]\n", "license l price_monthly"},
+		"license image":  {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\", images: [7]}]\n", "license l: unknown image 7"},
+		"license kind":   {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\", provisioning: mail}]\n", `provisioning "mail"`},
+		"license hook":   {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\", provisioning: webhook}]\n", "webhook is not supported"},
+		"license twice":  {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\"}, {id: 1, name: m, vendor: v, per: server, price_monthly: \"1\"}]\n", "license id used twice"},
+		"license vendor": {"licenses: [{id: 1, name: l, per: server, price_monthly: \"1\"}]\n", "id, name and vendor are required"},
 		"one disk size":  {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\"}]\nlocations: [{id: 1, name: x, plans: [{id: 1}]}]\n", "two disk sizes"},
 	} {
 		_, err := Parse([]byte(tc.yaml))
@@ -58,5 +79,38 @@ locations: [{id: 1, name: x, snapshot_price_gb_hour: "0.0001", images: [1, 2], p
 	}
 	if b.NetworkMbps != 0 || b.DiskIOPS != 500 || b.DiskMBps != 0 {
 		t.Errorf("plan b: %+v, want only disk_iops", b)
+	}
+}
+
+// TestParseLicenses: a license's fields as the file gives them, its price exact, its
+// provisioning none when left out.
+func TestParseLicenses(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte(`
+plans:
+  - {id: 1, name: a, vcpus: 1, memory_mb: 1024, disk_gb: 10, price_hourly: "1", price_monthly: "2"}
+  - {id: 2, name: b, vcpus: 1, memory_mb: 1024, disk_gb: 20, price_hourly: "1", price_monthly: "2"}
+images: [{id: 1, name: u, os: ubuntu}, {id: 2, name: w, os: windows}]
+licenses:
+  - {id: 7, name: win, vendor: Microsoft, per: vcpu, price_monthly: "4.0125", images: [2], provisioning: key_pool}
+  - {id: 8, name: panel, vendor: Acme, per: server, price_monthly: "10"}
+locations: [{id: 1, name: x, snapshot_price_gb_hour: "0.0001", images: [1, 2], plans: [{id: 1}, {id: 2}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Licenses) != 2 {
+		t.Fatalf("licenses: %+v", c.Licenses)
+	}
+	w, p := c.Licenses[0], c.Licenses[1]
+	if w.ID != 7 || w.Vendor != "Microsoft" || w.Per != hosting.LicensePerVCPU || w.PriceMonthly.String() != "4.0125" ||
+		!w.RequiredBy(2) || w.RequiredBy(1) || w.Provisioning != hosting.ProvisionKeyPool {
+		t.Errorf("win: %+v", w)
+	}
+	if got := w.MonthlyPrice(4).String(); got != "16.0500" {
+		t.Errorf("win on 4 vCPUs: %s, want 16.0500", got)
+	}
+	if p.Provisioning != hosting.ProvisionNone || p.MonthlyPrice(4).String() != "10.0000" {
+		t.Errorf("panel: %+v", p)
 	}
 }

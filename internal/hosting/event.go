@@ -75,6 +75,8 @@ const (
 	EventRRsetUpdated        EventType = "rrset.updated"
 	EventRRsetDeleted        EventType = "rrset.deleted"
 	EventRDNSUpdated         EventType = "rdns.updated"
+	EventLicenseCreated      EventType = "license.created"
+	EventLicenseCancelled    EventType = "license.cancelled"
 )
 
 // EventTypes is every event type, in the order the API's document lists them.
@@ -92,12 +94,13 @@ var EventTypes = []EventType{
 	EventDomainCreated, EventDomainUpdated, EventDomainDeleted,
 	EventRRsetCreated, EventRRsetUpdated, EventRRsetDeleted,
 	EventRDNSUpdated,
+	EventLicenseCreated, EventLicenseCancelled,
 }
 
 // EventResourceTypes are what events are about. Billing events are about the account.
 // RRset events are about their zone ("domain"), and reverse DNS events about their
 // server.
-var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook", "volume", "domain"}
+var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook", "volume", "domain", "license"}
 
 // CreditLowDays: billing.credit_low says that an hourly charge took the credit below
 // this many days of the account's hourly burn.
@@ -208,6 +211,15 @@ type (
 		Status   VolumeStatus `json:"status"`
 		ServerID *int64       `json:"server_id"`
 		Changes  []string     `json:"changes,omitempty"`
+	}
+	// LicenseEventData names a server's license and its product, with its status
+	// after the change.
+	LicenseEventData struct {
+		ID        int64         `json:"id"`
+		ServerID  int64         `json:"server_id"`
+		LicenseID int64         `json:"license_id"`
+		Name      string        `json:"name"`
+		Status    LicenseStatus `json:"status"`
 	}
 	// DomainEventData: Changes for domain.updated ("ttl", or "rrsets" when a zone
 	// file replaced them).

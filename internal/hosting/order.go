@@ -7,7 +7,7 @@ package hosting
 // OrderFields are an order's fields in the order of its request schema: the order of
 // its 422's messages.
 var OrderFields = []string{"plan_id", "location_id", "image_id", "ssh_key_ids", "display_name", "project_id", "app_id", "recipe_id",
-	"root_password", "volume_ids", "automount"}
+	"root_password", "volume_ids", "automount", "license_ids"}
 
 // CheckOrderChoice records what is wrong with the catalog items an order names before
 // any is looked up: a plan and a location are required, and exactly one of an image
@@ -85,12 +85,19 @@ func CheckSSHKeyIDs(v *Validation, ids []int64, known map[int64]SSHKey) []SSHKey
 }
 
 // CheckOrderCredit records on plan_id, as CodeInsufficientCredit, that a's credit
-// does not cover p's first hour, which an order charges at once. A plan that is
+// does not cover p's first hour and licenses, the month of the licenses the order
+// holds, which an order charges at once (docs/api.md, Licenses). A plan that is
 // missing (ID 0) or already wrong is not checked.
-func CheckOrderCredit(v *Validation, a Account, p Plan) {
-	if p.ID != 0 && !v.Has("plan_id") && a.Credit < p.PriceHourly {
-		CreditTooLow(v, a, p)
+func CheckOrderCredit(v *Validation, a Account, p Plan, licenses Money) {
+	if p.ID == 0 || v.Has("plan_id") || a.Credit >= p.PriceHourly+licenses {
+		return
 	}
+	if licenses == 0 {
+		CreditTooLow(v, a, p)
+		return
+	}
+	v.Add("plan_id", "validation.credit_too_low_licenses", "amount", (p.PriceHourly + licenses).String(), "currency", a.Currency)
+	v.SetCode(CodeInsufficientCredit)
 }
 
 // CreditTooLow records on plan_id, as CodeInsufficientCredit, that a's credit does

@@ -124,23 +124,27 @@ func TestCheckOrderCredit(t *testing.T) {
 	t.Parallel()
 	acct := Account{Credit: 70, Currency: "EUR"}
 	for _, tc := range []struct {
-		name    string
-		plan    Plan
-		already bool // plan_id is wrong already
-		want    []string
-		code    Code
+		name     string
+		plan     Plan
+		licenses Money
+		already  bool // plan_id is wrong already
+		want     []string
+		code     Code
 	}{
-		{"covered exactly", Plan{ID: 1, PriceHourly: 70}, false, nil, ""},
-		{"not covered", Plan{ID: 2, PriceHourly: 71}, false, []string{"plan_id:validation.credit_too_low map[amount:0.0071 currency:EUR]"},
+		{"covered exactly", Plan{ID: 1, PriceHourly: 70}, 0, false, nil, ""},
+		{"not covered", Plan{ID: 2, PriceHourly: 71}, 0, false, []string{"plan_id:validation.credit_too_low map[amount:0.0071 currency:EUR]"},
 			CodeInsufficientCredit},
-		{"no plan", Plan{PriceHourly: 71}, false, nil, ""},
-		{"a plan already wrong", Plan{ID: 2, PriceHourly: 71}, true, []string{"plan_id:validation.plan_not_offered"}, CodeValidationFailed},
+		{"covered with licenses", Plan{ID: 1, PriceHourly: 30}, 40, false, nil, ""},
+		{"not covered with licenses", Plan{ID: 1, PriceHourly: 30}, 41,
+			false, []string{"plan_id:validation.credit_too_low_licenses map[amount:0.0071 currency:EUR]"}, CodeInsufficientCredit},
+		{"no plan", Plan{PriceHourly: 71}, 0, false, nil, ""},
+		{"a plan already wrong", Plan{ID: 2, PriceHourly: 71}, 0, true, []string{"plan_id:validation.plan_not_offered"}, CodeValidationFailed},
 	} {
 		var v Validation
 		if tc.already {
 			v.Add("plan_id", "validation.plan_not_offered")
 		}
-		CheckOrderCredit(&v, acct, tc.plan)
+		CheckOrderCredit(&v, acct, tc.plan, tc.licenses)
 		if got := fieldErrors(&v); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}

@@ -48,6 +48,8 @@ func TestIDsThatNameNothing(t *testing.T) {
 		{"POST", "/servers/" + fx.serverID + "/reinstall", func(v int64) any { return map[string]any{"image_id": v} }, "image_id", "validation.image_unknown", false},
 		{"POST", "/servers/" + fx.serverID + "/rescale", func(v int64) any { return map[string]any{"plan_id": v} }, "plan_id", "validation.plan_unknown", false},
 		{"POST", "/servers", func(v int64) any { return orderWith("volume_ids", []int64{v}) }, "volume_ids", "validation.volume_unknown", true},
+		{"POST", "/servers", func(v int64) any { return orderWith("license_ids", []int64{v}) }, "license_ids", "validation.license_unknown", true},
+		{"POST", "/servers/" + fx.serverID + "/licenses", func(v int64) any { return map[string]any{"license_id": v} }, "license_id", "validation.license_unknown", true},
 		{"POST", "/volumes", func(v int64) any { return newVolume("location_id", v) }, "location_id", "validation.location_unknown", false},
 		{"POST", "/volumes", func(v int64) any { return newVolume("location_id", drop, "server_id", v) }, "server_id", "validation.server_unknown", false},
 		{"POST", "/volumes", func(v int64) any { return newVolume("project_id", v) }, "project_id", "validation.project_unknown", false},
@@ -119,7 +121,7 @@ func TestNullOnFieldsThatAreNotNullable(t *testing.T) {
 			}
 		})
 	}
-	for _, list := range []string{"ssh_key_ids", "volume_ids"} {
+	for _, list := range []string{"ssh_key_ids", "volume_ids", "license_ids"} {
 		t.Run("a null item of "+list, func(t *testing.T) {
 			e := wantInvalid(t, a.Do("POST", "/servers", with(order, list, []any{nil})), list)
 			if want := msg("fr", "validation.null_in_list"); e.Errors[list][0] != want {
@@ -141,7 +143,8 @@ type nullCase struct{ route, field string }
 func nullTableBodies(t *testing.T, fx *fixture) (bodies map[string]map[string]any, order map[string]any) {
 	order = with(baseOrder(), "ssh_key_ids", []int64{num(t, fx.key["id"])}, "display_name", "web", "recipe_id", num(t, fx.recipe["id"]),
 		"root_password", "correct-horse-1", "project_id", num(t, fx.project["id"]),
-		"volume_ids", []int64{}, "automount", false) // no volume: an order accepted here would hold it
+		"volume_ids", []int64{}, "automount", false, // no volume: an order accepted here would hold it
+		"license_ids", []int64{}) // nor a license: its month would be charged
 	project, server := num(t, fx.project["id"]), num(t, fx.server["id"])
 	return map[string]map[string]any{
 		"POST /servers":                                   order,
@@ -158,10 +161,11 @@ func nullTableBodies(t *testing.T, fx *fixture) (bodies map[string]map[string]an
 		"POST /servers/{id}/snapshots/{snapshot}/restore": {},
 		"POST /volumes": {"name": "vol", "size_gb": 10, "location_id": num(t, fx.server["location_id"]), "server_id": server,
 			"project_id": project, "format": "ext4", "automount": true},
-		"PATCH /volumes/{id}":       {"name": "vol-renamed", "project_id": project},
-		"POST /volumes/{id}/attach": {"server_id": server, "automount": false},
-		"POST /volumes/{id}/detach": {},
-		"POST /volumes/{id}/resize": {"size_gb": 20},
+		"PATCH /volumes/{id}":         {"name": "vol-renamed", "project_id": project},
+		"POST /volumes/{id}/attach":   {"server_id": server, "automount": false},
+		"POST /volumes/{id}/detach":   {},
+		"POST /volumes/{id}/resize":   {"size_gb": 20},
+		"POST /servers/{id}/licenses": {"license_id": licPlesk},
 	}, order
 }
 

@@ -294,6 +294,9 @@ type fixture struct {
 	volumeID, volumeNm string
 	// domain is a zone with an RRset "www A".
 	domainID, domainNm string
+	// licenseID is a license of the server when the test added one (a month of one
+	// costs more than most tests' credit), else an id of none.
+	licenseID string
 }
 
 // newFixture creates a running server (in a project) with an available snapshot, a
@@ -328,6 +331,7 @@ func newFixture(t testing.TB, c caller) *fixture {
 		t.Fatal("the fixture's webhook has no delivery, not even of its webhook.created")
 	}
 	f.deliveryID = itoa(num(t, ds[len(ds)-1]["id"]))
+	f.licenseID = "999999"
 	return f
 }
 
@@ -349,6 +353,7 @@ func (f *fixture) params(byName bool) map[string]string {
 		"deliveries/{delivery}": f.deliveryID,
 		"volumes/{id}":          vol,
 		"domains/{id}":          dom,
+		"licenses/{license}":    f.licenseID,
 		"rrsets/{name}":         "www",
 		"{name}/{type}":         "A",
 	}
@@ -407,6 +412,8 @@ func validBody(t testing.TB, method, path string) any {
 		return map[string]any{"url": "https://hooks.example.com/" + uniqueName("hook")}
 	case "PATCH /v1/webhooks/{id}":
 		return map[string]any{"event_types": []string{"server.*"}}
+	case "POST /v1/servers/{id}/licenses":
+		return map[string]any{"license_id": licPlesk}
 	case "POST /v1/volumes":
 		return map[string]any{"name": uniqueName("vol"), "size_gb": 10, "location_id": 1}
 	case "PATCH /v1/volumes/{id}":
@@ -581,7 +588,7 @@ func TestContractAuthentication(t *testing.T) {
 			path := fillPath(t, rt.Path, map[string]string{"servers/{id}": "1", "ssh-keys/{id}": "1",
 				"projects/{id}": "1", "recipes/{id}": "1", "operations/{id}": "1", "snapshots/{snapshot}": "1",
 				"webhooks/{id}": "1", "deliveries/{delivery}": "1", "volumes/{id}": "1", "domains/{id}": "1",
-				"rrsets/{name}": "www", "{name}/{type}": "A"})
+				"rrsets/{name}": "www", "{name}/{type}": "A", "licenses/{license}": "1"})
 			r := env.Do("", rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
 			if rt.Scope == "" {
 				if r.Status != 200 {

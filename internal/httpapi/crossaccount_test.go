@@ -18,6 +18,15 @@ func TestCrossAccount(t *testing.T) {
 	b := env.NewAccount("en", "100", "")
 	fb := newFixture(t, b)
 	fa := newFixture(t, a) // A has resources of its own, so its requests reach the lookup
+	lic := data(t, b.Do("POST", "/servers/"+fb.serverID+"/licenses", map[string]any{"license_id": licPlesk}).Want(t, http.StatusCreated))
+	fb.licenseID = itoa(num(t, lic["id"]))
+
+	t.Run("B's license on A's server", func(t *testing.T) {
+		wantNotFound(t, a.Do("DELETE", "/servers/"+fa.serverID+"/licenses/"+fb.licenseID, nil))
+		if got := serverLicenses(t, b, num(t, fb.server["id"]))[licPlesk]; got["status"] != "active" {
+			t.Errorf("B's license after A's requests: %v", got)
+		}
+	})
 
 	t.Run("every route with an id", func(t *testing.T) {
 		n := 0

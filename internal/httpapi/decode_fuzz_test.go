@@ -42,6 +42,7 @@ var bodyRoutes = []struct {
 	{"POST /servers/{id}/reinstall", func() any { return new(api.ReinstallRequest) }, MaxBody},
 	{"POST /servers/{id}/rescale", func() any { return new(api.RescaleRequest) }, MaxBody},
 	{"POST /servers/{id}/snapshots", func() any { return new(api.SnapshotCreate) }, MaxBody},
+	{"POST /servers/{id}/licenses", func() any { return new(api.ServerLicenseCreate) }, MaxBody},
 	{"POST /servers/{id}/snapshots/{snapshot}/restore", func() any { return new(struct{}) }, MaxBody},
 	{"POST /ssh-keys", func() any { return new(api.SSHKeyCreate) }, MaxBody},
 	{"POST /projects", func() any { return new(api.ProjectWrite) }, MaxBody},

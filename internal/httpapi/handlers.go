@@ -94,7 +94,11 @@ func (s *Server) orderServer(r *request) (int, any, error) {
 	}
 	o := ops.Order{PlanID: b.PlanID, LocationID: b.LocationID, ImageID: b.ImageID, SSHKeyIDs: b.SSHKeyIDs,
 		DisplayName: b.DisplayName, AppID: b.AppID, RecipeID: b.RecipeID, RootPassword: b.RootPassword,
-		VolumeIDs: b.VolumeIDs, Automount: b.Automount}
+		VolumeIDs: b.VolumeIDs, Automount: b.Automount, LicenseIDs: b.LicenseIDs}
+	// A license in an order needs the scope licenses too (docs/api.md, Licenses).
+	if len(b.LicenseIDs) > 0 && len(r.p.Token.Scopes.Missing(hosting.ScopeLicenses)) > 0 {
+		return 0, nil, missingScope(hosting.ScopeLicenses, nil)
+	}
 	if b.ProjectID.Set && !b.ProjectID.Null {
 		o.ProjectID = &b.ProjectID.Value
 	}

@@ -171,7 +171,7 @@ func New(svc ops.Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 
 func (s *Server) routes() []route {
 	R, P, S, K, C := hosting.ScopeRead, hosting.ScopePower, hosting.ScopeServers, hosting.ScopeSSHKeys, hosting.ScopeRecipes
-	N, A, V, D := hosting.ScopeSnapshots, hosting.ScopeAll, hosting.ScopeStorage, hosting.ScopeDomains
+	N, A, V, D, L := hosting.ScopeSnapshots, hosting.ScopeAll, hosting.ScopeStorage, hosting.ScopeDomains, hosting.ScopeLicenses
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
@@ -180,6 +180,7 @@ func (s *Server) routes() []route {
 		{"GET", "/billing/transactions", R, s.listTransactions},
 		{"GET", "/locations", R, s.locations},
 		{"GET", "/apps", R, s.apps},
+		{"GET", "/licenses", R, s.listLicenses},
 		{"GET", "/servers", R, s.listServers},
 		{"POST", "/servers", S, s.orderServer},
 		{"GET", "/servers/{id}", R, s.getServer},
@@ -194,6 +195,9 @@ func (s *Server) routes() []route {
 		{"GET", "/servers/{id}/operations", R, s.listServerOperations},
 		{"GET", "/servers/{id}/rdns", R, s.listRDNS},
 		{"PUT", "/servers/{id}/rdns", D, s.setRDNS},
+		{"GET", "/servers/{id}/licenses", R, s.listServerLicenses},
+		{"POST", "/servers/{id}/licenses", L, s.addServerLicense},
+		{"DELETE", "/servers/{id}/licenses/{license}", L, s.removeServerLicense},
 		{"GET", "/servers/{id}/snapshots", R, s.listSnapshots},
 		{"POST", "/servers/{id}/snapshots", N, s.createSnapshot},
 		{"POST", "/servers/{id}/snapshots/{snapshot}/restore", N, s.restoreSnapshot},

@@ -81,6 +81,9 @@ func (s *Service) refundProvisioning(ctx context.Context, tx store.Tx, srv hosti
 	if err := tx.StopMeter(ctx, hosting.ResourceServer, srv.ID, srv.CreatedAt); err != nil {
 		return err
 	}
+	if err := s.refundLicenses(ctx, tx, srv); err != nil {
+		return err
+	}
 	charged, err := tx.Charged(ctx, hosting.ResourceServer, srv.ID)
 	if err != nil || charged <= 0 {
 		return err
@@ -163,7 +166,7 @@ func (s *Service) afterCredit(ctx context.Context, tx store.Tx, t hosting.Transa
 
 // MeterResult is what a metering pass did.
 type MeterResult struct {
-	Hours     int           // meter hours settled
+	Hours     int           // meter hours settled, and license months (docs/api.md, Licenses)
 	Total     hosting.Money // charged in all
 	Overdrawn int           // accounts it took below zero
 }
@@ -235,6 +238,12 @@ func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now t
 	// charges nothing twice anyway, but would find the hours it saw due already
 	// charged.
 	if err := tx.Serialize(ctx, "meter"); err != nil {
+		return got, false, err
+	}
+	// The licenses' months first (docs/api.md, Licenses): each a step of its own.
+	lic, done, err := s.chargeLicenseMonths(ctx, tx, account, now, s.meterBatch)
+	got.Hours, got.Total, got.Overdrawn = lic.Hours, lic.Total, lic.Overdrawn
+	if err != nil || !done {
 		return got, false, err
 	}
 	const stepsPerTx = 48 // a meter hours behind takes a step an hour

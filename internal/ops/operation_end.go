@@ -126,11 +126,20 @@ func (s *Service) Provisioned(serverID int64, m compute.Machine) Change {
 	}
 }
 
-// Reinstalled: the server runs image afresh, and is billed again if a failed
-// provisioning had stopped its meter.
+// Reinstalled: the server runs image afresh, holds the licenses image requires (not
+// those only its old image did), and is billed again if a failed provisioning had
+// stopped its meter.
 func (s *Service) Reinstalled(srv hosting.Server, image int64) Change {
 	return func(ctx context.Context, tx store.Tx) error {
+		was, err := tx.ServerAny(ctx, srv.ID)
+		if err != nil {
+			return err
+		}
 		if err := tx.SetServerImage(ctx, srv.ID, image); err != nil {
+			return err
+		}
+		// Its licenses follow the image (docs/api.md, Licenses).
+		if err := s.relicense(ctx, tx, was, was.ImageID, image); err != nil {
 			return err
 		}
 		if err := s.resumeServerMeter(ctx, tx, srv); err != nil {
@@ -148,6 +157,13 @@ func (s *Service) Rescaled(serverID int64, plan hosting.Plan, diskGB int) Change
 			return err
 		}
 		if err := s.repriceServer(ctx, tx, serverID, plan); err != nil {
+			return err
+		}
+		srv, err := tx.ServerAny(ctx, serverID)
+		if err != nil {
+			return err
+		}
+		if err := s.rescaleLicenses(ctx, tx, srv, plan.VCPUs); err != nil {
 			return err
 		}
 		return s.setStatus(ctx, tx, serverID, hosting.StatusStopped)

@@ -50,6 +50,9 @@ func (s *Service) Reinstall(ctx context.Context, p hosting.Principal, id int64, 
 		if !hosting.CheckImageOffered(&v, loc, *imageID) {
 			return v.Err()
 		}
+		if err := s.checkReinstallLicenses(ctx, tx, srv, *imageID); err != nil {
+			return err
+		}
 		if srv.Operation != nil {
 			return busy(srv.Operation)
 		}

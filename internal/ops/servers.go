@@ -135,6 +135,9 @@ type Order struct {
 	// Automount has the guest mount the formatted ones.
 	VolumeIDs []int64
 	Automount *bool
+	// LicenseIDs are license products the server holds from its order, beside those
+	// its image requires (docs/api.md, Licenses).
+	LicenseIDs []int64
 }
 
 // OrderServer checks an order, writes the server in status provisioning and enqueues
@@ -185,7 +188,11 @@ func (s *Service) createServer(ctx context.Context, p hosting.Principal, o Order
 		if err := checkOrderVolumes(ctx, tx, acct.ID, o, c.loc, &v); err != nil {
 			return err
 		}
-		hosting.CheckOrderCredit(&v, acct, c.plan)
+		lics, err := s.orderLicenses(ctx, tx, &v, o.LicenseIDs, c.imageID)
+		if err != nil {
+			return err
+		}
+		hosting.CheckOrderCredit(&v, acct, c.plan, licensesPrice(lics, c.plan.VCPUs))
 		if err := s.checkQuota(ctx, tx, acct.ID, hosting.QuotaServers, &v); err != nil {
 			return err
 		}
@@ -195,6 +202,11 @@ func (s *Service) createServer(ctx context.Context, p hosting.Principal, o Order
 		srv = s.newServer(acct, o, c, keys, status, passHash)
 		if srv, err = s.writeServer(ctx, tx, acct, srv, c.plan, o.DisplayName != nil); err != nil {
 			return err
+		}
+		for _, l := range lics {
+			if _, err := s.holdLicense(ctx, tx, acct, srv, l, "license_ids"); err != nil {
+				return err
+			}
 		}
 		return then(tx, &srv)
 	})
@@ -457,6 +469,9 @@ func (s *Service) DeleteServer(ctx context.Context, p hosting.Principal, id int6
 			}
 		}
 		if err := s.stopServerMeters(ctx, tx, srv, snaps); err != nil {
+			return err
+		}
+		if err := s.cancelServerLicenses(ctx, tx, srv.ID); err != nil {
 			return err
 		}
 		if err := tx.DeleteServer(ctx, srv.ID, s.NowFor(srv.AccountID)); err != nil {

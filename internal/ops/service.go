@@ -5,6 +5,7 @@ package ops
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
@@ -109,6 +110,10 @@ type Service struct {
 	// webhooks are the rules of webhooks' urls (webhooks.go).
 	webhooks WebhookOptions
 
+	// licenseSeal seals the key pools' activation keys at rest (Deps.LicenseKey; nil:
+	// none, and no key pool is in stock).
+	licenseSeal cipher.AEAD
+
 	// clocks are the accounts' test clocks (nil: every account is on Now).
 	clocks *testClocks
 	// consoles are this process's open serial console sessions.
@@ -149,6 +154,10 @@ type Deps struct {
 	MeterBatch int
 	// DNS is the operator's DNS settings: the nameservers every zone shows.
 	DNS DNSOptions
+	// LicenseKey is the operator's key (LicenseKeySize bytes) that seals the license
+	// key pools' activation keys at rest (nil: none, and no key pool is in stock;
+	// docs/SECURITY.md). New fails on a key of another size.
+	LicenseKey []byte
 }
 
 // DefaultMeterBatch is how many meter hours a metering transaction charges at most:
@@ -198,6 +207,11 @@ func New(d Deps) *Service {
 	s.placer, _ = compute.As[compute.Placer](d.Driver)
 	s.reach, _ = compute.As[compute.Reachability](d.Driver)
 	_, s.volumes = compute.As[compute.Volumes](d.Driver)
+	seal, err := newLicenseSeal(d.LicenseKey)
+	if err != nil {
+		panic("ops: " + err.Error()) // the caller reads the key with ReadLicenseKey, which checks its size
+	}
+	s.licenseSeal = seal
 	return s
 }
 

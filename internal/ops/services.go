@@ -35,13 +35,14 @@ type Services struct {
 	Volumes    VolumeService
 	Domains    DomainService
 	RDNS       RDNSService
+	Licenses   LicenseService
 }
 
 // Services is every one of the core's interfaces answered by s.
 func (s *Service) Services() Services {
 	return Services{Gate: s, Sessions: s, Accounts: s, Catalog: s, Servers: s, Snapshots: s, SSHKeys: s,
 		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s, Webhooks: s, Volumes: s,
-		Domains: s, RDNS: s}
+		Domains: s, RDNS: s, Licenses: s}
 }
 
 // GateService is what every request passes through: its token, its idempotency key,
@@ -247,3 +248,12 @@ var (
 	_ WebhookService   = (*Service)(nil)
 	_ VolumeService    = (*Service)(nil)
 )
+
+// LicenseService is the catalog's licenses and the principal's servers' (docs/api.md,
+// Licenses).
+type LicenseService interface {
+	Licenses(ctx context.Context) ([]hosting.License, error)
+	ServerLicenses(ctx context.Context, p hosting.Principal, ref hosting.ServerRef) ([]hosting.ServerLicense, error)
+	AddServerLicense(ctx context.Context, p hosting.Principal, serverID int64, licenseID *int64) (hosting.ServerLicense, error)
+	RemoveServerLicense(ctx context.Context, p hosting.Principal, serverID, id int64) error
+}

@@ -179,6 +179,26 @@ type Reader interface {
 	// walk of the operator's zones.
 	LiveServers(ctx context.Context, after int64, limit int) ([]hosting.Server, error)
 
+	// Licenses lists the catalog's license products sold now, by id, each with the
+	// images that require it and whether a server can take one (InStock).
+	Licenses(ctx context.Context) ([]hosting.License, error)
+	// License finds a license product sold now.
+	License(ctx context.Context, id int64) (hosting.License, error)
+	// ServerLicenses lists a server's licenses by id: those held, failed, and those
+	// cancelled whose paid month has not ended at at. A held key_pool license has its
+	// SealedKey.
+	ServerLicenses(ctx context.Context, serverID int64, at time.Time) ([]hosting.ServerLicense, error)
+	// ServerLicense finds a license of a server, whatever its status.
+	ServerLicense(ctx context.Context, serverID, id int64) (hosting.ServerLicense, error)
+	// LicenseReport lists the licenses held in the calendar month starting at month,
+	// by the server's license id, with the most vCPUs each server had in it.
+	LicenseReport(ctx context.Context, month time.Time) ([]LicenseUse, error)
+	// LicenseKeys counts the keys of a product's pool, and those free.
+	LicenseKeys(ctx context.Context, licenseID int64) (total, free int, err error)
+	// EarliestLicenseDue is the earliest end of a paid month, at or before upto, of
+	// the licenses held (nil: none), of one account's when account is not 0.
+	EarliestLicenseDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error)
+
 	// Operation finds an operation of an account.
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
 	// Operations lists an account's operations, of live and deleted servers alike,
@@ -265,6 +285,25 @@ type ChargeStep struct {
 	Limit int
 }
 
+// LicenseStep is one step of a metering pass over licenses: it charges the calendar
+// month starting at Month for every held license paid through Month (Limit of them
+// when not 0, by id; of one Account's when not 0), written at Now.
+type LicenseStep struct {
+	Month, Now time.Time
+	Account    int64
+	Limit      int
+}
+
+// LicenseUse is a license held in a month, for the operator's report: its product,
+// server and account, when it started and was cancelled (nil: held still), and the
+// most vCPUs its server had that month.
+type LicenseUse struct {
+	License, Server, Account string
+	Started                  time.Time
+	Cancelled                *time.Time
+	MaxVCPUs                 int
+}
+
 // ChargeResult is what a ChargeStep did.
 type ChargeResult struct {
 	// Hours is how many meter hours it settled (an hour past the cap is settled at 0).
@@ -341,6 +380,25 @@ type Writer interface {
 	SetMeterRate(ctx context.Context, resourceType string, resourceID int64, rate hosting.Money, cap *hosting.Money) error
 	// ChargeDue runs one step of a metering pass as set-based SQL.
 	ChargeDue(ctx context.Context, step ChargeStep) (ChargeResult, error)
+
+	// ChargeLicenses runs one LicenseStep as set-based SQL (Hours counts the licenses
+	// charged).
+	ChargeLicenses(ctx context.Context, step LicenseStep) (ChargeResult, error)
+	// AddServerLicense writes a license a server holds.
+	AddServerLicense(ctx context.Context, l hosting.ServerLicense) (int64, error)
+	// TakeLicenseKey gives the server's license serverLicenseID a free key of the
+	// pool of licenseID and returns it sealed; ErrNotFound when the pool is empty.
+	TakeLicenseKey(ctx context.Context, licenseID, serverLicenseID int64) ([]byte, error)
+	// CancelServerLicense cancels a server's license at at and gives its key back to
+	// the pool; ErrNotFound when it is cancelled already.
+	CancelServerLicense(ctx context.Context, id int64, at time.Time) error
+	// SetLicenseVCPUs records how many vCPUs a license's month in course is paid for.
+	SetLicenseVCPUs(ctx context.Context, id int64, vcpus int) error
+	// RecordLicenseUse records that the licenses ids had a server of vcpus in the
+	// calendar month starting at month (the most of the month is kept).
+	RecordLicenseUse(ctx context.Context, ids []int64, month time.Time, vcpus int) error
+	// AddLicenseKeys adds sealed keys to the pool of a license product.
+	AddLicenseKeys(ctx context.Context, licenseID int64, sealed [][]byte, at time.Time) error
 
 	// SaveIdempotencyKey stores the answer of a request sent with an Idempotency-Key
 	// (replacing a record of the key created before expired). ErrConflict when a live

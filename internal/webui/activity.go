@@ -228,6 +228,8 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 		args = []any{"domain", d.Domain, "rrset", d.Name + " " + d.Type}
 	case "rdns":
 		args = []any{"ip", d.IP, "ptr", d.PTR, "server", ex.serverName(d.ServerID)}
+	case "license":
+		args = []any{"name", d.Name, "server", ex.serverName(d.ServerID)}
 	case "ssh_key", "project", "recipe":
 		args = []any{"name", d.Name}
 	case "billing":
@@ -292,7 +294,7 @@ type existing struct {
 func (ex *existing) link(e hosting.Event, d *eventData) (string, string, error) {
 	id := e.Resource.ID
 	switch e.Resource.Type {
-	case "operation", "snapshot":
+	case "operation", "snapshot", "license": // a license is shown on its server's page
 		if d == nil {
 			return "", "", nil
 		}

@@ -82,6 +82,8 @@ func sampleEvent(t *testing.T, account int64, typ hosting.EventType) hosting.Eve
 		res, data = hosting.EventResource{Type: "domain", ID: 9001}, hosting.RRsetEventData{DomainID: 9001, Domain: "example.com", Name: "www", Type: "A", Serial: 2026112702}
 	case "rdns":
 		res, data = hosting.EventResource{Type: "server", ID: 9001}, hosting.RDNSEventData{ServerID: 9001, IP: "192.0.2.7", PTR: "mail.example.com"}
+	case "license":
+		data = hosting.LicenseEventData{ID: 9001, ServerID: 9001, LicenseID: 1, Name: "windows-server-standard", Status: hosting.LicenseActive}
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -173,6 +175,8 @@ var wantSentences = map[hosting.EventType]string{
 	hosting.EventRRsetUpdated:        "Records www A of domain example.com were replaced.",
 	hosting.EventRRsetDeleted:        "Records www A of domain example.com were deleted.",
 	hosting.EventRDNSUpdated:         "The reverse DNS of 192.0.2.7 on server #9001 is now mail.example.com.",
+	hosting.EventLicenseCreated:      "Server #9001 holds license windows-server-standard.",
+	hosting.EventLicenseCancelled:    "License windows-server-standard of server #9001 was cancelled.",
 }
 
 // TestActivityShowsEveryType: each event type is shown as its sentence, newest first,

@@ -168,7 +168,7 @@ func (q queries) ServersOfPlan(ctx context.Context, locationID, planID int64) (i
 // longer lists, and replaces what each location offers. Nothing is deleted, so
 // servers keep their plan, image and app.
 func (q queries) ApplyCatalog(ctx context.Context, c hosting.Catalog) error {
-	for _, t := range []string{"locations", "plans", "images", "apps"} {
+	for _, t := range []string{"locations", "plans", "images", "apps", "licenses"} {
 		if _, err := q.q.ExecContext(ctx, `UPDATE `+t+` SET active = 0`); err != nil {
 			return err
 		}
@@ -196,6 +196,23 @@ func (q queries) ApplyCatalog(ctx context.Context, c hosting.Catalog) error {
 			ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description, version = excluded.version, script = excluded.script, active = 1`,
 			a.ID, a.Name, a.Description, a.Version, a.Script); err != nil {
 			return err
+		}
+	}
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM license_images`); err != nil {
+		return err
+	}
+	for _, l := range c.Licenses {
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO licenses (id, name, vendor, per, price_monthly, provisioning, active)
+			VALUES (?, ?, ?, ?, ?, ?, 1)
+			ON CONFLICT (id) DO UPDATE SET name = excluded.name, vendor = excluded.vendor, per = excluded.per,
+			price_monthly = excluded.price_monthly, provisioning = excluded.provisioning, active = 1`,
+			l.ID, l.Name, l.Vendor, string(l.Per), int64(l.PriceMonthly), string(l.Provisioning)); err != nil {
+			return err
+		}
+		for _, id := range l.ImageIDs {
+			if _, err := q.q.ExecContext(ctx, `INSERT INTO license_images (license_id, image_id) VALUES (?, ?)`, l.ID, id); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := q.q.ExecContext(ctx, `DELETE FROM location_plans`); err != nil {
