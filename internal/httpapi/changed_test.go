@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -68,14 +69,32 @@ func TestOperationOnAChangedServer(t *testing.T) {
 			// credit does) until the change is done.
 			hold := holdAccountRow(t, ctx, db, a.ID)
 			answer := make(chan *testenv.Response, 1)
-			go func() { answer <- a.Do("POST", path+"/snapshots", tt.snapshot) }()
-			waitForLockWait(t, db)
-			tt.change(t, a, srv)
+			snapshot := func() { answer <- a.Do("POST", path+"/snapshots", tt.snapshot) }
+			if tt.status == "" {
+				// A deletion writes the account's row too (its meter leaves the
+				// account's burn): it waits for the row first, the snapshot request
+				// after it, having read the server before the deletion committed.
+				deleted := make(chan struct{})
+				go func() { tt.change(t, a, srv); close(deleted) }()
+				waitForLockWaits(t, db, 1)
+				go snapshot()
+				waitForLockWaits(t, db, 2)
+				if err := hold.Rollback(); err != nil {
+					t.Fatal(err)
+				}
+				<-deleted
+			} else {
+				go snapshot()
+				waitForLockWaits(t, db, 1)
+				tt.change(t, a, srv)
+			}
 			// The operation the change started (the suspension's power-off, the
 			// deletion) ends: the server is free again when the request goes on.
 			waitFree(t, db, num(t, srv["id"]))
-			if err := hold.Rollback(); err != nil {
-				t.Fatal(err)
+			if tt.status != "" {
+				if err := hold.Rollback(); err != nil {
+					t.Fatal(err)
+				}
 			}
 
 			r := <-answer
@@ -83,7 +102,14 @@ func TestOperationOnAChangedServer(t *testing.T) {
 				t.Fatalf("the snapshot request that read the server before the change: %d %s, want 409 busy", r.Status, r.Body)
 			}
 			e := wantError(t, r, http.StatusConflict, "busy")
-			if e.Message != msg("en", "error.server_changed") || r.Header.Get("Retry-After") == "" {
+			if tt.status == "" {
+				// Its write waited behind the deletion's for the server's row, and
+				// read it again: busy with the deletion, which it names.
+				var body struct{ Operation struct{ Type string } }
+				if err := json.Unmarshal(r.Body, &body); err != nil || body.Operation.Type != "delete" || r.Header.Get("Retry-After") == "" {
+					t.Errorf("409 %s (Retry-After %q), want busy naming the deletion", r.Body, r.Header.Get("Retry-After"))
+				}
+			} else if e.Message != msg("en", "error.server_changed") || r.Header.Get("Retry-After") == "" {
 				t.Errorf("409 message %q, Retry-After %q", e.Message, r.Header.Get("Retry-After"))
 			}
 			if tt.status != "" {
@@ -100,21 +126,21 @@ func TestOperationOnAChangedServer(t *testing.T) {
 	}
 }
 
-// waitForLockWait waits until a session of the test's database waits for a lock.
-func waitForLockWait(t *testing.T, db *sql.DB) {
+// waitForLockWaits waits until n sessions of the test's database wait for a lock.
+func waitForLockWaits(t *testing.T, db *sql.DB, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var n int
+		var waiting int
 		err := db.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
+		if waiting >= n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the request never waited for the account's row")
+			t.Fatalf("%d requests never waited for the account's row", n)
 		}
 	}
 }
@@ -159,7 +185,7 @@ func TestSnapshotOfAServerGivenAVolumeMeanwhile(t *testing.T) {
 	hold := holdAccountRow(t, ctx, db, a.ID)
 	answer := make(chan *testenv.Response, 1)
 	go func() { answer <- a.Do("POST", "/servers/"+id+"/snapshots", map[string]any{"name": "racing"}) }()
-	waitForLockWait(t, db)
+	waitForLockWaits(t, db, 1)
 	attaching := data(t, a.Do("POST", "/volumes/"+itoa(num(t, vol["id"]))+"/attach", map[string]any{"server_id": srv["id"]}).Want(t, 200))
 	if op := waitOp(t, a, opID(t, attaching)); op["status"] != "success" {
 		t.Fatalf("the attachment: %v", op)
