@@ -310,12 +310,20 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 	if err != nil {
 		return res, err
 	}
+	return q.chargeStaged(ctx, c, stage, c.meters)
+}
+
+// chargeStaged ends a charge step whose charges stage put in charge_batch: the
+// ledger and the accounts written by c's statements, then the step's own writes
+// (the meters moved on, or the licenses), the result read and the batch cleared.
+func (q queries) chargeStaged(ctx context.Context, c chargeSQL, stage sql.Result, own ...NamedStatement) (store.ChargeResult, error) {
+	var res store.ChargeResult
 	n, err := stage.RowsAffected()
 	if err != nil || n == 0 {
 		return res, err
 	}
 	res.Hours = int(n)
-	steps := []NamedStatement{c.ledger, c.credit, c.meters}
+	steps := append([]NamedStatement{c.ledger, c.credit}, own...)
 	if q.d == dialectPostgres {
 		steps = append([]NamedStatement{c.lock}, steps...)
 	}

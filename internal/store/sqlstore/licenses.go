@@ -222,31 +222,5 @@ func (q queries) ChargeLicenses(ctx context.Context, st store.LicenseStep) (stor
 	if err != nil {
 		return res, err
 	}
-	staged, err := n.RowsAffected()
-	if err != nil || staged == 0 {
-		return res, err
-	}
-	res.Hours = int(staged)
-	steps := []NamedStatement{c.ledger, c.credit, advance, usage}
-	if q.d == dialectPostgres {
-		steps = append([]NamedStatement{c.lock}, steps...)
-	}
-	for _, s := range steps {
-		if _, err := q.q.ExecContext(ctx, s.Query, s.Args...); err != nil {
-			return res, conflict(err)
-		}
-	}
-	var total int64
-	if err := q.q.QueryRowContext(ctx, c.total.Query).Scan(&total); err != nil {
-		return res, err
-	}
-	res.Total = hosting.Money(total)
-	if res.Overdrawn, err = column[int64](ctx, q.q, c.overdrawn.Query); err != nil {
-		return res, err
-	}
-	if res.CreditLow, err = column[int64](ctx, q.q, c.creditLow.Query, c.creditLow.Args...); err != nil {
-		return res, err
-	}
-	_, err = q.q.ExecContext(ctx, c.clear.Query)
-	return res, err
+	return q.chargeStaged(ctx, c, n, advance, usage)
 }
