@@ -272,7 +272,7 @@ func TestAccServerOrderRetried(t *testing.T) {
 // kept in the state, tainted, and the next apply replaces it (its deletion waiting
 // for the provisioning while that is still in progress).
 func TestAccServerTimeouts(t *testing.T) {
-	a := newAcc(t, "en", testenv.Options{Sandbox: true, RateLimit: 1 << 20, SimTimeScale: 0.1})
+	a := newAcc(t, "en", testenv.Options{Sandbox: true, RateLimit: 1 << 20, SimTimeScale: 0.2})
 	const x = "berth_server.x"
 	config := func(create string) string {
 		return a.config(fmt.Sprintf(`
@@ -293,16 +293,16 @@ resource "berth_server" "x" {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					// A provisioning of about 30 s (30 s × 0.1 × 10), a timeout of 5 s:
+					// A provisioning of about 60 s (30 s × 0.2 × 10), a timeout of 20 s:
 					// room for the order's own request on a loaded machine (CI saw
-					// it take over 1 s), none for the provisioning.
+					// it take over 5 s), none for the provisioning.
 					a.fault(map[string]any{"operation": "provision", "slow": 10, "times": 1})
 				},
-				Config:      config("5s"),
+				Config:      config("20s"),
 				ExpectError: regexp.MustCompile(`(?s)did not become running.*context deadline exceeded`),
 			},
 			{
-				Config: config("1m"),
+				Config: config("3m"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(x, plancheck.ResourceActionDestroyBeforeCreate)}},
 				PreConfig: func() {

@@ -254,7 +254,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`input[name=scopes][value=servers]`)),
 		chromedp.Submit(chromedp.CSS("#token_name")),
 		chromedp.WaitVisible(chromedp.CSS("#new-token")))
-	secret := get(t, ctx, "the new token", chromedp.Value(chromedp.CSS("#new-token")))
+	// Read by script, not by node: a node id found while the answer's document was
+	// still loading may be gone by the next call ("No node with given id found").
+	secret := get(t, ctx, "the new token", chromedp.Evaluate[string](`document.getElementById("new-token").value`))
 	if !strings.HasPrefix(secret, "berth_") {
 		t.Fatalf("token %q", secret)
 	}
