@@ -390,7 +390,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		// per queue: this process is woken as on SQLite, by a wake job its working
 		// client inserts once the transaction has committed.
 		a.stopWaker = a.queue.start(func(ctx context.Context) error {
-			_, err := work.Insert(ctx, wakeArgs{}, nil)
+			_, err := work.InsertMany(ctx, wakes)
 			return err
 		})
 	} else {
@@ -404,7 +404,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 			return err
 		}
 		a.stopWaker = a.queue.start(func(ctx context.Context) error {
-			_, err := jobs.Insert(ctx, wakeArgs{}, nil)
+			_, err := jobs.InsertMany(ctx, wakes)
 			return err
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -43,6 +44,21 @@ import (
 type jobWorker interface {
 	Stop(ctx context.Context) error
 	StopAndCancel(ctx context.Context) error
+}
+
+// Migrate creates the store cfg names if need be (as cfg.Create allows) and brings
+// its schema up to date: the store's lines, the drivers' and River's. Nothing else
+// happens: no catalog, no keys, no workers. The tests' stores start from one made so
+// (internal/testenv), not from a schema migrated anew for each.
+func Migrate(ctx context.Context, cfg Config) error {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 // openStore opens the database cfg names (creating it as cfg.Create allows) and

@@ -9,6 +9,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/berthhq/berth/internal/ops"
 )
 
 // On PostgreSQL River notifies inserted jobs (LISTEN/NOTIFY), but at most so often
@@ -36,6 +38,11 @@ func (wakeArgs) Kind() string { return "berth.wake" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts: a wake is never retried.
 func (wakeArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+
+// wakes are the wake jobs one wake inserts: one in each queue, since an insertion
+// fetches at once only in its own queue (the DNS publishing jobs have one of their
+// own), and a transaction may have enqueued in either.
+var wakes = []river.InsertManyParams{{Args: wakeArgs{}}, {Args: wakeArgs{}, InsertOpts: &river.InsertOpts{Queue: ops.DNSQueue}}}
 
 // wakeWorker works wake jobs: there is nothing to do.
 type wakeWorker struct {

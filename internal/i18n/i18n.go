@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
 	"golang.org/x/text/language"
@@ -44,8 +45,15 @@ type Catalog struct {
 	ids        []string                              // ids of the English catalog, sorted
 }
 
-// Load parses the embedded catalogs into a new Catalog.
-func Load() (*Catalog, error) {
+// Load returns the embedded catalogs, parsed once for the process: a Catalog is
+// never changed after it is made, so every server shares the one (the tests start
+// thousands of servers; each parsed the catalogs anew).
+func Load() (*Catalog, error) { return loadOnce() }
+
+var loadOnce = sync.OnceValues(parse)
+
+// parse parses the embedded catalogs into a new Catalog.
+func parse() (*Catalog, error) {
 	b := goi18n.NewBundle(language.English)
 	b.RegisterUnmarshalFunc("yaml", unmarshalYAML)
 

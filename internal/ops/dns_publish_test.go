@@ -368,3 +368,30 @@ func TestDNSConcurrentPublishesNeverGoBack(t *testing.T) {
 		t.Errorf("after every job ended PowerDNS answers %q, want the last change %s", got, last)
 	}
 }
+
+// TestDNSPublishDoesNotWaitForThePoll: a change's publishing job, in a queue of its
+// own, is fetched once the change commits, as an operation's is (internal/app,
+// wake.go), not at the queue's next poll: with a poll every 60 s, PowerDNS answers
+// the change within eventually's 10 s.
+func TestDNSPublishDoesNotWaitForThePoll(t *testing.T) {
+	t.Parallel()
+	pdns := powerdnstest.Start(t, powerdnstest.Options{})
+	pub, err := powerdns.New(powerdns.Options{URL: pdns.URL, APIKey: pdns.APIKey, HTTPClient: &http.Client{Timeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.New(t, testenv.Options{FetchPoll: time.Minute, DNS: ops.DNSOptions{Publisher: pub,
+		DefaultDomain: "srv.example.net", Nameservers: []string{"ns1.example.net"}}})
+	p := hosting.Principal{Account: newHolder(t, env.App.Service, "dns@example.com")}
+	svc, ctx := env.App.Service, context.Background()
+	// River fetches once as it starts; let that pass so the next fetch is the poll's.
+	time.Sleep(500 * time.Millisecond)
+	name, v := "example.com", "192.0.2.7"
+	if _, err := svc.CreateDomain(ctx, p, ops.DomainCreate{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.PutRRset(ctx, p, hosting.DomainRef{Name: name}, "www", "A", nil, []ops.RecordInput{{Value: &v}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, pdns.DNSAddr, "www.example.com", dns.TypeA, "NOERROR 192.0.2.7")
+}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,7 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/realip"
+	"github.com/berthhq/berth/internal/store/sqlstore"
 	"github.com/berthhq/berth/internal/telemetry"
 	"github.com/berthhq/berth/internal/testnet"
 	"github.com/berthhq/berth/internal/testpg"
@@ -53,11 +56,12 @@ type Options struct {
 	// Driver is the compute driver (default sim); Libvirt tunes the libvirt one.
 	Driver  string
 	Libvirt libvirtdriver.Options
-	// FetchPoll is how often the job queue polls for work (default berthd's, 100 ms).
-	// Work committed in this process is fetched at once (app's wake job), so the poll
-	// only finds jobs that came due later. A shorter poll costs: on SQLite each poll
-	// parses River's fetch query anew, and at 10 ms an idle Berth took a whole core
-	// under -race, which slowed CI's every package that runs one.
+	// FetchPoll is how often the job queue polls for work (default 1 s; berthd's is
+	// 100 ms). Work committed in this process is fetched at once (app's wake job, in
+	// each queue), so the poll only finds jobs that came due later (a retry) or that
+	// another process committed. A short poll costs: on SQLite each poll of each queue
+	// parses River's fetch query anew, and at berthd's 100 ms an idle Berth took 4 % of
+	// a core under -race, at 10 ms a whole core; the suite keeps hundreds alive.
 	FetchPoll time.Duration
 	// SweepEvery is how often stranded jobs and operations are looked for (default
 	// berthd's).
@@ -168,12 +172,18 @@ func New(t testing.TB, opts ...Options) *Env {
 	if o.SimTimeScale == 0 {
 		o.SimTimeScale = 0.001
 	}
-	if o.DataDir == "" {
+	if o.FetchPoll == 0 {
+		o.FetchPoll = time.Second
+	}
+	fresh := o.DataDir == ""
+	if fresh {
 		o.DataDir = t.TempDir()
 	}
 	var databaseURL string
 	if Postgres() {
 		databaseURL = PostgresFor(t, o.DataDir)
+	} else if fresh {
+		placeSQLiteTemplate(t, o.DataDir)
 	}
 	proxies, err := realip.Parse(o.TrustedProxies)
 	if err != nil {
@@ -235,6 +245,45 @@ func New(t testing.TB, opts ...Options) *Env {
 	e.Client = &http.Client{Transport: apitest.New(t).Transport(t, http.DefaultTransport), Timeout: 90 * time.Second}
 	t.Cleanup(e.Close)
 	return e
+}
+
+// sqliteTemplate is a store migrated once for the whole test process (app.Migrate),
+// the bytes of its database file: a new Berth starts from a copy of it. Migrating
+// anew cost each Berth 0.6 s of CPU under -race, three quarters of its start, and the
+// suite starts thousands. What starts from the copy is what serve starts from after
+// `berthd migrate`: Open finds the schema current and does the rest as always.
+var sqliteTemplate struct {
+	once sync.Once
+	db   []byte
+	err  error
+}
+
+// placeSQLiteTemplate writes the migrated store into the new data directory dir.
+func placeSQLiteTemplate(t testing.TB, dir string) {
+	t.Helper()
+	sqliteTemplate.once.Do(func() {
+		tmp, err := os.MkdirTemp("", "berth-testenv-template-")
+		if err != nil {
+			sqliteTemplate.err = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		if err := app.Migrate(context.Background(), app.Config{DataDir: tmp}); err != nil {
+			sqliteTemplate.err = fmt.Errorf("migrate the template store: %w", err)
+			return
+		}
+		if _, err := os.Stat(filepath.Join(tmp, sqlstore.DBFile+"-wal")); err == nil {
+			sqliteTemplate.err = errors.New("the template store kept a WAL file after closing")
+			return
+		}
+		sqliteTemplate.db, sqliteTemplate.err = os.ReadFile(filepath.Join(tmp, sqlstore.DBFile))
+	})
+	if sqliteTemplate.err != nil {
+		t.Fatal(sqliteTemplate.err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sqlstore.DBFile), sqliteTemplate.db, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Close stops the Berth before the test ends (as a stopped berthd: jobs in flight
