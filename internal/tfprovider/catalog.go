@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/berthhq/berth/api"
@@ -11,12 +12,14 @@ import (
 	"github.com/berthhq/berth/internal/i18n"
 )
 
-// catalog resolves locations, plans, images and apps, each given by its name or its
-// id, against what Berth offers (GET /locations, GET /apps), loaded once per use.
+// catalog resolves locations, plans, images, apps and licenses, each given by its
+// name or its id, against what Berth offers (GET /locations, GET /apps, GET
+// /licenses), loaded once per use.
 type catalog struct {
 	c    *client.Client
 	locs []api.Location
 	apps []api.App
+	lics []api.License
 }
 
 func newCatalog(c *client.Client) *catalog { return &catalog{c: c} }
@@ -41,6 +44,42 @@ func (k *catalog) allApps(ctx context.Context) ([]api.App, error) {
 		k.apps = apps
 	}
 	return k.apps, nil
+}
+
+func (k *catalog) licenses(ctx context.Context) ([]api.License, error) {
+	if k.lics == nil {
+		lics, err := k.c.ListLicenses(ctx)
+		if err != nil {
+			return nil, err
+		}
+		k.lics = lics
+	}
+	return k.lics, nil
+}
+
+// license is the license product named s (its name, or its id).
+func (k *catalog) license(ctx context.Context, s string) (api.License, error) {
+	lics, err := k.licenses(ctx)
+	if err != nil {
+		return api.License{}, err
+	}
+	return find(lics, s, "terraform.no_license", nil, func(l api.License) (string, int64) { return l.Name, l.ID })
+}
+
+// requiredBy are the ids of the license products that image requires (Berth adds
+// them to a server of the image itself).
+func (k *catalog) requiredBy(ctx context.Context, image int64) (map[int64]bool, error) {
+	lics, err := k.licenses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]bool{}
+	for _, l := range lics {
+		if slices.Contains(l.ImageIDs, image) {
+			out[l.ID] = true
+		}
+	}
+	return out, nil
 }
 
 // notOffered is a name or id the catalog does not have. Its message (msg, in a

@@ -1,8 +1,8 @@
 // Package tfprovider is the Terraform and OpenTofu provider of Berth, berth/berth: its
 // resources (servers, snapshots, SSH keys, projects, recipes, webhooks, volumes and
 // their attachments, DNS zones, their RRsets and servers' reverse DNS) and data
-// sources (the catalog, the account, servers, volumes, zones and their RRsets),
-// on terraform-plugin-framework (protocol 6).
+// sources (the catalog with its licenses, the account, servers, volumes, zones and
+// their RRsets), on terraform-plugin-framework (protocol 6).
 //
 // It stands on the Go SDK, package client, and speaks no HTTP of its own: retries of
 // 429 and 503 after their Retry-After, the Idempotency-Key that makes a retried order
@@ -84,7 +84,8 @@ func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *pro
 			"projects, first-boot recipes, webhooks, DNS zones with their RRsets and servers' reverse DNS through " +
 			"Berth's `/v1` API, and reads its catalog and account. " +
 			"It authenticates with an API token (created in the console under Settings, API); " +
-			"the token's scopes limit what it may change (`servers`, `power`, `snapshots`, `storage`, `ssh-keys`, `recipes`, `domains`).",
+			"the token's scopes limit what it may change (`servers`, `power`, `snapshots`, `storage`, `ssh-keys`, `recipes`, `domains`, " +
+			"`licenses`: a server's licenses).",
 		Attributes: map[string]schema.Attribute{
 			"url": schema.StringAttribute{
 				MarkdownDescription: "The API's address, ending in `/v1` (e.g. `https://berth.example.com/v1`). " +
@@ -184,6 +185,7 @@ func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
 		newPlanDataSource,
 		newImageDataSource,
 		newAppDataSource,
+		newLicenseDataSource,
 		newSSHKeyDataSource,
 		newProjectDataSource,
 		newServerDataSource,

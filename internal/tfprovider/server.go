@@ -49,12 +49,13 @@ type serverModel struct {
 	RootPassword   types.String   `tfsdk:"root_password"`
 	UpgradeDisk    types.Bool     `tfsdk:"upgrade_disk"`
 	AllowReinstall types.Bool     `tfsdk:"allow_reinstall"`
+	Licenses       types.Set      `tfsdk:"licenses"`
 	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 }
 
 // serverOrderFields maps the order's and the changes' request fields to attributes.
 var serverOrderFields = fields{"plan_id": "plan", "location_id": "location", "image_id": "image", "app_id": "app",
-	"action": "power_state"}
+	"action": "power_state", "license_ids": "licenses", "license_id": "licenses"}
 
 func (r *serverResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	d := serverDescriptions
@@ -73,7 +74,7 @@ func (r *serverResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"Changing `plan` rescales the same server: Berth rescales only a stopped server, so a running one is " +
 			"shut down (ACPI, forced off when the guest ignores it), rescaled and started again. " +
 			"A plan whose disk is smaller than the server's is an error at plan time. " +
-			"`display_name`, `project_id` and `power_state` change in place. Changing `image` reinstalls the server " +
+			"`display_name`, `project_id`, `power_state` and `licenses` change in place. Changing `image` reinstalls the server " +
 			"in place when `allow_reinstall` is true (its disk is wiped), and replaces it otherwise. " +
 			"Changing `location`, `app`, `ssh_key_ids`, `recipe_id` or `root_password` replaces the server.\n\n" +
 			"A change met by a busy server (409) waits for the operation that holds it and is sent again; " +
@@ -111,6 +112,8 @@ func (r *serverResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				Optional: true, Computed: true,
 				Validators:    []validator.String{stringvalidator.OneOf(powerRunning, powerStopped)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"licenses": schema.SetAttribute{MarkdownDescription: licensesDescription, ElementType: types.Int64Type,
+				Optional: true, Computed: true, PlanModifiers: []planmodifier.Set{setplanmodifier.UseStateForUnknown()}},
 			"status":     computed("status"),
 			"ipv4":       computed("ipv4"),
 			"ipv6":       computed("ipv6"),
@@ -198,7 +201,11 @@ func (r *serverResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	want := resolve(ctx, newCatalog(r.c), &m, r.lang, &resp.Diagnostics)
+	k := newCatalog(r.c)
+	want := resolve(ctx, k, &m, r.lang, &resp.Diagnostics)
+	var licenses types.Set
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("licenses"), &licenses)...)
+	checkLicenses(ctx, k, licenses, r.lang, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() || req.State.Raw.IsNull() {
 		return
 	}
@@ -222,13 +229,16 @@ func (r *serverResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		replace("app")
 	}
 	var unknown []string
+	reinstall := false
 	if m.Image.IsUnknown() || want.image != 0 && srv.AppID == nil && want.image != srv.ImageID {
 		if m.AllowReinstall.ValueBool() {
 			unknown = append(unknown, "status")
+			reinstall = true
 		} else {
 			replace("image")
 		}
 	}
+	planLicenses(ctx, r.c, k, req, resp, prior.Licenses, srv, reinstall)
 	if !m.PowerState.Equal(prior.PowerState) {
 		unknown = append(unknown, "status")
 	}
@@ -323,6 +333,9 @@ func (r *serverResource) Create(ctx context.Context, req resource.CreateRequest,
 			order.SSHKeyIDs = append(order.SSHKeyIDs, parseID(s, path.Root("ssh_key_ids"), &resp.Diagnostics))
 		}
 	}
+	if ids, ok := int64s(m.Licenses); ok && len(ids) > 0 {
+		order.LicenseIDs = ids
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -334,6 +347,7 @@ func (r *serverResource) Create(ctx context.Context, req resource.CreateRequest,
 	// From here on the server exists: a failure leaves it in the state, tainted, so
 	// that the next apply replaces it.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), idString(srv.ID))...)
+	recordLicenses(ctx, resp.Private, m.Licenses, &resp.Diagnostics)
 	name := srv.Name
 	srv, err = r.c.WaitServer(ctx, name, "running")
 	if err == nil && m.PowerState.ValueString() == powerStopped {
@@ -361,9 +375,19 @@ func (r *serverResource) hasAttr(name string) bool {
 	return ok || name == "root_password"
 }
 
-// save fills m from srv and writes it to the state.
+// save fills m from srv and the licenses it holds (m's set kept where it differs
+// only by licenses the image requires: spellLicenses) and writes it to the state.
 func (r *serverResource) save(ctx context.Context, k *catalog, m *serverModel, srv *api.Server, state stateSetter, diags *diag.Diagnostics) {
 	if err := m.fill(ctx, k, srv); err != nil {
+		diags.AddError("Cannot read Berth's catalog", describeError(err))
+		return
+	}
+	held, err := heldLicenses(ctx, r.c, srv.Name)
+	if err != nil {
+		diags.AddError("Cannot read the server's licenses", describeError(err))
+		return
+	}
+	if m.Licenses, err = spellLicenses(ctx, k, m.Licenses, held, srv.ImageID); err != nil {
 		diags.AddError("Cannot read Berth's catalog", describeError(err))
 		return
 	}
@@ -443,12 +467,25 @@ func (r *serverResource) Update(ctx context.Context, req resource.UpdateRequest,
 			return
 		}
 	}
+	image := srv.ImageID
 	if want.image != 0 && srv.AppID == nil && want.image != srv.ImageID {
 		if srv, err = act(ctx, r.c, func() (*api.Server, error) { return r.c.ReinstallServer(ctx, name, want.image) }); err != nil {
 			fail("Cannot reinstall the server", err)
 			return
 		}
+		image = want.image // srv is as the reinstall's start answered, maybe with the image before
 	}
+	// The licenses after the reinstall, which has changed those the image requires.
+	var licenses types.Set
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("licenses"), &licenses)...)
+	if ids, ok := int64s(m.Licenses); ok && !licenses.IsNull() {
+		configured := configuredLicenses(ctx, req.Private, &resp.Diagnostics)
+		if what, err := syncLicenses(ctx, r.c, k, name, image, ids, configured); err != nil {
+			fail(what, err)
+			return
+		}
+	}
+	recordLicenses(ctx, resp.Private, licenses, &resp.Diagnostics)
 	if want.plan != 0 && want.plan != srv.PlanID {
 		if _, err = powerTo(ctx, r.c, name, powerStopped); err != nil {
 			fail("Cannot stop the server for its rescale", err)

@@ -22,7 +22,8 @@ import (
 // The unit tests run without OpenTofu (the acceptance tests, TF_ACC, run through it).
 
 // TestSchemas: the provider serves a valid schema with the resources and data
-// sources issue 19 lists, the volumes of issue 29 and the domains of issue 30.
+// sources issue 19 lists, the volumes of issue 29, the domains of issue 30 and the
+// licenses of issue 32.
 func TestSchemas(t *testing.T) {
 	t.Parallel()
 	srv, err := providerserver.NewProtocol6WithError(New("test")())()
@@ -49,7 +50,7 @@ func TestSchemas(t *testing.T) {
 		"berth_snapshot", "berth_ssh_key", "berth_volume", "berth_volume_attachment", "berth_webhook"}; !slices.Equal(resources, want) {
 		t.Errorf("resources %v, want %v", resources, want)
 	}
-	if want := []string{"berth_account", "berth_app", "berth_domain", "berth_image", "berth_location", "berth_plan",
+	if want := []string{"berth_account", "berth_app", "berth_domain", "berth_image", "berth_license", "berth_location", "berth_plan",
 		"berth_project", "berth_rrsets", "berth_server", "berth_servers", "berth_ssh_key", "berth_volume"}; !slices.Equal(dataSources, want) {
 		t.Errorf("data sources %v, want %v", dataSources, want)
 	}
@@ -113,6 +114,42 @@ func TestSpelled(t *testing.T) {
 	}
 	if got := trimmed(types.StringValue("web"), "app"); got.ValueString() != "app" {
 		t.Errorf("trimmed of a rename outside: %v", got)
+	}
+}
+
+// TestSpellLicenses: the state keeps a server's licenses as the configuration lists
+// them when the server holds each and beyond them only licenses its image requires;
+// else it shows all the server holds.
+func TestSpellLicenses(t *testing.T) {
+	t.Parallel()
+	// Image 5 requires license 1; license 2 is required by no image.
+	k := &catalog{lics: []api.License{{ID: 1, Name: "windows", ImageIDs: []int64{5}}, {ID: 2, Name: "plesk"}, {ID: 3, Name: "cpanel"}}}
+	set := func(ids ...int64) types.Set { return int64Set(ids) }
+	for _, tc := range []struct {
+		name  string
+		cur   types.Set
+		held  []int64
+		image int64
+		want  types.Set
+	}{
+		{"as listed", set(2), []int64{2}, 2, set(2)},
+		{"required beyond the list", set(2), []int64{1, 2}, 5, set(2)},
+		{"required, empty list", set(), []int64{1}, 5, set()},
+		{"required listed", set(1, 2), []int64{1, 2}, 5, set(1, 2)},
+		{"not required by this image", set(2), []int64{1, 2}, 2, set(1, 2)},
+		{"added outside", set(2), []int64{1, 2, 3}, 5, set(1, 2, 3)},
+		{"removed outside", set(2, 3), []int64{1, 2}, 5, set(1, 2)},
+		{"unset", types.SetNull(types.Int64Type), []int64{1, 2}, 5, set(1, 2)},
+		{"unknown", types.SetUnknown(types.Int64Type), []int64{}, 5, set()},
+	} {
+		held := map[int64]api.ServerLicense{}
+		for _, id := range tc.held {
+			held[id] = api.ServerLicense{LicenseID: id, Status: client.LicenseActive}
+		}
+		got, err := spellLicenses(context.Background(), k, tc.cur, held, tc.image)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
 	}
 }
 
