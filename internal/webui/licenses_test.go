@@ -265,7 +265,11 @@ func TestServerLicensesAddRemove(t *testing.T) {
 	if _, err := env.App.Service.AddLicenseKeys(context.Background(), 2, []string{"CPANEL-7Q2-XK"}); err != nil {
 		t.Fatal(err)
 	}
+	v.follow(v.post(base+"/licenses", url.Values{"license_id": {"1"}}))
 	p = v.follow(v.post(base+"/licenses", url.Values{"license_id": {"2"}}))
+	if strings.Contains(p.body, `id="license_id"`) || !strings.Contains(p.body, "The server holds every license sold.") {
+		t.Error("a server holding every license is offered one to add")
+	}
 	if row := licenseRow(t, p, "cpanel-solo"); !regexp.MustCompile(`<input id="license-key-\d+" class="mono" readonly value="CPANEL-7Q2-XK" aria-label="Activation key of cpanel-solo"`).MatchString(row) {
 		t.Errorf("cpanel's row: %s, want its key read-only", row)
 	}
@@ -291,7 +295,8 @@ func TestServerLicensesAddRemove(t *testing.T) {
 		strings.Contains(row, "remove") {
 		t.Errorf("plesk after its removal: %s, want cancelled and not removable", row)
 	}
-	if got := heldBy(t, env, a, sid); got["plesk-web-admin"] != "cancelled" || got["cpanel-solo"] != "active CPANEL-7Q2-XK" {
+	if got := heldBy(t, env, a, sid); got["plesk-web-admin"] != "cancelled" || got["cpanel-solo"] != "active CPANEL-7Q2-XK" ||
+		got["windows-server-standard"] != "active" {
 		t.Errorf("after the removal: %v", got)
 	}
 	// Cancelled: not removable again; offered again.

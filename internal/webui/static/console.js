@@ -28,7 +28,8 @@ function berthOrderLicenses() {
     var out = box.closest("label").querySelector("[data-plan-price]");
     if (out && plan && box.dataset.planPrices) {
       var prices = JSON.parse(box.dataset.planPrices);
-      if (prices[plan.value]) out.textContent = prices[plan.value];
+      var text = prices[plan.value];
+      if (text && out.textContent !== text) out.textContent = text;
     }
     if (box.dataset.images === undefined) return;
     var required = image !== "" && box.dataset.images.split(" ").indexOf(image) >= 0;
@@ -50,6 +51,7 @@ function berthOrderLicenses() {
 }
 document.addEventListener("DOMContentLoaded", berthOrderLicenses);
 document.addEventListener("change", function (e) {
-  if (e.target.closest && e.target.closest("#order-form")) berthOrderLicenses();
+  var t = e.target;
+  if ((t.name === "plan_id" || t.name === "source") && t.closest("#order-form")) berthOrderLicenses();
 });
 document.addEventListener("htmx:afterSettle", berthOrderLicenses);
