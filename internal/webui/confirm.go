@@ -13,8 +13,8 @@ import (
 // lost, and only that page's POST form acts; its Cancel goes back untouched. Without
 // JavaScript it works the same. The actions that ask: a forced power-off and a
 // reset, a reinstall, a snapshot's restore and deletion, an SSH key's deletion, a
-// recipe's deletion, an API token's revocation (and the deletions of a server, a
-// volume and a webhook, on their own pages).
+// recipe's deletion, an API token's revocation, a license's removal (licenses.go)
+// (and the deletions of a server, a volume and a webhook, on their own pages).
 
 // confirmation is what confirm.html shows: the question, and the form that acts.
 type confirmation struct {

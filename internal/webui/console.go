@@ -188,6 +188,9 @@ func (c *Console) serverRoutes() []route {
 		{"POST /servers/{id}/snapshots/{sid}/delete", c.deleteSnapshot},
 		{"GET /servers/{id}/delete", c.deleteServerPage},
 		{"POST /servers/{id}/delete", c.deleteServer},
+		{"POST /servers/{id}/licenses", c.addLicense},
+		{"GET /servers/{id}/licenses/{lid}/remove", c.removeLicensePage},
+		{"POST /servers/{id}/licenses/{lid}/remove", c.removeLicense},
 		{"GET /volumes", c.volumesPage},
 		{"POST /volumes", c.createVolume},
 		{"GET /volumes/{id}", c.volumePage},
@@ -347,7 +350,7 @@ func (c *Console) audit(r *req, w *statusWriter, err error) {
 		e.AccountID = &r.p.Account.ID
 	}
 	var targets []string
-	for _, name := range []string{"id", "sid", "delivery", "name", "type"} {
+	for _, name := range []string{"id", "sid", "lid", "delivery", "name", "type"} {
 		if v := r.PathValue(name); v != "" {
 			targets = append(targets, name+"="+v)
 		}

@@ -174,12 +174,15 @@ type orderForm struct {
 	// Volumes are the account's detached volumes by location, the chosen one's
 	// first: only its own can be attached (docs/api.md, Volumes).
 	Volumes []volumeGroup
-	Credit  hosting.Money
+	// Licenses are the catalog's license products (docs/api.md, Licenses).
+	Licenses []licenseOffer
+	Credit   hosting.Money
 
 	PlanID      int64
 	Source      string // "image:ID" or "app:ID"
 	KeyIDs      []int64
 	VolumeIDs   []int64
+	LicenseIDs  []int64
 	Automount   bool
 	ProjectID   int64
 	RecipeID    int64
@@ -219,8 +222,13 @@ func (c *Console) orderFormFor(r *req) (*orderForm, error) {
 	if err != nil {
 		return nil, err
 	}
+	lics, err := c.svc.Licenses.Licenses(r.ctx())
+	if err != nil {
+		return nil, err
+	}
 	orderEntry(r, f)
 	f.Volumes = detachedVolumes(vols, cat, f.Loc.ID)
+	f.Licenses = licenseOffers(r, f, lics)
 	return f, nil
 }
 
@@ -245,7 +253,7 @@ func orderEntry(r *req, f *orderForm) {
 		f.RecipeID = *id
 	}
 	f.Source, f.DisplayName = r.FormValue("source"), r.FormValue("display_name")
-	f.KeyIDs, f.VolumeIDs = formIDs(r, "ssh_key_ids"), formIDs(r, "volume_ids")
+	f.KeyIDs, f.VolumeIDs, f.LicenseIDs = formIDs(r, "ssh_key_ids"), formIDs(r, "volume_ids"), formIDs(r, "license_ids")
 	f.Automount = r.FormValue("automount") == "1"
 	if _, ok := planOf(f.Loc, f.PlanID); !ok {
 		f.PlanID = 0
@@ -341,7 +349,7 @@ func (c *Console) orderPage(r *req) error {
 func (c *Console) order(r *req) error {
 	o := ops.Order{LocationID: formID(r, "location_id"), PlanID: formID(r, "plan_id"),
 		ProjectID: formID(r, "project_id"), RecipeID: formID(r, "recipe_id"),
-		SSHKeyIDs: formIDs(r, "ssh_key_ids"), VolumeIDs: formIDs(r, "volume_ids")}
+		SSHKeyIDs: formIDs(r, "ssh_key_ids"), VolumeIDs: formIDs(r, "volume_ids"), LicenseIDs: formIDs(r, "license_ids")}
 	src := r.FormValue("source")
 	switch {
 	case strings.HasPrefix(src, "image:"):
@@ -437,8 +445,13 @@ func (c *Console) serverPage(r *req) error {
 	if err != nil {
 		return err
 	}
+	lics, licChoices, err := c.serverLicenses(r, srv)
+	if err != nil {
+		return err
+	}
 	row := rowOf(srv, cat, projectNames(projects))
 	c.render(r, http.StatusOK, "server", "console.server_title", "servers", map[string]any{
+		"Licenses": lics, "LicenseChoices": licChoices,
 		"S": &row, "Live": transient(srv), "Actions": powerButtons(srv),
 		"Projects": projects, "Snapshots": snaps, "Rescale": opts, "Images": cat.loc[srv.LocationID].Images,
 		"Range": rng.Name, "Ranges": rangeNames(), "Charts": charts, "Activity": activity, "Volumes": vols,

@@ -34,8 +34,16 @@ func (v *view) T(id string, kv ...any) string { return v.r.T(id, kv...) }
 
 // Money shows an amount with the currency, by formatMoney's rule: every amount the
 // console shows goes through it (pages, charts, messages).
-func (v *view) Money(m hosting.Money) string {
-	return formatMoney(m, v.r.lang) + " " + v.currency()
+func (v *view) Money(m hosting.Money) string { return v.r.money(m) }
+
+// money is view.Money for a handler: formatMoney's amount and the account's
+// currency (EUR when it has none).
+func (r *req) money(m hosting.Money) string {
+	cur := r.p.Account.Currency
+	if cur == "" {
+		cur = "EUR"
+	}
+	return formatMoney(m, r.lang) + " " + cur
 }
 
 // MoneyPtr is Money for an optional amount ("—" when nil).
@@ -44,13 +52,6 @@ func (v *view) MoneyPtr(m *hosting.Money) string {
 		return "—"
 	}
 	return v.Money(*m)
-}
-
-func (v *view) currency() string {
-	if v.Account.Currency != "" {
-		return v.Account.Currency
-	}
-	return "EUR"
 }
 
 // formatMoney is the console's one rule for writing an amount: at least two
@@ -72,7 +73,9 @@ func formatMoney(m hosting.Money, lang string) string {
 }
 
 // When shows a time in UTC.
-func (v *view) When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+func (v *view) When(t time.Time) string { return when(t) }
+
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 // WhenPtr shows an optional time, or the word for "never".
 func (v *view) WhenPtr(t *time.Time) string {

@@ -275,7 +275,7 @@ func TestConsoleVolumeBusy(t *testing.T) {
 	// The server's page names the operation in words and lists the volume on its way,
 	// refreshed with the status.
 	wantText(t, v.get("/servers/"+sid), `<span data-operation="attach_volume">in progress: volume attachment</span>`,
-		`<tr data-volume="data">`, `hx-select-oob="#server-volumes,#server-operations"`)
+		`<tr data-volume="data">`, `hx-select-oob="#server-volumes,#server-licenses,#server-operations"`)
 	p = v.follow(v.post(path+"/resize", url.Values{"size_gb": {"20"}, "confirm": {"1"}}))
 	wantText(t, p, `class="notice error"`, "The volume is busy with another operation (volume attachment)")
 	// The server it attaches to is held too: a volume made on it is refused above the
