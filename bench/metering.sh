@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Metering: one metering pass (ops.Service.Meter) over 100,000 running servers and
-# 100,000 volumes, on SQLite and on PostgreSQL. Each round seeds a fresh database
+# 100,000 volumes, and the first-of-month pass over 100,000 held licenses besides
+# (issue 32), on SQLite and on PostgreSQL. Each round seeds a fresh database
 # (SQLite: a new data dir; PostgreSQL: a new database on the server, dropped after)
 # with set-based SQL (1,000 accounts, the servers on plans 1-5 and the volumes of 10
-# to 100 GB, every other one attached, with their meters and first-hour charges), then
-# times, at a set clock: a pass with one hour due per meter, a second pass at the same
-# clock (nothing due), and a catch-up pass after a 5-hour outage (5 hours per meter).
+# to 100 GB, every other one attached, with their meters and first-hour charges; the
+# licenses, one or two a server, accepted and charged their month at the first hour),
+# then times, at a set clock: a pass with one hour due per meter, a second pass at the
+# same clock (nothing due), a catch-up pass after a 5-hour outage (5 hours per meter),
+# and the first pass of the next month (every license's month and an hour per meter;
+# the licenses' part of it apart, "pass 4 split").
 # Checks the ledger afterwards (credit == sum of transactions, no hour charged twice,
-# charge count) and fails when a check does. Last, times each statement of one more
-# charge step, rolled back, with its query plan. The figures of all rounds and each
+# charge count, each license charged the new month once) and fails when a check does.
+# Last, times each statement of one more charge step and of the license step, rolled
+# back, with their query plans. The figures of all rounds and each
 # store's medians go to bench/results/metering-<date>.txt, a heading per store.
 # About 25 s a round on SQLite at the default size.
 #
@@ -19,7 +24,7 @@
 # Usage: bash bench/metering.sh          (from any directory)
 # Environment (all optional):
 #   STORE=both (sqlite, postgres or both)
-#   SERVERS=100000 VOLUMES=100000 ACCOUNTS=1000 ROUNDS=3 BREAKDOWN=1 QUIET_WAIT=60 (see lib.sh: wait_quiet)
+#   SERVERS=100000 VOLUMES=100000 ACCOUNTS=1000 LICENSES=100000 ROUNDS=3 BREAKDOWN=1 QUIET_WAIT=60 (see lib.sh: wait_quiet)
 #   BATCH=0 (the most meter hours a metering transaction charges; 0: Berth's default)
 set -euo pipefail
 
@@ -56,7 +61,7 @@ fi
 (cd "$ROOT" && go build -o "$TMP/metering" ./bench/metering)
 {
 	echo "# bench/metering.sh, $(date -u +%FT%TZ), $(nproc) cores ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)), $(go version | cut -d' ' -f3), commit $(commit)"
-	echo "# STORE=$STORE SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} ROUNDS=$ROUNDS BATCH=${BATCH:-0}"
+	echo "# STORE=$STORE SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} LICENSES=${LICENSES:-100000} ROUNDS=$ROUNDS BATCH=${BATCH:-0}"
 } | tee "$OUT"
 
 # medians FILE: the medians of a store's rounds in FILE. The pass lines end in: hours,
@@ -65,7 +70,7 @@ medians() {
 	local f=$1 p
 	echo
 	echo "## medians over $ROUNDS rounds (min … max)"
-	for p in "pass 1" "pass 2" "pass 3"; do
+	for p in "pass 1" "pass 2" "pass 3" "pass 4"; do
 		grep "^$p:" "$f" | awk '{print $(NF - 4)}' >"$TMP/ms"
 		grep "^$p:" "$f" | awk '{print $(NF - 3)}' >"$TMP/cpu"
 		grep "^$p:" "$f" | awk '{print $NF}' >"$TMP/tx"
@@ -75,6 +80,15 @@ medians() {
 			"$(median <"$TMP/tx")" "$(sort -g "$TMP/tx" | tail -1)" \
 			"$(grep -m1 "^$p:" "$f" | awk '{NF -= 8; sub(/^pass [0-9]+: /, ""); print}')"
 	done
+	# pass 4 split: licenses N months wall_ms MS in T transactions of their own | hours N wall_ms MS
+	grep '^pass 4 split:' "$f" | awk '{print $8}' >"$TMP/lic"
+	grep '^pass 4 split:' "$f" | awk '{print $NF}' >"$TMP/hrs"
+	if [ -s "$TMP/lic" ]; then
+		printf 'pass 4 split: licenses wall %10s ms (%s … %s), the hours wall %10s ms (%s … %s)  %s\n' \
+			"$(median <"$TMP/lic")" "$(sort -g "$TMP/lic" | head -1)" "$(sort -g "$TMP/lic" | tail -1)" \
+			"$(median <"$TMP/hrs")" "$(sort -g "$TMP/hrs" | head -1)" "$(sort -g "$TMP/hrs" | tail -1)" \
+			"$(grep -m1 '^pass 4 split:' "$f" | awk '{print $5, "license months,", $17, "hours"}')"
+	fi
 	grep '^seeded' "$f" | awk '{sub(/s$/, "", $NF); print $NF}' >"$TMP/seed"
 	echo "seed    $(median <"$TMP/seed") s"
 }
@@ -94,6 +108,7 @@ for store in "${STORES[@]}"; do
 			echo
 			echo "## $store: round $r of $ROUNDS, $(date -u +%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 			"$TMP/metering" -servers "${SERVERS:-100000}" -volumes "${VOLUMES:-100000}" -accounts "${ACCOUNTS:-1000}" \
+				-licenses "${LICENSES:-100000}" \
 				-batch "${BATCH:-0}" -breakdown="$breakdown" "${where[@]}"
 		} | tee -a "$TMP/$store.txt" "$OUT"
 		rm -rf "$TMP/data"

@@ -75,7 +75,7 @@ echo "== the whole suite (SQLite, and PostgreSQL's own tests)"
 # (./internal/store/... is not among them: its tests take no BERTH_TEST_STORE, and the
 # first pass runs them on both stores already.)
 pg_packages=(./internal/app/... ./internal/ops/... ./internal/httpapi/... ./internal/webui/... ./client/... ./cmd/berth/ ./internal/tfprovider/)
-pg_binary_tests='^(TestRestartAfterSIGKILL|TestServeDNSCluster|TestServePowerDNS|TestServePowerDNSCluster|TestAdminHostAccel|TestScheduledSnapshotDeletionAcrossRestart|TestVolumeOperationsAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown|TestAdminOutputs|TestAdminHostOutputs|TestAdminBadIDs)$'
+pg_binary_tests='^(TestRestartAfterSIGKILL|TestLicenseMonthsAcrossSIGKILL|TestServeDNSCluster|TestServePowerDNS|TestServePowerDNSCluster|TestAdminHostAccel|TestScheduledSnapshotDeletionAcrossRestart|TestVolumeOperationsAcrossRestart|TestFaultSIGKILL|TestAdminCommands|TestAdminMistypedCommands|TestAdminLists|TestAdminQuotas|TestGracefulShutdown|TestAdminOutputs|TestAdminHostOutputs|TestAdminBadIDs)$'
 #
 # This pass runs without the race detector. The code it runs is the code the first
 # pass ran under -race (the handlers, the core, the workers, the SDK, the CLI, the

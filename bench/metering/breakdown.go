@@ -9,6 +9,7 @@ import (
 
 	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
 // breakdown runs one charge step at clock now statement by statement, in a
@@ -21,8 +22,36 @@ func (b *bench) breakdown(ctx context.Context, now time.Time) error {
 	// in one step (a pass takes them in steps of ops.DefaultMeterBatch).
 	stmts := b.db.ChargeStepStatements(store.ChargeStep{MonthStart: billing.MonthStart(now), Upto: now, Now: now})
 	fmt.Fprintf(b.out, "\nbreakdown: one charge step at %s (an hour per meter), statement by statement, rolled back:\n", now.Format(time.RFC3339))
+	if err := b.breakStatements(ctx, stmts, nil); err != nil {
+		return err
+	}
+	if b.cfg.licenses == 0 {
+		return nil
+	}
+	// The license step of pass 4, again: every license's new month, in one step,
+	// after the month's charges and moves are undone in the same transaction (not
+	// timed).
+	at := t0.Add(7*time.Hour + time.Minute)
+	undo := []string{
+		`DELETE FROM transactions WHERE type = 'charge' AND resource_type = 'license' AND period_start = ` + fmt.Sprint(ms(firstOfMonth)),
+		`DELETE FROM license_usage WHERE month = ` + fmt.Sprint(ms(firstOfMonth)),
+		`UPDATE server_licenses SET paid_through = ` + fmt.Sprint(ms(firstOfMonth)),
+	}
+	fmt.Fprintf(b.out, "\nbreakdown: one license step at %s (every license's month), statement by statement, rolled back:\n", at.Format(time.RFC3339))
+	return b.breakStatements(ctx, b.db.LicenseStepStatements(store.LicenseStep{Month: firstOfMonth, Now: at}), undo)
+}
+
+// breakStatements runs stmts in a transaction it rolls back, after the statements
+// setup (not timed), printing each one's time; then the query plan of each from a
+// second run, rolled back too.
+func (b *bench) breakStatements(ctx context.Context, stmts []sqlstore.NamedStatement, setup []string) error {
 	var total time.Duration
 	err := b.rolledBack(ctx, func(tx *sql.Tx) error {
+		for _, q := range setup {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
 		for _, s := range stmts {
 			t := time.Now()
 			rows, err := b.exec(ctx, tx, s.Query, s.Args)
@@ -31,20 +60,25 @@ func (b *bench) breakdown(ctx context.Context, now time.Time) error {
 			}
 			d := time.Since(t)
 			total += d
-			fmt.Fprintf(b.out, "  %-36s %8d rows %9s\n", s.Name, rows, seconds(d))
+			fmt.Fprintf(b.out, "  %-46s %8d rows %9s\n", s.Name, rows, seconds(d))
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(b.out, "  %-36s %13s %9s\n", "all statements (no commit)", "", seconds(total))
+	fmt.Fprintf(b.out, "  %-46s %13s %9s\n", "all statements (no commit)", "", seconds(total))
 	explain := "EXPLAIN QUERY PLAN"
 	if b.db.Postgres() {
 		explain = "EXPLAIN (ANALYZE, BUFFERS)"
 	}
 	fmt.Fprintf(b.out, "\nquery plans (%s, a second run of the step, rolled back):\n", explain)
 	return b.rolledBack(ctx, func(tx *sql.Tx) error {
+		for _, q := range setup {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
 		for _, s := range stmts {
 			plan, err := b.queryPlan(ctx, tx, explain+" "+s.Query, s.Args)
 			if err != nil {

@@ -7,16 +7,24 @@
 // take hours for 100,000 servers): ACCOUNTS accounts with ample credit, written as a
 // top-up so that credit == the sum of the ledger, SERVERS running servers spread over
 // them, on plans 1-5 at location 1, and VOLUMES volumes, each with its meter and its
-// first hour charged (as ordering does) at T0. Then, with ops.Service.Now set:
+// first hour charged (as ordering does) at T0, and LICENSES held licenses (products
+// 1 and 3, per vCPU and per server, one or two a server), each accepted at T0 and
+// charged its month then, as accepting one does. T0 is seven hours before a month
+// begins. Then, with ops.Service.Now set:
 //
 //  1. one pass at T0+1h+1min: exactly one hour due per meter;
 //  2. a second pass at the same clock: nothing due (the cost of a no-op pass);
-//  3. a catch-up pass at T0+6h+1min, as after a 5-hour outage: 5 hours per meter.
+//  3. a catch-up pass at T0+6h+1min, as after a 5-hour outage: 5 hours per meter;
+//  4. the first-of-month pass at T0+7h+1min, one minute into the new month: every
+//     license's month (docs/api.md, Licenses) and one hour per meter; the licenses'
+//     part of it (their transactions, or the license steps of a transaction that
+//     charged hours too) is timed apart from the hours'.
 //
 // It then checks the ledger (credit == sum of transactions per account, every
 // balance_after, no (resource, hour) charged twice, the number and sum of charges,
-// every meter's next hour) and exits 1 on any failure. Last, unless -breakdown=false,
-// it times each statement of one more step (an hour per meter, at T0+7h+1min) in a
+// every meter's next hour, each license charged the new month exactly once and moved
+// on to the next) and exits 1 on any failure. Last, unless -breakdown=false, it
+// times each statement of one more step (an hour per meter, at T0+8h+1min) in a
 // transaction it rolls back, with the database's plan of each: SQLite's EXPLAIN
 // QUERY PLAN, PostgreSQL's EXPLAIN (ANALYZE, BUFFERS).
 package main
@@ -29,6 +37,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -38,8 +47,10 @@ import (
 	"github.com/berthhq/berth/internal/store/sqlstore"
 )
 
-// t0 is when every server was ordered (its first hour charged then).
-var t0 = time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)
+// t0 is when every server was ordered (its first hour charged then) and every
+// license accepted: seven hours before December begins, so that pass 4, at
+// T0+7h+1min, is the first of the month's.
+var t0 = time.Date(2026, 11, 30, 17, 10, 0, 0, time.UTC)
 
 const (
 	plans      = 5 // plan ids 1..5, all offered at location 1 without a capacity limit
@@ -53,6 +64,10 @@ const (
 // config is one run's sizes and store.
 type config struct {
 	servers, volumes, accounts int
+	// licenses is how many held licenses the servers have (at most two each).
+	licenses int
+	// cpuProfile, when set, is a file the CPU profile of pass 4 is written to.
+	cpuProfile string
 	// dir is the SQLite data dir ("": a temp dir, removed); database, when set, a
 	// PostgreSQL server's URL on which the run creates a database of its own.
 	dir, database string
@@ -66,13 +81,15 @@ func main() {
 	flag.IntVar(&cfg.servers, "servers", 100000, "running servers")
 	flag.IntVar(&cfg.volumes, "volumes", 0, "volumes (every other one attached to a server), billed by the hour as servers are")
 	flag.IntVar(&cfg.accounts, "accounts", 1000, "accounts the servers are spread over")
+	flag.IntVar(&cfg.licenses, "licenses", 0, "held licenses (at most two a server), charged their month by pass 4, the first of the month's")
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the CPU profile of pass 4 (the first of the month's) to this file (go tool pprof)")
 	flag.StringVar(&cfg.dir, "dir", "", "SQLite data dir (default: a temp dir, removed)")
 	flag.StringVar(&cfg.database, "database", "", "PostgreSQL instead of SQLite: the URL of a database on a server where the run may "+
 		"CREATE DATABASE (postgres://...); it runs in a new database there, dropped afterwards")
 	flag.IntVar(&cfg.batch, "batch", 0, "the most meter hours one metering transaction charges (default: berthd's, ops.DefaultMeterBatch or on PostgreSQL ops.PostgresMeterBatch)")
 	flag.BoolVar(&cfg.breakdown, "breakdown", true, "time each statement of a charge step (rolled back) and show its query plan")
 	flag.Parse()
-	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || cfg.batch < 0 || (cfg.dir != "" && cfg.database != "") ||
+	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || cfg.batch < 0 || cfg.licenses < 0 || cfg.licenses > 2*cfg.servers || (cfg.dir != "" && cfg.database != "") ||
 		(cfg.database != "" && !sqlstore.IsPostgresURL(cfg.database)) {
 		flag.Usage()
 		os.Exit(2)
@@ -116,7 +133,7 @@ func (b *bench) round(ctx context.Context) (ok bool, results []ops.MeterResult, 
 		return false, nil, err
 	}
 	if b.cfg.breakdown {
-		if err := b.breakdown(ctx, t0.Add(7*time.Hour+time.Minute)); err != nil {
+		if err := b.breakdown(ctx, t0.Add(8*time.Hour+time.Minute)); err != nil {
 			return false, nil, err
 		}
 	}
@@ -146,20 +163,64 @@ type bench struct {
 	timed *timedStore
 }
 
-// timedStore is the store, with the time of each transaction of a pass kept.
+// timedStore is the store, with the time of each transaction of a pass kept, and
+// the licenses' part of the pass apart.
 type timedStore struct {
 	store.Store
 	count   int
 	longest time.Duration
+	// lic is the licenses' part of the pass: the whole of each transaction that
+	// charged licenses and no hours (its commit too), and in one that charged both,
+	// the time in the license steps' store calls; licTxs counts the former.
+	lic    time.Duration
+	licTxs int
+	// The transaction under way: the time in its license calls, whether it charged
+	// licenses, hours.
+	inLic          time.Duration
+	didLic, didHrs bool
 }
 
 // InTx runs the store's transaction, timing it.
 func (s *timedStore) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
+	s.inLic, s.didLic, s.didHrs = 0, false, false
 	t := time.Now()
-	err := s.Store.InTx(ctx, fn)
+	err := s.Store.InTx(ctx, func(tx store.Tx) error { return fn(timedTx{tx, s}) })
+	took := time.Since(t)
 	s.count++
-	s.longest = max(s.longest, time.Since(t))
+	s.longest = max(s.longest, took)
+	if s.didLic && !s.didHrs {
+		s.lic += took
+		s.licTxs++
+	} else {
+		s.lic += s.inLic
+	}
 	return err
+}
+
+func (s *timedStore) reset() { s.count, s.longest, s.lic, s.licTxs = 0, 0, 0, 0 }
+
+// timedTx is a transaction of a pass, timing its license calls.
+type timedTx struct {
+	store.Tx
+	s *timedStore
+}
+
+func (t timedTx) EarliestLicenseDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error) {
+	start := time.Now()
+	defer func() { t.s.inLic += time.Since(start) }()
+	return t.Tx.EarliestLicenseDue(ctx, upto, account)
+}
+
+func (t timedTx) ChargeLicenses(ctx context.Context, step store.LicenseStep) (store.ChargeResult, error) {
+	start := time.Now()
+	defer func() { t.s.inLic += time.Since(start) }()
+	t.s.didLic = true
+	return t.Tx.ChargeLicenses(ctx, step)
+}
+
+func (t timedTx) ChargeDue(ctx context.Context, step store.ChargeStep) (store.ChargeResult, error) {
+	t.s.didHrs = true
+	return t.Tx.ChargeDue(ctx, step)
 }
 
 // open opens the round's fresh database, migrated by Berth's own migrations as
@@ -205,32 +266,44 @@ type pass struct {
 	wantHours int
 }
 
-// passes are the three calls of Meter, for metered meters.
-func passes(metered int) []pass {
+// passes are the four calls of Meter, for metered meters and licenses held.
+func passes(metered, licenses int) []pass {
 	return []pass{
 		{"pass 1: one hour due per meter", t0.Add(time.Hour + time.Minute), metered},
 		{"pass 2: same clock, nothing due", t0.Add(time.Hour + time.Minute), 0},
 		{"pass 3: catch-up after a 5-hour outage", t0.Add(6*time.Hour + time.Minute), 5 * metered},
+		{"pass 4: first of the month, licenses + an hour", t0.Add(7*time.Hour + time.Minute), licenses + metered},
 	}
 }
 
+// firstOfMonth is the month pass 4 begins, the one each license is charged then.
+var firstOfMonth = t0.Add(7 * time.Hour).Truncate(24 * time.Hour)
+
 // meterPasses times the passes, one line each. Each line ends in: hours, charged,
 // overdrawn, wall time ms, CPU ms, hours/s, transactions, the longest transaction's
-// ms (bench/metering.sh reads them).
+// ms (bench/metering.sh reads them). Pass 4's is followed by a line splitting it into
+// the licenses' part and the hours'.
 func (b *bench) meterPasses(ctx context.Context) ([]ops.MeterResult, error) {
 	fmt.Fprintf(b.out, "\nT0 = %s (every server ordered, its first hour charged)\n", t0.Format(time.RFC3339))
 	fmt.Fprintf(b.out, "CPU ms: %s\n", b.cpuWhat)
-	fmt.Fprintf(b.out, "%-52s %8s %12s %9s %12s %10s %8s %4s %14s\n", "pass (clock)", "hours", "charged", "overdrawn", "wall time ms", "CPU ms", "hours/s",
+	fmt.Fprintf(b.out, "%-60s %8s %12s %9s %12s %10s %8s %4s %14s\n", "pass (clock)", "hours", "charged", "overdrawn", "wall time ms", "CPU ms", "hours/s",
 		"txs", "longest tx ms")
 	var results []ops.MeterResult
-	for _, p := range passes(b.cfg.servers + b.cfg.volumes) {
+	for i, p := range passes(b.cfg.servers+b.cfg.volumes, b.cfg.licenses) {
 		b.at = p.at
-		b.timed.count, b.timed.longest = 0, 0
+		b.timed.reset()
+		stopProfile, err := b.profile(i == 3)
+		if err != nil {
+			return nil, err
+		}
 		c := b.cpu()
 		t := time.Now()
 		res, err := b.svc.Meter(ctx)
 		took := time.Since(t)
 		cpu := b.cpu() - c
+		if perr := stopProfile(); err == nil {
+			err = perr
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
@@ -239,11 +312,37 @@ func (b *bench) meterPasses(ctx context.Context) ([]ops.MeterResult, error) {
 		if res.Hours > 0 {
 			rate = fmt.Sprintf("%.0f", float64(res.Hours)/took.Seconds())
 		}
-		fmt.Fprintf(b.out, "%-52s %8d %12s %9d %12.3f %10.3f %8s %4d %14.3f\n", p.name+" (T0+"+b.at.Sub(t0).String()+")", res.Hours, res.Total,
+		fmt.Fprintf(b.out, "%-60s %8d %12s %9d %12.3f %10.3f %8s %4d %14.3f\n", p.name+" (T0+"+b.at.Sub(t0).String()+")", res.Hours, res.Total,
 			res.Overdrawn, float64(took.Microseconds())/1000, float64(cpu.Microseconds())/1000, rate, b.timed.count,
 			float64(b.timed.longest.Microseconds())/1000)
+		if i == 3 {
+			// The license months are those of this pass beyond one hour per meter.
+			months := res.Hours - (b.cfg.servers + b.cfg.volumes)
+			fmt.Fprintf(b.out, "pass 4 split: licenses %d months wall_ms %.3f in %d transactions of their own | hours %d wall_ms %.3f\n",
+				months, float64(b.timed.lic.Microseconds())/1000, b.timed.licTxs, res.Hours-months,
+				float64((took-b.timed.lic).Microseconds())/1000)
+		}
 	}
 	return results, b.dbSize(ctx)
+}
+
+// profile starts the CPU profile when on and -cpuprofile names a file; stop ends it.
+func (b *bench) profile(on bool) (stop func() error, err error) {
+	if !on || b.cfg.cpuProfile == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(b.cfg.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func ms(t time.Time) int64           { return t.UnixMilli() }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,10 +25,10 @@ var stores = []struct {
 	{"postgres", func(t *testing.T) config { return tiny(config{database: testpg.Require(t)}) }},
 }
 
-// tiny sizes cfg for a test: 100 servers and 100 volumes over 10 accounts, metered
-// 30 hours a transaction.
+// tiny sizes cfg for a test: 100 servers and 100 volumes over 10 accounts, 150
+// licenses, metered 30 hours (or license months) a transaction.
 func tiny(cfg config) config {
-	cfg.servers, cfg.volumes, cfg.accounts, cfg.batch = 100, 100, 10, 30
+	cfg.servers, cfg.volumes, cfg.accounts, cfg.licenses, cfg.batch = 100, 100, 10, 150, 30
 	return cfg
 }
 
@@ -78,7 +79,10 @@ func assertOutput(t *testing.T, store, output string) {
 		"seeded 10 accounts, 100 running servers and 100 volumes",
 		"OK   pass 1: one hour due per meter: 200 hours charged, want 200",
 		"OK   pass 3: catch-up after a 5-hour outage: 1000 hours charged, want 1000",
-		"OK   1400 charge transactions, want 1400",
+		"OK   pass 4: first of the month, licenses + an hour: 350 hours charged, want 350",
+		"OK   1900 charge transactions, want 1900",
+		"OK   every held license charged exactly once for the new month (0 are not)",
+		"\npass 4 split: licenses 150 months wall_ms ",
 		map[string]string{"sqlite": "SEARCH meters USING INDEX meters_next", "postgres": "Buffers: shared hit="}[store],
 	} {
 		if !strings.Contains(output, want) {
@@ -86,11 +90,17 @@ func assertOutput(t *testing.T, store, output string) {
 		}
 	}
 	// A pass takes as many transactions as its hours need at 30 a transaction: pass 1's
-	// 200 hours 7, pass 3's 1,000 hours 34; the one with nothing due 1.
-	for pass, txs := range map[string]string{"1": "7", "2": "1", "3": "34"} {
+	// 200 hours 7, pass 3's 1,000 hours 34; the one with nothing due 1; pass 4 5 for
+	// its 150 license months (licenses first, each transaction full), then 7 for
+	// its hours.
+	for pass, txs := range map[string]string{"1": "7", "2": "1", "3": "34", "4": "12"} {
 		if !regexp.MustCompile(`\npass ` + pass + `: .* ` + txs + ` +[0-9.]+\n`).MatchString(output) {
 			t.Errorf("pass %s did not take %s transactions:\n%s", pass, txs, output)
 		}
+	}
+	if !regexp.MustCompile(`\npass 4 split: licenses 150 months wall_ms [0-9.]+ in 5 transactions of their own \| hours 200 wall_ms [0-9.]+\n`).
+		MatchString(output) {
+		t.Errorf("pass 4's split is not 5 transactions of license months and 200 hours:\n%s", output)
 	}
 	if !regexp.MustCompile(`\n  ledger: INSERT INTO transactions +200 rows`).MatchString(output) {
 		t.Errorf("the breakdown's ledger insert wrote no 200 rows:\n%s", output)
@@ -119,6 +129,7 @@ func assertDropped(t *testing.T, server, name string) {
 func checkSpoils(ctx context.Context, t *testing.T, b *bench, results []ops.MeterResult) {
 	t.Helper()
 	lastCharge := `(SELECT MAX(id) FROM transactions WHERE type = 'charge')`
+	lastLicense := `(SELECT MAX(id) FROM transactions WHERE type = 'charge' AND resource_type = 'license')`
 	spoils := []struct {
 		name  string
 		sql   []string
@@ -133,13 +144,26 @@ func checkSpoils(ctx context.Context, t *testing.T, b *bench, results []ops.Mete
 				period_start, created_at)
 			SELECT account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at
 			FROM transactions WHERE id = ` + lastCharge}, "no (resource_type, resource_id, period_start) charged twice"},
-		{"an hour not charged", []string{`DELETE FROM transactions WHERE id = ` + lastCharge}, "1399 charge transactions, want 1400"},
+		{"an hour not charged", []string{`DELETE FROM transactions WHERE id = ` + lastCharge}, "1899 charge transactions, want 1900"},
 		{"an hour charged late", []string{`UPDATE transactions SET period_start = period_start + 3600000 WHERE id = ` + lastCharge},
 			"every server and volume charged exactly the hours"},
 		{"a server charged the wrong price", []string{`UPDATE transactions SET amount = amount - 1
 			WHERE id = (SELECT MIN(id) FROM transactions WHERE type = 'charge' AND resource_type = 'server')`}, "every server's hourly charge"},
 		{"a volume charged the wrong price", []string{`UPDATE transactions SET amount = amount - 1
 			WHERE id = (SELECT MIN(id) FROM transactions WHERE type = 'charge' AND resource_type = 'volume')`}, "every volume's hourly charge"},
+		{"a license charged twice for the new month", []string{`DROP INDEX transactions_charge_once`,
+			`INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name,
+				period_start, created_at)
+			SELECT account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at
+			FROM transactions WHERE id = ` + lastLicense}, "every held license charged exactly once for the new month"},
+		{"a license not charged for the new month", []string{`DELETE FROM transactions WHERE id = ` + lastLicense},
+			"every held license charged exactly once for the new month"},
+		{"a license's new month charged at another price", []string{`UPDATE transactions SET amount = amount - 1 WHERE id = ` + lastLicense},
+			"every license's charge for the new month"},
+		{"a license not moved on", []string{`UPDATE server_licenses SET paid_through = ` + fmt.Sprint(ms(firstOfMonth)) + ` WHERE id = 7`},
+			"every held license paid through"},
+		{"a license's use not recorded", []string{`DELETE FROM license_usage WHERE server_license_id = 9 AND month = ` +
+			fmt.Sprint(ms(firstOfMonth))}, "149 licenses' use recorded"},
 		{"a meter an hour ahead", []string{`UPDATE meters SET next_at = next_at + 3600000 WHERE id = 1`}, "every meter's next hour"},
 		{"a meter stopped", []string{`UPDATE meters SET next_at = NULL WHERE id = 2`}, "every meter's next hour"},
 		{"charge_batch left behind", []string{`INSERT INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name,

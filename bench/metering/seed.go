@@ -72,8 +72,9 @@ func (b *bench) seed(ctx context.Context) error {
 	if err := b.settle(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(b.out, "seeded %d accounts, %d running servers and %d volumes with meters and first-hour charges (plans 1-%d, location %d) in %s\n",
-		b.cfg.accounts, b.cfg.servers, b.cfg.volumes, plans, locationID, seconds(time.Since(start)))
+	fmt.Fprintf(b.out, "seeded %d accounts, %d running servers and %d volumes with meters and first-hour charges (plans 1-%d, location %d), "+
+		"%d held licenses charged their month, in %s\n",
+		b.cfg.accounts, b.cfg.servers, b.cfg.volumes, plans, locationID, b.cfg.licenses, seconds(time.Since(start)))
 	return b.dbSize(ctx)
 }
 
@@ -101,7 +102,7 @@ func (b *bench) settle(ctx context.Context) error {
 func (b *bench) seedSteps() []seedStep {
 	month := billing.MonthStart(t0)
 	withN, fromN := b.series("?1")
-	return []seedStep{
+	return append([]seedStep{
 		{"accounts", withN + `INSERT INTO accounts (email, name, password_hash, credit, server_quota, created_at)
 			SELECT 'bench-' || i || '@berth.local', 'Bench ' || i, '', CAST(?2 AS BIGINT), 1000000, CAST(?3 AS BIGINT) FROM ` + fromN,
 			[]any{b.cfg.accounts, topUp, ms(t0) - 3600_000}},
@@ -145,6 +146,44 @@ func (b *bench) seedSteps() []seedStep {
 		// opening the meters does.
 		{"credit", `UPDATE accounts SET credit = credit - t.total, burn = t.total
 			FROM (SELECT account_id, SUM(rate) AS total FROM meters GROUP BY account_id) AS t
+			WHERE accounts.id = t.account_id`, nil},
+	}, b.licenseSteps()...)
+}
+
+// licensePrice is what a month of license l costs on server s (hosting.License's
+// MonthlyPrice), as the metering step stages it.
+const licensePrice = `CASE WHEN l.per = 'vcpu' THEN l.price_monthly * s.vcpus ELSE l.price_monthly END`
+
+// licenseSteps seed the held licenses as accepting them writes them (ops'
+// holdLicense): license i is held by server 1 + (i-1) % SERVERS (so at most two a
+// server), product 1 (per vCPU) or 3 (per server) in turn, accepted at T0 and paid
+// through the next month's start; its month's use recorded, its month charged, after
+// the first hours in the ledger.
+func (b *bench) licenseSteps() []seedStep {
+	month, next := billing.MonthStart(t0), billing.MonthEnd(t0)
+	withN, fromN := b.series("?1")
+	return []seedStep{
+		{"licenses", withN + `INSERT INTO server_licenses (account_id, server_id, license_id, name, status, started_at, paid_through,
+				charged_vcpus)
+			SELECT s.account_id, s.id, l.id, l.name, 'active', CAST(?3 AS BIGINT), CAST(?4 AS BIGINT), s.vcpus
+			FROM ` + fromN + ` JOIN servers s ON s.id = 1 + (i - 1) % CAST(?2 AS BIGINT)
+				JOIN licenses l ON l.id = CASE WHEN ((i - 1) % CAST(?2 AS BIGINT) + (i - 1) / CAST(?2 AS BIGINT)) % 2 = 0 THEN 1 ELSE 3 END
+			WHERE CAST(?5 AS BIGINT) > 0 ORDER BY i`,
+			[]any{max(b.cfg.licenses, 1), b.cfg.servers, ms(t0), ms(next), b.cfg.licenses}},
+		{"license usage", `INSERT INTO license_usage (server_license_id, month, max_vcpus)
+			SELECT id, CAST(?1 AS BIGINT), charged_vcpus FROM server_licenses ORDER BY id`, []any{ms(month)}},
+		{"license charges", `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id,
+				resource_name, period_start, created_at)
+			SELECT sl.account_id, 'charge', -` + licensePrice + `,
+				a.credit - SUM(` + licensePrice + `) OVER (PARTITION BY sl.account_id ORDER BY sl.id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+				'', 'license', sl.id, sl.name, CAST(?1 AS BIGINT), CAST(?2 AS BIGINT)
+			FROM server_licenses sl JOIN licenses l ON l.id = sl.license_id JOIN servers s ON s.id = sl.server_id
+				JOIN accounts a ON a.id = sl.account_id
+			ORDER BY sl.id`, []any{ms(month), ms(t0)}},
+		{"license credit", `UPDATE accounts SET credit = credit - t.total
+			FROM (SELECT sl.account_id, SUM(` + licensePrice + `) AS total
+				FROM server_licenses sl JOIN licenses l ON l.id = sl.license_id JOIN servers s ON s.id = sl.server_id
+				GROUP BY sl.account_id) AS t
 			WHERE accounts.id = t.account_id`, nil},
 	}
 }

@@ -298,6 +298,23 @@ func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
 	return append(list, c.ledger, c.credit, c.meters, c.total, c.overdrawn, c.creditLow, c.clear)
 }
 
+// LicenseStepStatements are the statements of a license step (ChargeLicenses), in
+// the order it runs them (on PostgreSQL with its row locks), after the statement of
+// EarliestLicenseDue that finds the step's month: for a benchmark, as
+// ChargeStepStatements.
+func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
+	q := on(db.d, db.write)
+	stage, advance, usage := q.licenseChargeSQL(st)
+	c := q.chargeStatements(store.ChargeStep{MonthStart: st.Month, Upto: st.Now, Now: st.Now})
+	and, args := ofAccount(st.Account, ms(st.Now))
+	list := []NamedStatement{{"EarliestLicenseDue: SELECT MIN(paid_through)", `SELECT MIN(paid_through) FROM server_licenses
+		WHERE status IN ('pending', 'active') AND paid_through <= ?` + and, args}, stage}
+	if db.d == dialectPostgres {
+		list = append(list, c.lock)
+	}
+	return append(list, c.ledger, c.credit, advance, usage, c.total, c.overdrawn, c.creditLow, c.clear)
+}
+
 // ChargeDue charges one hour for every meter due in the step's month (or the
 // step's Limit of them): staged in charge_batch, then written to the ledger, the
 // accounts and the meters, each one statement over the whole batch. The unique
