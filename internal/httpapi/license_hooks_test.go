@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/testenv"
 	"github.com/berthhq/berth/internal/webhook"
 )
@@ -174,6 +176,16 @@ func TestLicenseHookLifecycle(t *testing.T) {
 		t.Errorf("unsuspend: %+v", u.Data)
 	}
 
+	// New addresses (as a provisioning that gives the server others would): the hook
+	// gets them, the activate not again.
+	moved := compute.Machine{IPv4: "192.0.2.99", IPv6: "2001:db8::99"}
+	if err := env.App.DB.InTx(ctx, func(tx store.Tx) error { return env.App.Service.Provisioned(id, moved)(ctx, tx) }); err != nil {
+		t.Fatal(err)
+	}
+	if m := hookDeliveries(t, rcv, secret, ops.LicenseHookAddressChange, 1)[0]; fmt.Sprint(m.Data.Server.Addresses) != "[192.0.2.99 2001:db8::99]" {
+		t.Errorf("address change: %+v", m.Data)
+	}
+
 	// Removed: cancelled, and the hook told.
 	a.Do("DELETE", fmt.Sprintf("/servers/%d/licenses/%d", id, d.ServerLicenseID), nil).Want(t, http.StatusNoContent)
 	if c := hookDeliveries(t, rcv, secret, ops.LicenseHookCancel, 1)[0]; c.Data.Status != "cancelled" || c.Data.ServerLicenseID != d.ServerLicenseID {
@@ -188,8 +200,8 @@ func TestLicenseHookLifecycle(t *testing.T) {
 	rcv.mu.Lock()
 	total := len(rcv.got)
 	rcv.mu.Unlock()
-	if total != 4 {
-		t.Errorf("the hook got %d deliveries, want 4 (activate, suspend, unsuspend, cancel)", total)
+	if total != 5 {
+		t.Errorf("the hook got %d deliveries, want 5 (activate, suspend, unsuspend, address change, cancel)", total)
 	}
 }
 
@@ -304,5 +316,35 @@ func TestLicenseHookCreditSuspension(t *testing.T) {
 	}
 	if u := hookDeliveries(t, rcv, secret, ops.LicenseHookUnsuspend, 1)[0]; u.Data.Server.Suspended {
 		t.Errorf("unsuspend: %+v", u.Data)
+	}
+}
+
+// TestLicenseHookGoesWithItsChange: the hook's job is enqueued in the transaction of
+// the change (the outbox rule): a license refused for want of credit leaves no job
+// and sends nothing; the one accepted after a top-up is sent.
+func TestLicenseHookGoesWithItsChange(t *testing.T) {
+	t.Parallel()
+	env, _, rcv, secret := hookedEnv(t, http.StatusOK)
+	ctx := context.Background()
+	a := env.NewAccount("en", "1", "")
+	id := num(t, runningServer(t, a)["id"])
+	path := fmt.Sprintf("/servers/%d/licenses", id)
+	if e := wantError(t, a.Do("POST", path, map[string]any{"license_id": licHooked}), http.StatusUnprocessableEntity,
+		"insufficient_credit"); len(e.Errors["license_id"]) == 0 {
+		t.Errorf("a license above the credit: %+v", e)
+	}
+	if jobs, err := env.App.Jobs(ctx, ops.LicenseHookKind); err != nil || len(jobs) != 0 {
+		t.Fatalf("license hook jobs after a refused license: %d, %v", len(jobs), err)
+	}
+	if _, err := env.App.Service.AddCredit(ctx, a.ID, money(t, "20"), ""); err != nil {
+		t.Fatal(err)
+	}
+	a.Do("POST", path, map[string]any{"license_id": licHooked}).Want(t, http.StatusCreated)
+	hookDeliveries(t, rcv, secret, ops.LicenseHookActivate, 1)
+	waitLicenseStatus(t, a, id, licHooked, "active")
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.got) != 1 {
+		t.Errorf("the hook got %d deliveries, want the accepted license's activate alone", len(rcv.got))
 	}
 }
