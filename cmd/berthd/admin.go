@@ -523,11 +523,7 @@ func catalogCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
-				data, err := os.ReadFile(args[0])
-				if err != nil {
-					return nil, err
-				}
-				c, err := catalog.Parse(data)
+				c, err := catalog.ParseFile(args[0])
 				if err != nil {
 					return nil, err
 				}

@@ -328,6 +328,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, ops.NewWebhookDeliveryWorker(a.Service, a.cfg.Webhook)); err != nil {
 		return err
 	}
+	if err := river.AddWorkerSafely(workers, ops.NewLicenseHookWorker(a.Service, a.cfg.Webhook)); err != nil {
+		return err
+	}
 	if err := river.AddWorkerSafely(workers, ops.NewDNSPublishWorker(a.Service)); err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ type retryPolicy struct {
 func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	var wait time.Duration
 	switch job.Kind {
-	case ops.WebhookDeliveryKind:
+	case ops.WebhookDeliveryKind, ops.LicenseHookKind:
 		wait, _ = webhook.NextAttempt(job.Attempt) // the last attempt is not retried: its worker ended it
 	case ops.DNSPublishKind:
 		wait = ops.DNSRetryWait(job.Attempt)

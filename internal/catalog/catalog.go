@@ -5,6 +5,8 @@ package catalog
 import (
 	_ "embed"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -50,6 +52,10 @@ type file struct {
 		PriceMonthly string  `json:"price_monthly"`
 		Images       []int64 `json:"images"`
 		Provisioning string  `json:"provisioning"`
+		// A webhook license's hook: its URL, and the file that holds its secret
+		// (relative to the catalog file's directory), one or two lines.
+		WebhookURL        string `json:"webhook_url"`
+		WebhookSecretFile string `json:"webhook_secret_file"`
 	} `json:"licenses"`
 	Locations []struct {
 		ID                  int64   `json:"id"`
@@ -76,8 +82,39 @@ func Default() hosting.Catalog {
 	return c
 }
 
-// Parse reads a catalog file and checks it as a whole; unknown keys are errors.
-func Parse(data []byte) (hosting.Catalog, error) {
+// ParseFile reads the catalog file at path (berthd admin catalog apply): Parse, with
+// each webhook_secret_file read relative to path's directory.
+func ParseFile(path string) (hosting.Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return hosting.Catalog{}, err
+	}
+	return parse(data, filepath.Dir(path))
+}
+
+// Parse reads a catalog file and checks it as a whole; unknown keys are errors. A
+// webhook_secret_file is read relative to the working directory.
+func Parse(data []byte) (hosting.Catalog, error) { return parse(data, ".") }
+
+// readSecrets reads a license hook's secret file: its lines, blank ones skipped.
+func readSecrets(dir, name string) ([]string, error) {
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(dir, name)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out, nil
+}
+
+func parse(data []byte, dir string) (hosting.Catalog, error) {
 	var f file
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return hosting.Catalog{}, fmt.Errorf("catalog: %w", err)
@@ -118,8 +155,19 @@ func Parse(data []byte) (hosting.Catalog, error) {
 		if prov == "" {
 			prov = hosting.ProvisionNone
 		}
+		var hook *hosting.LicenseHook
+		if l.WebhookURL != "" || l.WebhookSecretFile != "" {
+			hook = &hosting.LicenseHook{URL: l.WebhookURL}
+			if l.WebhookSecretFile != "" {
+				secrets, err := readSecrets(dir, l.WebhookSecretFile)
+				if err != nil {
+					problems = append(problems, "license "+l.Name+": webhook_secret_file: "+err.Error())
+				}
+				hook.Secrets = secrets
+			}
+		}
 		c.Licenses = append(c.Licenses, hosting.License{ID: l.ID, Name: l.Name, Vendor: l.Vendor, Per: hosting.LicensePer(l.Per),
-			PriceMonthly: money("license "+l.Name+" price_monthly", l.PriceMonthly), ImageIDs: l.Images, Provisioning: prov})
+			PriceMonthly: money("license "+l.Name+" price_monthly", l.PriceMonthly), ImageIDs: l.Images, Provisioning: prov, Hook: hook})
 	}
 	// Volume prices go together: both, or neither (the location sells no volumes).
 	volumePrices := func(l string, hour, month *string) (hosting.Money, hosting.Money) {

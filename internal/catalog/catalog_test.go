@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,7 +50,7 @@ func TestParseRejects(t *testing.T) {
 		"license cents":  {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1.00001\"}]\n", "license l price_monthly"},
 		"license image":  {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\", images: [7]}]\n", "license l: unknown image 7"},
 		"license kind":   {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\", provisioning: mail}]\n", `provisioning "mail"`},
-		"license hook":   {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\", provisioning: webhook}]\n", "webhook is not supported"},
+		"license hook":   {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\", provisioning: webhook}]\n", "license l: provisioning webhook needs webhook_url"},
 		"license twice":  {"licenses: [{id: 1, name: l, vendor: v, per: server, price_monthly: \"1\"}, {id: 1, name: m, vendor: v, per: server, price_monthly: \"1\"}]\n", "license id used twice"},
 		"license vendor": {"licenses: [{id: 1, name: l, per: server, price_monthly: \"1\"}]\n", "id, name and vendor are required"},
 		"one disk size":  {"plans: [{id: 1, name: a, vcpus: 1, memory_mb: 1, disk_gb: 1, price_hourly: \"1\", price_monthly: \"1\"}]\nlocations: [{id: 1, name: x, plans: [{id: 1}]}]\n", "two disk sizes"},
@@ -112,5 +114,75 @@ locations: [{id: 1, name: x, snapshot_price_gb_hour: "0.0001", images: [1, 2], p
 	}
 	if p.Provisioning != hosting.ProvisionNone || p.MonthlyPrice(4).String() != "10.0000" {
 		t.Errorf("panel: %+v", p)
+	}
+}
+
+// hookCatalog is a valid catalog but for its one license, lic (a YAML flow mapping's
+// fields after id, name, vendor, per and price_monthly).
+func hookCatalog(lic string) string {
+	return `
+plans:
+  - {id: 1, name: a, vcpus: 1, memory_mb: 1024, disk_gb: 10, price_hourly: "1", price_monthly: "2"}
+  - {id: 2, name: b, vcpus: 1, memory_mb: 1024, disk_gb: 20, price_hourly: "1", price_monthly: "2"}
+images: [{id: 1, name: u, os: ubuntu}, {id: 2, name: d, os: debian}]
+licenses:
+  - {id: 4, name: hooked, vendor: Acme, per: server, price_monthly: "5"` + lic + `}
+locations: [{id: 1, name: x, snapshot_price_gb_hour: "0.0001", images: [1, 2], plans: [{id: 1}, {id: 2}]}]
+`
+}
+
+// TestParseLicenseHooks: a webhook license's hook, its rules each a clear error of
+// admin catalog apply naming the license and the key; the secret file read relative
+// to the catalog file's directory, one or two secrets.
+func TestParseLicenseHooks(t *testing.T) {
+	t.Parallel()
+	const good = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // 24 bytes
+	const good2 = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"
+	for name, tc := range map[string]struct {
+		lic, secret, want string // want "": parses
+	}{
+		"hook":               {", provisioning: webhook, webhook_url: \"https://hooks.example.net/berth\", webhook_secret_file: hook.secret", good + "\n", ""},
+		"private http hook":  {", provisioning: webhook, webhook_url: \"http://10.0.0.7:8080/lic\", webhook_secret_file: hook.secret", good, ""},
+		"rotation":           {", provisioning: webhook, webhook_url: \"https://h.example.net/\", webhook_secret_file: hook.secret", good + "\n\n" + good2 + "\n", ""},
+		"no url":             {", provisioning: webhook, webhook_secret_file: hook.secret", good, "license hooked: provisioning webhook needs webhook_url"},
+		"no secret file":     {", provisioning: webhook, webhook_url: \"https://h.example.net/\"", good, "license hooked: provisioning webhook needs webhook_secret_file"},
+		"missing file":       {", provisioning: webhook, webhook_url: \"https://h.example.net/\", webhook_secret_file: nope.secret", good, "license hooked: webhook_secret_file: open"},
+		"empty file":         {", provisioning: webhook, webhook_url: \"https://h.example.net/\", webhook_secret_file: hook.secret", "\n", "needs webhook_secret_file"},
+		"ftp url":            {", provisioning: webhook, webhook_url: \"ftp://h.example.net/\", webhook_secret_file: hook.secret", good, "webhook_url \"ftp://h.example.net/\": webhook_url must use http or https"},
+		"relative url":       {", provisioning: webhook, webhook_url: \"/hook\", webhook_secret_file: hook.secret", good, "webhook_url is not an absolute URL"},
+		"userinfo":           {", provisioning: webhook, webhook_url: \"https://u:p@h.example.net/\", webhook_secret_file: hook.secret", good, "webhook_url must not carry a user name or password"},
+		"no prefix":          {", provisioning: webhook, webhook_url: \"https://h.example.net/\", webhook_secret_file: hook.secret", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "webhook_secret_file line 1: webhook secret is not whsec_"},
+		"short key":          {", provisioning: webhook, webhook_url: \"https://h.example.net/\", webhook_secret_file: hook.secret", "whsec_c2hvcnQ=", "its key is 5 bytes, want 24 to 64"},
+		"three secrets":      {", provisioning: webhook, webhook_url: \"https://h.example.net/\", webhook_secret_file: hook.secret", good + "\n" + good2 + "\n" + good, "holds 3 secrets; at most two"},
+		"hook of a key pool": {", provisioning: key_pool, webhook_url: \"https://h.example.net/\"", good, "webhook_url and webhook_secret_file go with provisioning webhook only"},
+		"hook of none":       {", webhook_secret_file: hook.secret", good, "go with provisioning webhook only"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "hook.secret"), []byte(tc.secret), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "catalog.yaml")
+		if err := os.WriteFile(path, []byte(hookCatalog(tc.lic)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ParseFile(path)
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: ParseFile error = %v, want it to mention %q", name, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		l := c.Licenses[0]
+		if l.Provisioning != hosting.ProvisionWebhook || l.Hook == nil || !strings.HasPrefix(l.Hook.URL, "http") ||
+			len(l.Hook.Secrets) == 0 || l.Hook.Secrets[0] != good {
+			t.Errorf("%s: license %+v, hook %+v", name, l, l.Hook)
+		}
+		if name == "rotation" && (len(l.Hook.Secrets) != 2 || l.Hook.Secrets[1] != good2) {
+			t.Errorf("rotation: secrets %q, want the new one then the old one", l.Hook.Secrets)
+		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/berthhq/berth/internal/webhook"
 )
 
 // Catalog is everything a provider sells: locations, plans, images and apps. Items
@@ -159,16 +162,49 @@ func checkLicenses(licenses []License, images map[int64]Image) []string {
 		switch l.Provisioning {
 		case ProvisionNone, ProvisionKeyPool:
 		case ProvisionWebhook:
-			// Its hook (docs/api.md, Licenses) is not built yet: a license sold with it
-			// would stay pending for ever.
-			add("license " + l.Name + ": provisioning webhook is not supported by this Berth yet (none or key_pool)")
+			problems = append(problems, checkLicenseHook(l)...)
 		default:
 			add(fmt.Sprintf("license %s: provisioning %q is not none, key_pool or webhook", l.Name, l.Provisioning))
+		}
+		if l.Provisioning != ProvisionWebhook && l.Hook != nil {
+			add("license " + l.Name + ": webhook_url and webhook_secret_file go with provisioning webhook only")
 		}
 		for _, id := range l.ImageIDs {
 			if _, ok := images[id]; !ok {
 				add(fmt.Sprintf("license %s: unknown image %d", l.Name, id))
 			}
+		}
+	}
+	return problems
+}
+
+// checkLicenseHook checks a webhook license's hook: an absolute http or https URL
+// with a host and no user name or password (an operator's hook may be on a private
+// address, an internal bridge to the vendor: docs/operating.md, Licenses), and one or
+// two secrets of the form of webhook secrets.
+func checkLicenseHook(l License) []string {
+	if l.Hook == nil || l.Hook.URL == "" {
+		return []string{"license " + l.Name + ": provisioning webhook needs webhook_url"}
+	}
+	var problems []string
+	if utf8.RuneCountInString(l.Hook.URL) > WebhookURLMaxLen {
+		problems = append(problems, fmt.Sprintf("license %s: webhook_url is longer than %d characters", l.Name, WebhookURLMaxLen))
+	} else if err := webhook.CheckURL(l.Hook.URL, true, nil); err != nil {
+		msg := err.Error()
+		if ue, ok := err.(*webhook.URLError); ok && ue.Rule == webhook.RuleScheme {
+			msg = "url must use http or https"
+		}
+		problems = append(problems, fmt.Sprintf("license %s: webhook_url %q: %s", l.Name, l.Hook.URL, "webhook_"+msg))
+	}
+	switch n := len(l.Hook.Secrets); {
+	case n == 0:
+		problems = append(problems, "license "+l.Name+": provisioning webhook needs webhook_secret_file")
+	case n > 2:
+		problems = append(problems, fmt.Sprintf("license %s: webhook_secret_file holds %d secrets; at most two (the new one, then the old one)", l.Name, n))
+	}
+	for i, sec := range l.Hook.Secrets {
+		if err := webhook.CheckSecret(sec); err != nil {
+			problems = append(problems, fmt.Sprintf("license %s: webhook_secret_file line %d: %s", l.Name, i+1, err))
 		}
 	}
 	return problems

@@ -77,6 +77,8 @@ const (
 	EventRDNSUpdated         EventType = "rdns.updated"
 	EventLicenseCreated      EventType = "license.created"
 	EventLicenseCancelled    EventType = "license.cancelled"
+	EventLicenseActivated    EventType = "license.activated"
+	EventLicenseFailed       EventType = "license.failed"
 )
 
 // EventTypes is every event type, in the order the API's document lists them.
@@ -94,7 +96,7 @@ var EventTypes = []EventType{
 	EventDomainCreated, EventDomainUpdated, EventDomainDeleted,
 	EventRRsetCreated, EventRRsetUpdated, EventRRsetDeleted,
 	EventRDNSUpdated,
-	EventLicenseCreated, EventLicenseCancelled,
+	EventLicenseCreated, EventLicenseActivated, EventLicenseFailed, EventLicenseCancelled,
 }
 
 // EventResourceTypes are what events are about. Billing events are about the account.

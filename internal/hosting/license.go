@@ -50,9 +50,22 @@ type License struct {
 	// order or reinstall, and cannot remove it.
 	ImageIDs     []int64
 	Provisioning LicenseProvisioning
+	// Hook is where a webhook license's changes go (provisioning webhook only; nil
+	// otherwise). Its secrets are never shown: the store reads them for deliveries
+	// alone (store.LicenseHook), not with the catalog's list.
+	Hook *LicenseHook
 	// InStock: a server can take one now (a key pool with a free key; set when read
 	// for the catalog's list).
 	InStock bool
+}
+
+// LicenseHook is the operator's hook of a webhook license (docs/operating.md,
+// Licenses): Berth POSTs each change of a server's license to URL, signed with each
+// of Secrets as account webhooks are (the first is the current one; a second signs
+// too during a rotation).
+type LicenseHook struct {
+	URL     string
+	Secrets []string
 }
 
 // MonthlyPrice is what the license costs a month on a server of vcpus.

@@ -225,7 +225,8 @@ func (s *Service) AddCredit(ctx context.Context, accountID int64, amount hosting
 func (s *Service) SetServerSuspended(ctx context.Context, id int64, suspended bool) (hosting.Server, error) {
 	var srv hosting.Server
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.SetServerSuspended(ctx, id, suspended); errors.Is(err, store.ErrNotFound) {
+		err := s.suspensionHooks(ctx, tx, 0, id, func() error { return tx.SetServerSuspended(ctx, id, suspended) })
+		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no server %d", id)
 		} else if err != nil {
 			return err
@@ -235,7 +236,6 @@ func (s *Service) SetServerSuspended(ctx context.Context, id int64, suspended bo
 				return err
 			}
 		}
-		var err error
 		srv, err = tx.ServerAny(ctx, id)
 		return err
 	})

@@ -135,7 +135,8 @@ func (s *Service) repriceServer(ctx context.Context, tx store.Tx, serverID int64
 // suspendForCredit suspends an account's servers because its credit is exhausted;
 // each running one is powered off in the background.
 func (s *Service) suspendForCredit(ctx context.Context, tx store.Tx, accountID int64) error {
-	ids, err := tx.SuspendForCredit(ctx, accountID)
+	var ids []int64
+	err := s.suspensionHooks(ctx, tx, accountID, 0, func() (err error) { ids, err = tx.SuspendForCredit(ctx, accountID); return err })
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,8 @@ func (s *Service) afterCredit(ctx context.Context, tx store.Tx, t hosting.Transa
 	if t.BalanceAfter <= 0 {
 		return nil
 	}
-	n, err := tx.LiftCreditSuspension(ctx, t.AccountID)
+	var n int
+	err := s.suspensionHooks(ctx, tx, t.AccountID, 0, func() (err error) { n, err = tx.LiftCreditSuspension(ctx, t.AccountID); return err })
 	if err != nil || n == 0 {
 		return err
 	}

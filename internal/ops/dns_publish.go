@@ -265,13 +265,19 @@ func reverseName(ip netip.Addr) string {
 // the operator's zones.
 func (s *Service) setServerAddresses(ctx context.Context, tx store.Tx, serverID int64, ipv4, ipv6 string) error {
 	var was hosting.Server
-	if s.dnsPublishing() {
-		var err error
+	hooked, err := tx.HookedLicenses(ctx, 0, serverID)
+	if err != nil {
+		return err
+	}
+	if s.dnsPublishing() || len(hooked) > 0 {
 		if was, err = tx.ServerAny(ctx, serverID); err != nil {
 			return err
 		}
 	}
 	if err := tx.SetServerAddresses(ctx, serverID, ipv4, ipv6); err != nil {
+		return err
+	}
+	if err := s.addressHooks(ctx, tx, was, hooked); err != nil {
 		return err
 	}
 	if !s.dnsPublishing() {

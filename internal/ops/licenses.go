@@ -269,7 +269,9 @@ func licensesPrice(ls []hosting.License, vcpus int) hosting.Money {
 }
 
 // holdLicense has srv hold lic from now: written active (none, key_pool with a key
-// of the pool), and its month in course charged; the credit must cover it
+// of the pool) or pending (webhook: active once its hook answers the activate, sent
+// now when the server has an address, else when it gets one), and its month in
+// course charged; the credit must cover it
 // (CodeInsufficientCredit on field) unless field is "" (a change that has happened:
 // a reinstall's, charged even below zero, which suspends).
 func (s *Service) holdLicense(ctx context.Context, tx store.Tx, acct hosting.Account, srv hosting.Server, lic hosting.License,
@@ -278,8 +280,16 @@ func (s *Service) holdLicense(ctx context.Context, tx store.Tx, acct hosting.Acc
 	sl := hosting.ServerLicense{AccountID: acct.ID, ServerID: srv.ID, LicenseID: lic.ID, Name: lic.Name, Status: hosting.LicenseActive,
 		StartedAt: now, PaidThrough: billing.MonthEnd(now), ChargedVCPUs: srv.VCPUs}
 	var err error
+	if lic.Provisioning == hosting.ProvisionWebhook {
+		sl.Status = hosting.LicensePending
+	}
 	if sl.ID, err = tx.AddServerLicense(ctx, sl); err != nil {
 		return sl, internal("add server license", err)
+	}
+	if lic.Provisioning == hosting.ProvisionWebhook && len(serverAddresses(srv)) > 0 {
+		if err := s.licenseHook(ctx, tx, LicenseHookActivate, sl, srv); err != nil {
+			return sl, err
+		}
 	}
 	if lic.Provisioning == hosting.ProvisionKeyPool {
 		sl.SealedKey, err = tx.TakeLicenseKey(ctx, lic.ID, sl.ID)
@@ -339,13 +349,17 @@ func (s *Service) chargeLicense(ctx context.Context, tx store.Tx, t hosting.Tran
 	return nil
 }
 
-// cancelLicense cancels a held license now: its key goes back to the pool; what it
-// was charged stays paid.
+// cancelLicense cancels a held license now: its key goes back to the pool, its hook
+// (webhook) is told; what it was charged stays paid.
 func (s *Service) cancelLicense(ctx context.Context, tx store.Tx, sl hosting.ServerLicense) error {
 	if err := tx.CancelServerLicense(ctx, sl.ID, s.NowFor(sl.AccountID)); err != nil {
 		return internal("cancel license", err)
 	}
+	was := sl.Status
 	sl.Status, sl.SealedKey = hosting.LicenseCancelled, nil
+	if err := s.licenseHookOnCancel(ctx, tx, sl, was); err != nil {
+		return err
+	}
 	return s.emitLicense(ctx, tx, hosting.EventLicenseCancelled, sl)
 }
 
@@ -379,22 +393,11 @@ func (s *Service) refundLicenses(ctx context.Context, tx store.Tx, srv hosting.S
 	if err != nil {
 		return err
 	}
-	now := s.NowFor(srv.AccountID)
 	for _, sl := range held {
 		if err := s.cancelLicense(ctx, tx, sl); err != nil {
 			return err
 		}
-		charged, err := tx.Charged(ctx, hosting.ResourceLicense, sl.ID)
-		if err != nil || charged <= 0 {
-			return internal("license charges", err)
-		}
-		start := billing.MonthStart(sl.StartedAt)
-		t, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: srv.AccountID, Type: hosting.TxRefund, Amount: charged,
-			ResourceType: hosting.ResourceLicense, ResourceID: &sl.ID, ResourceName: sl.Name, PeriodStart: &start, CreatedAt: now})
-		if err != nil {
-			return internal("refund license", err)
-		}
-		if err := s.afterCredit(ctx, tx, t); err != nil {
+		if err := s.refundLicense(ctx, tx, sl); err != nil {
 			return err
 		}
 	}

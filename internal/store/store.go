@@ -188,6 +188,12 @@ type Reader interface {
 	// cancelled whose paid month has not ended at at. A held key_pool license has its
 	// SealedKey.
 	ServerLicenses(ctx context.Context, serverID int64, at time.Time) ([]hosting.ServerLicense, error)
+	// LicenseHook is the hook of a webhook license product, sold now or not, with
+	// its secrets; nil when the product has none (no longer provisioned by webhook).
+	LicenseHook(ctx context.Context, id int64) (*hosting.LicenseHook, error)
+	// HookedLicenses lists the held (pending or active) licenses of webhook products
+	// of a server when serverID is not 0, else of every server of the account, by id.
+	HookedLicenses(ctx context.Context, accountID, serverID int64) ([]hosting.ServerLicense, error)
 	// ServerLicense finds a license of a server, whatever its status.
 	ServerLicense(ctx context.Context, serverID, id int64) (hosting.ServerLicense, error)
 	// LicenseReport lists the licenses held in the calendar month starting at month,
@@ -392,6 +398,9 @@ type Writer interface {
 	// CancelServerLicense cancels a server's license at at and gives its key back to
 	// the pool; ErrNotFound when it is cancelled already.
 	CancelServerLicense(ctx context.Context, id int64, at time.Time) error
+	// SetServerLicenseStatus moves a server's license from status from to to; false
+	// when it was not in from (cancelled meanwhile, say).
+	SetServerLicenseStatus(ctx context.Context, id int64, from, to hosting.LicenseStatus) (bool, error)
 	// SetLicenseVCPUs records how many vCPUs a license's month in course is paid for.
 	SetLicenseVCPUs(ctx context.Context, id int64, vcpus int) error
 	// RecordLicenseUse records that the licenses ids had a server of vcpus in the

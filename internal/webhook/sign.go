@@ -67,6 +67,26 @@ func Sign(id string, at time.Time, body []byte, secrets ...string) (string, erro
 	return strings.Join(sigs, " "), nil
 }
 
+// Standard Webhooks' bounds on a secret's key, in bytes.
+const (
+	minSecretKey = 24
+	maxSecretKey = 64
+)
+
+// CheckSecret checks a secret an operator gives (a webhook license's hook,
+// docs/operating.md): "whsec_" and the base64 of a key of 24 to 64 bytes, as
+// Standard Webhooks asks. It fails with ErrSecret.
+func CheckSecret(secret string) error {
+	if _, err := signer(secret); err != nil {
+		return err
+	}
+	raw, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
+	if len(raw) < minSecretKey || len(raw) > maxSecretKey {
+		return fmt.Errorf("%w: its key is %d bytes, want %d to %d", ErrSecret, len(raw), minSecretKey, maxSecretKey)
+	}
+	return nil
+}
+
 // signer is the library's signer of a secret. The library takes any string whose
 // base64 decodes, the empty one too; a Berth secret has its prefix and a key.
 func signer(secret string) (*standardwebhooks.Webhook, error) {

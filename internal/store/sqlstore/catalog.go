@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"github.com/berthhq/berth/internal/hosting"
 )
@@ -202,11 +203,16 @@ func (q queries) ApplyCatalog(ctx context.Context, c hosting.Catalog) error {
 		return err
 	}
 	for _, l := range c.Licenses {
-		if _, err := q.q.ExecContext(ctx, `INSERT INTO licenses (id, name, vendor, per, price_monthly, provisioning, active)
-			VALUES (?, ?, ?, ?, ?, ?, 1)
+		var hookURL, hookSecrets string
+		if l.Hook != nil {
+			hookURL, hookSecrets = l.Hook.URL, strings.Join(l.Hook.Secrets, "\n")
+		}
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO licenses (id, name, vendor, per, price_monthly, provisioning, webhook_url, webhook_secrets, active)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)
 			ON CONFLICT (id) DO UPDATE SET name = excluded.name, vendor = excluded.vendor, per = excluded.per,
-			price_monthly = excluded.price_monthly, provisioning = excluded.provisioning, active = 1`,
-			l.ID, l.Name, l.Vendor, string(l.Per), int64(l.PriceMonthly), string(l.Provisioning)); err != nil {
+			price_monthly = excluded.price_monthly, provisioning = excluded.provisioning, webhook_url = excluded.webhook_url,
+			webhook_secrets = excluded.webhook_secrets, active = 1`,
+			l.ID, l.Name, l.Vendor, string(l.Per), int64(l.PriceMonthly), string(l.Provisioning), hookURL, hookSecrets); err != nil {
 			return err
 		}
 		for _, id := range l.ImageIDs {

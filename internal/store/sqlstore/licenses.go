@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
@@ -120,6 +122,44 @@ func (q queries) CancelServerLicense(ctx context.Context, id int64, at time.Time
 	}
 	return q.execOne(ctx, `UPDATE server_licenses SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status <> 'cancelled'`,
 		ms(at), id)
+}
+
+func (q queries) LicenseHook(ctx context.Context, id int64) (*hosting.LicenseHook, error) {
+	var url, secrets string
+	err := q.q.QueryRowContext(ctx, `SELECT webhook_url, webhook_secrets FROM licenses WHERE id = ? AND provisioning = 'webhook'`, id).
+		Scan(&url, &secrets)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && url == "") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := &hosting.LicenseHook{URL: url}
+	for _, s := range strings.Split(secrets, "\n") {
+		if s != "" {
+			h.Secrets = append(h.Secrets, s)
+		}
+	}
+	return h, nil
+}
+
+func (q queries) HookedLicenses(ctx context.Context, accountID, serverID int64) ([]hosting.ServerLicense, error) {
+	where, arg := `sl.account_id = ?`, accountID
+	if serverID != 0 {
+		where, arg = `sl.server_id = ?`, serverID
+	}
+	rows, err := q.q.QueryContext(ctx, `SELECT `+serverLicenseCols+serverLicenseFrom+`JOIN licenses l ON l.id = sl.license_id
+		WHERE `+where+` AND sl.status IN ('pending', 'active') AND l.provisioning = 'webhook' ORDER BY sl.id`, arg)
+	return orEmpty(collect(rows, err, scanServerLicense))
+}
+
+func (q queries) SetServerLicenseStatus(ctx context.Context, id int64, from, to hosting.LicenseStatus) (bool, error) {
+	res, err := q.q.ExecContext(ctx, `UPDATE server_licenses SET status = ? WHERE id = ? AND status = ?`, string(to), id, string(from))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 func (q queries) SetLicenseVCPUs(ctx context.Context, id int64, vcpus int) error {

@@ -150,3 +150,99 @@ func licenses(t *testing.T, open func(t *testing.T) store.Store) {
 		t.Errorf("January: %+v, want the held one only", res)
 	}
 }
+
+// licenseHooks checks a webhook license's hook (docs/operating.md, License hooks): read
+// back with its secrets as applied, retired or not, never with the catalog's list;
+// none for a product not provisioned by webhook; the held licenses of webhook products
+// of a server and of an account; a pending one moved to active only from pending.
+func licenseHooks(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	s, a, b := twoAccounts(t, open, "lhk", now)
+	in := func(fn func(tx store.Tx) error) {
+		t.Helper()
+		if err := s.InTx(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := catalog()
+	hook := &hosting.LicenseHook{URL: "http://10.0.0.5/berth", Secrets: []string{"whsec_new", "whsec_old"}}
+	c.Licenses = []hosting.License{
+		{ID: 1, Name: "plain", Vendor: "Acme", Per: hosting.LicensePerServer, PriceMonthly: 1, Provisioning: hosting.ProvisionNone},
+		{ID: 2, Name: "hooked", Vendor: "Acme", Per: hosting.LicensePerServer, PriceMonthly: 1, Provisioning: hosting.ProvisionWebhook, Hook: hook},
+	}
+	in(func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
+	if h, err := s.LicenseHook(ctx, 2); err != nil || h == nil || h.URL != hook.URL || !slices.Equal(h.Secrets, hook.Secrets) {
+		t.Errorf("hook: %+v, %v", h, err)
+	}
+	if h, err := s.LicenseHook(ctx, 1); err != nil || h != nil {
+		t.Errorf("the hook of a product provisioned by none: %+v, %v", h, err)
+	}
+	if ls, err := s.Licenses(ctx); err != nil || len(ls) != 2 || ls[1].Hook != nil {
+		t.Errorf("the catalog's list shows a hook: %+v, %v", ls, err)
+	}
+	var srvA, srvA2, srvB, hookedA, hookedA2, hookedB int64
+	in(func(tx store.Tx) error {
+		mk := func(account int64, name string) int64 {
+			id, err := tx.CreateServer(ctx, hosting.Server{AccountID: account, Name: name, DisplayName: name, Status: hosting.StatusRunning,
+				LocationID: 1, PlanID: 2, ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20, CreatedAt: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		hold := func(account, server, lic int64, st hosting.LicenseStatus) int64 {
+			id, err := tx.AddServerLicense(ctx, hosting.ServerLicense{AccountID: account, ServerID: server, LicenseID: lic, Name: "l",
+				Status: st, StartedAt: now, PaidThrough: now, ChargedVCPUs: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		srvA, srvA2, srvB = mk(a, "server-lhk001"), mk(a, "server-lhk002"), mk(b, "server-lhk003")
+		hookedA = hold(a, srvA, 2, hosting.LicensePending)
+		hold(a, srvA, 1, hosting.LicenseActive)
+		hookedA2 = hold(a, srvA2, 2, hosting.LicenseActive)
+		hold(a, srvA2, 2, hosting.LicenseFailed)
+		hookedB = hold(b, srvB, 2, hosting.LicenseActive)
+		return tx.CancelServerLicense(ctx, hookedA2, now)
+	})
+	ids := func(ls []hosting.ServerLicense, err error) []int64 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, l := range ls {
+			out = append(out, l.ID)
+		}
+		return out
+	}
+	if got := ids(s.HookedLicenses(ctx, a, 0)); !slices.Equal(got, []int64{hookedA}) {
+		t.Errorf("account a's hooked licenses %v, want %d (not the plain, failed or cancelled ones)", got, hookedA)
+	}
+	if got := ids(s.HookedLicenses(ctx, 0, srvB)); !slices.Equal(got, []int64{hookedB}) {
+		t.Errorf("server b's hooked licenses %v, want %d", got, hookedB)
+	}
+	if got := ids(s.HookedLicenses(ctx, 0, srvA2)); len(got) != 0 {
+		t.Errorf("a server with only a cancelled and a failed one: %v", got)
+	}
+	in(func(tx store.Tx) error {
+		if ok, err := tx.SetServerLicenseStatus(ctx, hookedA, hosting.LicensePending, hosting.LicenseActive); err != nil || !ok {
+			t.Errorf("pending to active: %v, %v", ok, err)
+		}
+		if ok, err := tx.SetServerLicenseStatus(ctx, hookedA, hosting.LicensePending, hosting.LicenseFailed); err != nil || ok {
+			t.Errorf("pending to failed once active: %v, %v", ok, err)
+		}
+		return nil
+	})
+	if l, err := s.ServerLicense(ctx, srvA, hookedA); err != nil || l.Status != hosting.LicenseActive {
+		t.Errorf("after the moves: %+v, %v", l, err)
+	}
+	// Retired, the product's hook still serves the licenses held.
+	c.Licenses = c.Licenses[:1]
+	in(func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
+	if h, err := s.LicenseHook(ctx, 2); err != nil || h == nil || h.URL != hook.URL {
+		t.Errorf("a retired product's hook: %+v, %v", h, err)
+	}
+}
