@@ -176,6 +176,8 @@ var wantSentences = map[hosting.EventType]string{
 	hosting.EventRRsetDeleted:        "Records www A of domain example.com were deleted.",
 	hosting.EventRDNSUpdated:         "The reverse DNS of 192.0.2.7 on server #9001 is now mail.example.com.",
 	hosting.EventLicenseCreated:      "Server #9001 holds license windows-server-standard.",
+	hosting.EventLicenseActivated:    "License windows-server-standard of server #9001 is active: its vendor activated it.",
+	hosting.EventLicenseFailed:       "License windows-server-standard of server #9001 failed: its vendor did not activate it; it was refunded.",
 	hosting.EventLicenseCancelled:    "License windows-server-standard of server #9001 was cancelled.",
 }
 
