@@ -19,7 +19,8 @@ type SandboxSeed struct {
 }
 
 // SandboxSeedServer is a server to seed: in Status (running or stopped; left out:
-// running) at once, in the project named Project, with the SSH keys named SSHKeys.
+// running) at once, in the project named Project, with the SSH keys named SSHKeys,
+// holding the license products LicenseIDs (beside those its image requires).
 type SandboxSeedServer struct {
 	DisplayName *string  `json:"display_name,omitempty"`
 	PlanID      *int64   `json:"plan_id,omitempty"`
@@ -28,6 +29,7 @@ type SandboxSeedServer struct {
 	Status      *string  `json:"status,omitempty"`
 	Project     *string  `json:"project,omitempty"`
 	SSHKeys     []string `json:"ssh_keys,omitempty"`
+	LicenseIDs  []int64  `json:"license_ids,omitempty"`
 }
 
 // SandboxSeedVolume is a volume to seed, available at once: as POST /volumes takes

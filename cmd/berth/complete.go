@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,7 @@ var nameSources = []nameSource{
 	{flag: "app", names: appCompletions},
 	{flag: "project", names: projectCompletions},
 	{flag: "recipe", names: recipeCompletions},
+	{arg: "LICENSE", flag: "license", names: licenseCompletions},
 }
 
 // completions are the names of items that start with prefix, each once (the first
@@ -141,6 +143,43 @@ func recipeCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, 
 	return completions(rs, prefix, func(r api.Recipe) string { return r.Name }, func(r api.Recipe) string { return "recipe " + i64(r.ID) }), err
 }
 
+// licenseCompletions are the names of the license products of the catalog, each
+// described by its vendor, its monthly price and whether it is in stock; for server
+// license remove, those of the licenses the command's server holds, each described by
+// its status.
+func licenseCompletions(ctx context.Context, c *client.Client, cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, error) {
+	ls, err := c.ListLicenses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cmd.Name() == "remove" && len(args) > 0 {
+		server, err := serverArg(ctx, c, args[0])
+		if err != nil {
+			return nil, err
+		}
+		listed, err := c.ListServerLicenses(ctx, server)
+		names := map[int64]string{}
+		for _, l := range ls {
+			names[l.ID] = l.Name
+		}
+		var held []api.ServerLicense
+		for _, l := range listed {
+			if _, ok := names[l.LicenseID]; ok && (l.Status == client.LicensePending || l.Status == client.LicenseActive) {
+				held = append(held, l)
+			}
+		}
+		return completions(held, prefix, func(l api.ServerLicense) string { return names[l.LicenseID] },
+			func(l api.ServerLicense) string { return "license " + i64(l.ID) + ", " + l.Status }), err
+	}
+	return completions(ls, prefix, func(l api.License) string { return l.Name }, func(l api.License) string {
+		s := fmt.Sprintf("%s, %s a %s a month", l.Vendor, l.PriceMonthly, l.Per)
+		if !l.InStock {
+			s += ", out of stock"
+		}
+		return s
+	}), nil
+}
+
 // serverCompletions are the account's server names starting with prefix, each
 // described by its display name and status.
 func serverCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, error) {
@@ -167,37 +206,77 @@ func volumeCompletions(ctx context.Context, c *client.Client, _ *cobra.Command, 
 	return names, err
 }
 
-// completeNames makes every command complete, in bash, zsh and fish, a first argument
-// its use line names SERVER, VOLUME or DOMAIN (SERVER... or VOLUME...: every argument) and
-// the flags of nameSources (--server, --volume, --location, --plan, --image,
-// --ssh-key, --app, --project, --recipe), with the names the account has or the
-// catalog offers.
+// completeNames makes every command complete, in bash, zsh and fish, the arguments
+// its use line names SERVER, VOLUME, DOMAIN or LICENSE (SERVER... or VOLUME... first:
+// every argument) and the flags of nameSources (--server, --volume, --location,
+// --plan, --image, --ssh-key, --app, --project, --recipe, --license), with the names
+// the account has or the catalog offers.
 func completeNames(root *cobra.Command, g *globals) {
 	for _, c := range root.Commands() {
 		completeNames(c, g)
 	}
-	words := strings.Fields(root.Use)
 	for _, src := range nameSources {
 		if root.Flags().Lookup(src.flag) != nil {
-			_ = root.RegisterFlagCompletionFunc(src.flag, src.complete(g, true))
+			_ = root.RegisterFlagCompletionFunc(src.flag, src.complete(g))
 		}
-		if src.arg != "" && len(words) >= 2 && strings.HasPrefix(words[1], src.arg) && root.ValidArgsFunction == nil {
-			root.ValidArgsFunction = src.complete(g, strings.HasPrefix(words[1], src.arg+"..."))
-		}
+	}
+	words := positional(root.Use)
+	if root.ValidArgsFunction == nil && slices.ContainsFunc(words[min(1, len(words)):], func(w string) bool { return argSource(w) != nil }) {
+		root.ValidArgsFunction = completeArgs(g, words)
 	}
 }
 
-// complete is the completion function of src's names: for the first argument only,
-// unless many. An argument the use line names FILE after it completes with files
-// (domain import DOMAIN FILE|-).
-func (src nameSource) complete(g *globals, many bool) cobra.CompletionFunc {
+// positional are the words of a use line up to its first flag or choice ("-", "[",
+// "("): the command's name, then what names each argument ("attach VOLUME --server
+// SERVER": attach VOLUME).
+func positional(use string) []string {
+	words := strings.Fields(use)
+	for i, w := range words {
+		if strings.ContainsAny(w[:1], "-[(") {
+			return words[:i]
+		}
+	}
+	return words
+}
+
+// argSource is the source of the names an argument the use line names word takes
+// (SERVER, SERVER...), or nil.
+func argSource(word string) *nameSource {
+	for i, src := range nameSources {
+		if src.arg != "" && strings.HasPrefix(word, src.arg) {
+			return &nameSources[i]
+		}
+	}
+	return nil
+}
+
+// completeArgs completes the arguments of a command whose use line's positional
+// words are words: each
+// with the names of the source of the word naming it there (the first's, for every
+// argument, when it is SERVER... or VOLUME...). An argument named FILE completes
+// with files (domain import DOMAIN FILE|-); any other with nothing.
+func completeArgs(g *globals, words []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 && !many {
-			if words := strings.Fields(cmd.Use); len(args)+1 < len(words) && strings.HasPrefix(words[len(args)+1], "FILE") {
-				return nil, cobra.ShellCompDirectiveDefault
-			}
+		word := ""
+		if len(words) > 1 && strings.HasSuffix(words[1], "...") {
+			word = words[1]
+		} else if len(args)+1 < len(words) {
+			word = words[len(args)+1]
+		}
+		if strings.HasPrefix(word, "FILE") {
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		src := argSource(word)
+		if src == nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
+		return src.complete(g)(cmd, args, prefix)
+	}
+}
+
+// complete is the completion function of src's names.
+func (src nameSource) complete(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		c, err := g.client()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError

@@ -8,9 +8,10 @@ import (
 )
 
 // TestGoldenCompletions: the flags that take a location, plan, image, SSH key, app,
-// project or recipe complete with what the catalog offers and the account has (a plan
-// and an image from the command's location, or its server's; rescale's plan from the
-// server's rescale options), through the binary's __complete, as
+// project, recipe or license complete with what the catalog offers and the account has
+// (a plan and an image from the command's location, or its server's; rescale's plan
+// from the server's rescale options), and so does a LICENSE argument (remove's: the
+// server's licenses), through the binary's __complete, as
 // testdata/completions.golden holds it; the server's random name is replaced by
 // server-XXXXXX.
 func TestGoldenCompletions(t *testing.T) {
@@ -25,6 +26,7 @@ func TestGoldenCompletions(t *testing.T) {
 	name := strings.TrimSpace(c.ok("server", "create", "--plan", "s1-1c-1g", "--location", "hel1", "--image", "ubuntu-24.04",
 		"--display-name", "www", "-o", "columns=name"))
 	name = strings.TrimSpace(strings.TrimPrefix(name, "name:"))
+	c.ok("server", "license", "add", name, "plesk-web-admin")
 	var b strings.Builder
 	for _, args := range [][]string{
 		{"server", "create", "--location", ""},
@@ -47,6 +49,9 @@ func TestGoldenCompletions(t *testing.T) {
 		{"domain", "describe", ""},
 		{"rrset", "list", "ex"},
 		{"server", "rdns", "list", ""},
+		{"server", "create", "--license", ""},
+		{"server", "license", "add", name, ""},
+		{"server", "license", "remove", name, ""},
 	} {
 		args = append([]string{"__complete"}, args...)
 		b.WriteString(strings.ReplaceAll(transcript(args, c.run(args...)), name, "server-XXXXXX"))

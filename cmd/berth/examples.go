@@ -49,22 +49,25 @@ var examples = map[string]string{
 	"project update":   "berth project update web --name website",
 	"recipe create": "berth recipe create --name motd --script 'echo hello > /etc/motd'\n" +
 		"berth recipe create --name setup --script-from-file setup.sh",
-	"recipe delete":     "berth recipe delete motd",
-	"recipe describe":   "berth recipe describe motd -o yaml",
-	"recipe list":       "berth recipe list",
-	"recipe update":     "berth recipe update motd --script-from-file motd.sh",
-	"server rdns list":  "berth server rdns list web-1",
-	"server rdns reset": "berth server rdns reset web-1 100.64.0.1     # back to <server name>.<the operator's default domain>",
-	"server rdns set":   "berth server rdns set web-1 100.64.0.1 www.example.com",
-	"rrset delete":      "berth rrset delete example.com old A",
-	"rrset list":        "berth rrset list example.com\nberth rrset list example.com --name www --type A -o json",
+	"recipe delete":         "berth recipe delete motd",
+	"recipe describe":       "berth recipe describe motd -o yaml",
+	"recipe list":           "berth recipe list",
+	"recipe update":         "berth recipe update motd --script-from-file motd.sh",
+	"server license add":    "berth server license add web-1 plesk-web-admin     # by name or id (berth license list)",
+	"server license list":   "berth server license list web-1\nberth server license list web-1 -o json",
+	"server license remove": "berth server license remove web-1 plesk-web-admin     # or by the id server license list shows",
+	"server rdns list":      "berth server rdns list web-1",
+	"server rdns reset":     "berth server rdns reset web-1 100.64.0.1     # back to <server name>.<the operator's default domain>",
+	"server rdns set":       "berth server rdns set web-1 100.64.0.1 www.example.com",
+	"rrset delete":          "berth rrset delete example.com old A",
+	"rrset list":            "berth rrset list example.com\nberth rrset list example.com --name www --type A -o json",
 	"rrset set": "berth rrset set example.com www A 192.0.2.10 192.0.2.11 --ttl 300\n" +
 		"berth rrset set example.com @ MX '10 mail' '20 mx.example.net.' --comment primary --comment backup\n" +
 		"berth rrset set example.com _dmarc TXT '\"v=DMARC1; p=none\"'     # quoted: after a bare ; the rest is a comment\n" +
 		"berth rrset set example.com old A 192.0.2.99",
 	"server console": "berth server console web-1     # Ctrl-] detaches",
 	"server create": "berth server create --plan s1-1c-1g --location fsn1 --image ubuntu-24.04 --ssh-key laptop --display-name web-1\n" +
-		"berth server create --plan s2-2c-4g --location fsn1 --app docker --project web --no-wait\n" +
+		"berth server create --plan s2-2c-4g --location fsn1 --app docker --project web --license plesk-web-admin --no-wait\n" +
 		"berth server create --plan s1-1c-1g --location hel1 --image debian-12 --root-password-stdin < root-password.txt",
 	"server delete":   "berth server delete web-2\nberth server delete 2 3     # several at once",
 	"server describe": "berth server describe web-1     # by display name, machine name or id\nberth server describe 1 -o json",

@@ -169,7 +169,7 @@ var exampleRuns = []string{
 	"recipe create", "recipe list", "recipe describe", "recipe update",
 	"server create", "server list", "server describe", "server metrics", "server rescale-options",
 	"server poweroff", "server poweron", "server reboot", "server reset", "server rescale", "server shutdown", "server reinstall",
-	"server rdns list", "server rdns set", "server rdns reset",
+	"server rdns list", "server rdns set", "server rdns reset", "server license add", "server license list", "server license remove",
 	"snapshot create", "snapshot list", "snapshot describe", "snapshot restore", "snapshot delete",
 	"volume create", "volume list", "volume describe", "volume attach", "volume detach", "volume resize", "volume update",
 	"volume delete",

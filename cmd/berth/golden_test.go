@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,11 @@ func TestGoldenAccountLists(t *testing.T) {
 	c.ok("volume", "create", "--name", "spare", "--size", "20", "--location", "fsn1")
 	c.ok("domain", "create", "example.com")
 	c.ok("rrset", "set", "example.com", "www", "A", "192.0.2.1", "192.0.2.2", "--ttl", "300", "--comment", "web")
+	if _, err := env.App.Service.AddLicenseKeys(context.Background(), 2, []string{"CP-GOLDEN-1"}); err != nil { // 2: cpanel-solo
+		t.Fatal(err)
+	}
+	c.ok("server", "license", "add", name, "plesk-web-admin")
+	c.ok("server", "license", "add", name, "cpanel-solo")
 	for _, tt := range []struct {
 		golden string
 		args   []string
@@ -56,6 +62,9 @@ func TestGoldenAccountLists(t *testing.T) {
 		{"rrset-list.table", []string{"rrset", "list", "example.com"}},
 		{"rrset-list.wide", []string{"rrset", "list", "example.com", "-o", "wide"}},
 		{"domain-export.zone", []string{"domain", "export", "example.com"}},
+		{"server-license-list.table", []string{"server", "license", "list", "www"}},
+		{"server-license-list.wide", []string{"server", "license", "list", "www", "-o", "wide"}},
+		{"server-license-list.json", []string{"server", "license", "list", "www", "-o", "json"}},
 	} {
 		got := strings.ReplaceAll(c.ok(tt.args...), name, "server-"+strings.Repeat("X", len(name)-len("server-")))
 		path := filepath.Join("testdata", tt.golden+".golden")

@@ -137,7 +137,8 @@ func serverNames(ctx context.Context, g *globals, c *client.Client, srvs ...api.
 }
 
 func serverCmd(g *globals) *cobra.Command {
-	cmd := servers.command(g, serverCreateCmd(g), reinstallCmd(g), rescaleCmd(g), rescaleOptionsCmd(g), metricsCmd(g), sshCmd(g), consoleCmd(g), rdnsCmd(g))
+	cmd := servers.command(g, serverCreateCmd(g), reinstallCmd(g), rescaleCmd(g), rescaleOptionsCmd(g), metricsCmd(g), sshCmd(g), consoleCmd(g), rdnsCmd(g),
+		serverLicenseCmd(g))
 	for _, p := range []struct{ use, action, short string }{
 		{"poweron", client.PowerOn, "Start a stopped server"},
 		{"shutdown", client.PowerShutdown, "Shut a server down gracefully (ACPI)"},
@@ -162,10 +163,10 @@ func serverCmd(g *globals) *cobra.Command {
 func serverCreateCmd(g *globals) *cobra.Command {
 	var plan, loc, image, app, recipe, project, name, password string
 	var passwordStdin bool
-	var keys []string
+	var keys, lics []string
 	cmd := &cobra.Command{
 		Use:   "create --plan PLAN --location LOCATION (--image IMAGE | --app APP)",
-		Short: "Order a server (plan, location, image, app, ssh keys, project and recipe by name or id)",
+		Short: "Order a server (plan, location, image, app, ssh keys, project, recipe and licenses by name or id)",
 		Args:  cobra.NoArgs,
 		RunE: withClient(g, func(ctx context.Context, c *client.Client, _ []string) error {
 			k := &catalog{c: c}
@@ -220,6 +221,13 @@ func serverCreateCmd(g *globals) *cobra.Command {
 				}
 				req.SSHKeyIDs = append(req.SSHKeyIDs, k.id)
 			}
+			for _, s := range lics {
+				l, err := licenses.ref(ctx, c, "", s)
+				if err != nil {
+					return err
+				}
+				req.LicenseIDs = append(req.LicenseIDs, l.id)
+			}
 			if name != "" {
 				req.DisplayName = &name
 			}
@@ -248,6 +256,8 @@ func serverCreateCmd(g *globals) *cobra.Command {
 	f.StringVar(&recipe, "recipe", "", "first-boot recipe (name or id)")
 	f.StringVar(&project, "project", "", "project (name or id)")
 	f.StringSliceVar(&keys, "ssh-key", nil, "SSH key (name, fingerprint or id); repeatable")
+	f.StringSliceVar(&lics, "license", nil, "license to hold from the order (name or id, berth license list), beside those the image "+
+		"requires; repeatable; its month is charged with the order")
 	f.StringVar(&name, "display-name", "", "display name")
 	f.StringVar(&password, "root-password", "", "root password (prefer --ssh-key); less safe than --root-password-stdin: "+
 		"other users see it in ps, the shell keeps it in its history")

@@ -62,7 +62,7 @@ func (s *Server) seed(r *request) (int, any, error) {
 		}),
 		Servers: decodeItems(&v, "servers", b.Servers, func(sv api.SandboxSeedServer) ops.SeedServer {
 			return ops.SeedServer{DisplayName: sv.DisplayName, PlanID: sv.PlanID, LocationID: sv.LocationID, ImageID: sv.ImageID,
-				Status: sv.Status, Project: sv.Project, SSHKeys: sv.SSHKeys}
+				Status: sv.Status, Project: sv.Project, SSHKeys: sv.SSHKeys, LicenseIDs: sv.LicenseIDs}
 		}),
 		Volumes: decodeItems(&v, "volumes", b.Volumes, func(vl api.SandboxSeedVolume) ops.SeedVolume {
 			return ops.SeedVolume{Name: vl.Name, SizeGB: vl.SizeGB, LocationID: vl.LocationID, Format: vl.Format,

@@ -194,6 +194,16 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 			"validation_failed", map[string]string{"servers[0].ssh_keys": de("validation.sandbox_ssh_key_ambiguous", "name", "key")}},
 		{"a repeated SSH key", a, seedWith("servers", []any{server("ssh_keys", []string{"deploy", "deploy"})}),
 			"validation_failed", map[string]string{"servers[0].ssh_keys": ""}},
+		{"licenses an order would refuse", a, seedWith("servers", []any{server("license_ids", []int{999}),
+			server("license_ids", []int{licPlesk, licPlesk}), server("license_ids", []int{licCPanel})}),
+			"validation_failed", map[string]string{
+				"servers[0].license_ids": de("validation.license_unknown", "id", 999),
+				"servers[1].license_ids": de("validation.license_repeated", "id", licPlesk),
+				"servers[2].license_ids": de("validation.license_out_of_stock", "name", "cpanel-solo"),
+			}},
+		{"credit for the server's hour, not its license's month", poor, map[string]any{"servers": []any{server("license_ids", []int{licPlesk})}},
+			"insufficient_credit", map[string]string{"servers[0].plan_id": de("validation.credit_too_low_licenses",
+				"amount", (planHourly(t, env) + money(t, "11.4900")).String(), "currency", "EUR")}},
 		{"an unknown location", a, seedWith("servers", []any{server("location_id", 999)}),
 			"validation_failed", map[string]string{"servers[0].location_id": de("validation.location_unknown")}},
 		{"credit for two servers, not three", poor, map[string]any{"servers": []any{server(), server(), server("ssh_keys", []string{"key"})}},
@@ -274,6 +284,9 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 			if got := simVolumes(t, env); got != volumesBefore {
 				t.Errorf("a refused seed left volumes in the driver: %d, want %d", got, volumesBefore)
 			}
+			if got := heldLicenses(t, env, c.who); got != 0 {
+				t.Errorf("a refused seed left %d licenses", got)
+			}
 		})
 	}
 	// Two servers are what the poor account's credit covers.
@@ -297,6 +310,84 @@ func TestSandboxSeedAllOrNothing(t *testing.T) {
 	wantInvalid(t, a.Sandbox("POST", "/seed", map[string]any{"volumes": []any{volume(), volume()}}), "volumes[1].name")
 	data(t, a.Sandbox("POST", "/seed", map[string]any{"volumes": []any{volume()}}).Want(t, http.StatusCreated))
 	env.AssertLedger(t)
+}
+
+// heldLicenses counts the server licenses of a's account, cancelled ones too.
+func heldLicenses(t testing.TB, env *testenv.Env, a *testenv.Account) int {
+	t.Helper()
+	var n int
+	if err := env.App.DB.WriteDB().QueryRowContext(context.Background(),
+		env.App.DB.Rebind(`SELECT COUNT(*) FROM server_licenses WHERE account_id = ?`), a.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSandboxSeedLicenses: a seeded server holds the products its license_ids name
+// (a key pool's with a key of the pool) and those its image requires, active from the
+// seed, each one's month charged at once as an order's is; the key pool it emptied is
+// out of stock. A reset leaves the account no license and gives the key back to its
+// pool.
+func TestSandboxSeedLicenses(t *testing.T) {
+	t.Parallel()
+	env := sandboxEnv(t)
+	a := env.NewAccount("en", "100", "")
+	addKeys(t, env, licCPanel, "CP-SEED-1")
+	made := data(t, a.Sandbox("POST", "/seed", map[string]any{"servers": []any{
+		with(baseOrder(), "display_name", "web-1", "license_ids", []int{licPlesk, licCPanel}),
+		with(baseOrder(), "display_name", "win-1", "plan_id", 2, "image_id", imgWindows, "status", "stopped"),
+		with(baseOrder(), "display_name", "plain"),
+	}}).Want(t, http.StatusCreated))
+	var ids []int64
+	for _, srv := range made["servers"].([]any) {
+		ids = append(ids, num(t, srv.(map[string]any)["id"]))
+	}
+	web, win, plain := serverLicenses(t, a, ids[0]), serverLicenses(t, a, ids[1]), serverLicenses(t, a, ids[2])
+	if len(web) != 2 || web[licPlesk]["status"] != "active" || web[licPlesk]["key"] != nil ||
+		web[licCPanel]["status"] != "active" || web[licCPanel]["key"] != "CP-SEED-1" {
+		t.Errorf("web-1's licenses: %v, want plesk and cpanel with the pool's key", web)
+	}
+	if len(win) != 1 || win[licWindows]["status"] != "active" || len(plain) != 0 {
+		t.Errorf("win-1's licenses %v (want the image's), plain's %v (want none)", win, plain)
+	}
+	// Charged as orders are: each server's first hour, each license's month (the
+	// Windows one per vCPU: plan 2 has 2).
+	for _, c := range []struct {
+		lic  map[string]any
+		want string
+	}{{web[licPlesk], "11.4900"}, {web[licCPanel], "19.9900"}, {win[licWindows], "8.4000"}} {
+		if got := charged(t, env, hosting.ResourceLicense, num(t, c.lic["id"])); got != money(t, c.want) {
+			t.Errorf("license %v charged %s, want %s", c.lic["license_id"], got, c.want)
+		}
+	}
+	p2, err := env.App.DB.Plan(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 100*hosting.MoneyScale - 2*planHourly(t, env) - p2.PriceHourly - money(t, "11.4900") - money(t, "19.9900") - money(t, "8.4000")
+	if got := holdingsOf(t, a).credit; got != want.String() {
+		t.Errorf("credit after the seed %s, want %s", got, want)
+	}
+	inStock := func() bool {
+		for _, l := range items(t, a.Do("GET", "/licenses", nil).Want(t, http.StatusOK)) {
+			if num(t, l["id"]) == licCPanel {
+				return l["in_stock"].(bool)
+			}
+		}
+		t.Fatal("cpanel not listed")
+		return false
+	}
+	if inStock() {
+		t.Error("cpanel in stock after the seed took the pool's one key")
+	}
+	env.AssertLedger(t)
+	a.Sandbox("POST", "/reset", map[string]any{}).Want(t, http.StatusOK)
+	if n := heldLicenses(t, env, a); n != 0 {
+		t.Errorf("%d licenses after a reset", n)
+	}
+	if !inStock() {
+		t.Error("cpanel out of stock after a reset: the seeded server's key did not go back to the pool")
+	}
 }
 
 // simVolumes counts the sim driver's volumes.

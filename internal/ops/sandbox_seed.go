@@ -31,14 +31,16 @@ type SeedProject struct{ Name *string }
 type SeedRecipe struct{ Name, Script *string }
 
 // SeedServer is a server to seed: an order's plan, location, image and display name,
-// the status it is to be in at once, and its project and SSH keys by name (the
-// account's, or seeded by the same request).
+// the status it is to be in at once, its project and SSH keys by name (the
+// account's, or seeded by the same request), and the license products it holds by id
+// (of the catalog, as an order's license_ids; beside those its image requires).
 type SeedServer struct {
 	DisplayName                 *string
 	PlanID, LocationID, ImageID *int64
 	Status                      *string // running (the default) or stopped
 	Project                     *string
 	SSHKeys                     []string
+	LicenseIDs                  []int64
 }
 
 // Seeded is what a seed made, by kind, in the order it was asked for.
@@ -62,7 +64,7 @@ var (
 	seedProjFields   = []string{"name", hosting.QuotaProjects.Field}
 	seedRecipeFields = []string{"name", "script", hosting.QuotaRecipes.Field}
 	seedServerFields = []string{"display_name", "plan_id", "location_id", "image_id", "status", "project", "ssh_keys",
-		hosting.QuotaServers.Field}
+		"license_ids", hosting.QuotaServers.Field}
 	// A volume's count quota is under name, its size quota under size_gb.
 	seedVolumeFields = []string{"name", "size_gb", "location_id", "format", "project", "server", "automount"}
 	seedDomainFields = []string{"name", "ttl", "zone_file"}
@@ -283,7 +285,8 @@ func (sd *seeding) countProjectServers() {
 // same request that failed, told about already.
 func serverOrder(sv SeedServer, keys map[string][]int64, projects map[string]int64, failedKeys, failedProjects map[string]bool) (Order, hosting.Status, *hosting.Validation) {
 	var v hosting.Validation
-	o := Order{PlanID: sv.PlanID, LocationID: sv.LocationID, ImageID: sv.ImageID, DisplayName: sv.DisplayName}
+	o := Order{PlanID: sv.PlanID, LocationID: sv.LocationID, ImageID: sv.ImageID, DisplayName: sv.DisplayName,
+		LicenseIDs: sv.LicenseIDs}
 	if sv.ImageID == nil {
 		v.Add("image_id", "validation.required")
 	}
