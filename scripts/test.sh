@@ -57,12 +57,7 @@ if [ "${BERTH_TEST_NICE:-10}" != 0 ] && command -v nice >/dev/null; then
 	nice_cmd=(nice -n "${BERTH_TEST_NICE:-10}")
 fi
 
-# The race detector instruments our code and every library's but modernc.org's: its
-# SQLite is C translated to Go, whose pointer arithmetic the detector's checks (and
-# checkptr) made the suite's single largest cost, half of a Berth's start. It is what
-# the detector never sees of a cgo SQLite either; the calls our code makes into it,
-# and the memory it shares with them, are still instrumented on our side.
-race=(-race "-gcflags=modernc.org/...=-race=false")
+race=(-race)
 
 echo "== the whole suite (SQLite, and PostgreSQL's own tests)"
 "${nice_cmd[@]}" go test "${race[@]}" "${timeout[@]}" "$@" ./...
