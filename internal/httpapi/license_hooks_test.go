@@ -205,22 +205,24 @@ func TestLicenseHookLifecycle(t *testing.T) {
 	}
 }
 
-// licenseHookJob waits until the license hook job is retryable after attempt,
-// checks its wait on the schedule of account webhooks, and makes it run now.
-func retryLicenseHook(t *testing.T, env *testenv.Env, attempt int) {
+// retryOnSchedule waits (at most wait) until the one job of kind is retryable after
+// attempt, checks its wait on the schedule of account webhooks (webhook.Schedule),
+// and makes it run now. Account webhooks' deliveries and license hooks retry alike.
+func retryOnSchedule(t *testing.T, env *testenv.Env, kind string, attempt int, wait time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(wait)
 	for {
-		jobs, err := env.App.Jobs(ctx, ops.LicenseHookKind)
+		jobs, err := env.App.Jobs(ctx, kind)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(jobs) != 1 {
-			t.Fatalf("%d license hook jobs, want 1", len(jobs))
+			t.Fatalf("%d %s jobs, want 1", len(jobs), kind)
 		}
 		j := jobs[0]
-		// A retry due within River's scheduler interval is "available" at once.
+		// A retry due within River's scheduler interval is "available" at once,
+		// to run at its scheduled_at.
 		if (j.State == "retryable" || j.State == "available") && j.Attempt == attempt && len(j.Errors) == attempt {
 			if got, want := j.ScheduledAt.Sub(*j.AttemptedAt), webhook.Schedule[attempt-1]; got != want {
 				t.Errorf("after attempt %d the next is %s later, want %s", attempt, got, want)
@@ -244,9 +246,9 @@ func TestLicenseHookRetried(t *testing.T) {
 	env, _, rcv, secret := hookedEnv(t, http.StatusInternalServerError)
 	a := env.NewAccount("en", "100", "")
 	id := num(t, runningServer(t, a, "license_ids", []int{licHooked})["id"])
-	retryLicenseHook(t, env, 1)
+	retryOnSchedule(t, env, ops.LicenseHookKind, 1, time.Minute)
 	hookDeliveries(t, rcv, secret, ops.LicenseHookActivate, 2)
-	retryLicenseHook(t, env, 2)
+	retryOnSchedule(t, env, ops.LicenseHookKind, 2, time.Minute)
 	if l := serverLicenses(t, a, id)[licHooked]; l["status"] != "pending" {
 		t.Errorf("after two failed attempts: %v, want pending", l)
 	}
@@ -268,7 +270,7 @@ func TestLicenseHookGivesUp(t *testing.T) {
 	id := num(t, runningServer(t, a, "license_ids", []int{licHooked})["id"])
 	before := credit(t, a)
 	for attempt := 1; attempt < webhook.MaxAttempts; attempt++ {
-		retryLicenseHook(t, env, attempt)
+		retryOnSchedule(t, env, ops.LicenseHookKind, attempt, time.Minute)
 	}
 	l := waitLicenseStatus(t, a, id, licHooked, "failed")
 	if n := len(hookDeliveries(t, rcv, secret, ops.LicenseHookActivate, webhook.MaxAttempts)); n != webhook.MaxAttempts {

@@ -389,34 +389,8 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	rcv := newReceiver(t, 500)
 	hook, _ := createHook(t, c, map[string]any{"url": rcv.URL, "event_types": []string{"project.*"}})
 	c.Do("POST", "/projects", map[string]any{"name": "p"}).Want(t, 201)
-	ctx := context.Background()
 	for attempt := 1; attempt < webhook.MaxAttempts; attempt++ {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			jobs, err := env.App.Jobs(ctx, ops.WebhookDeliveryKind)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(jobs) != 1 {
-				t.Fatalf("%d delivery jobs, want 1", len(jobs))
-			}
-			j := jobs[0]
-			// A retry due within River's scheduler interval is "available" at once,
-			// to run at its scheduled_at.
-			if (j.State == "retryable" || j.State == "available") && j.Attempt == attempt && len(j.Errors) == attempt {
-				if got, want := j.ScheduledAt.Sub(*j.AttemptedAt), webhook.Schedule[attempt-1]; got != want {
-					t.Errorf("after attempt %d the next is %s later, want %s", attempt, got, want)
-				}
-				if err := env.App.RetryJob(ctx, j.ID); err != nil {
-					t.Fatal(err)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("attempt %d: job %s at attempt %d", attempt, j.State, j.Attempt)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		retryOnSchedule(t, env, ops.WebhookDeliveryKind, attempt, 30*time.Second)
 	}
 	d := waitDelivery(t, c, hook, "failed")
 	if num(t, d["attempt_count"]) != int64(webhook.MaxAttempts) || len(d["attempts"].([]any)) != webhook.MaxAttempts {
