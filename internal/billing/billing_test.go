@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -147,7 +148,7 @@ func TestSummarize(t *testing.T) {
 		// Deleted at 20:10: no hour to come; not burning.
 		{Rate: m("0.0500"), NextAt: tp("2026-12-31T21:00:00Z"), StoppedAt: tp("2026-12-31T20:10:00Z")},
 	}
-	s := Summarize(acct, meters, m("3.0000"), now)
+	s := Summarize(acct, meters, m("3.0000"), 0, now)
 	if s.HourlyBurn != m("0.0120") || s.MonthlyBurn != m("3.0360") || s.MonthToDate != m("3.0000") || s.Credit != m("1.2000") ||
 		s.Budget == nil || *s.Budget != m("20.0000") || s.Currency != "EUR" {
 		t.Errorf("summary %+v", s)
@@ -156,10 +157,51 @@ func TestSummarize(t *testing.T) {
 	if s.DaysLeft == nil || *s.DaysLeft != 4 {
 		t.Errorf("days left %v, want 4", s.DaysLeft)
 	}
-	if s := Summarize(hosting.Account{Credit: m("-1")}, meters, 0, now); s.DaysLeft == nil || *s.DaysLeft != 0 {
+	if s := Summarize(hosting.Account{Credit: m("-1")}, meters, 0, 0, now); s.DaysLeft == nil || *s.DaysLeft != 0 {
 		t.Errorf("overdrawn: days left %v, want 0", s.DaysLeft)
 	}
-	if s := Summarize(acct, nil, 0, now); s.DaysLeft != nil || s.HourlyBurn != 0 || s.MonthlyBurn != 0 {
+	if s := Summarize(acct, nil, 0, 0, now); s.DaysLeft != nil || s.HourlyBurn != 0 || s.MonthlyBurn != 0 {
 		t.Errorf("nothing billed: %+v", s)
+	}
+}
+
+// TestDaysLeft: the hours run the credit down continuously, and the licenses take
+// their month on each first of a month; the credit is used up when either takes it
+// to zero.
+func TestDaysLeft(t *testing.T) {
+	t.Parallel()
+	max64 := hosting.Money(math.MaxInt64)
+	for _, tc := range []struct {
+		name                     string
+		credit, hourly, licenses hosting.Money
+		now                      string
+		want                     int64 // -1: nil
+	}{
+		{"nothing billed", m("100"), 0, 0, "2026-11-20T00:00:00Z", -1},
+		{"hours only, as credit / (hourly × 24)", m("1.2000"), m("0.0120"), 0, "2026-12-31T20:30:00Z", 4},
+		{"hours only, across many months", m("1000"), m("0.0100"), 0, "2026-11-20T00:00:00Z", 4166},
+		{"used up", 0, m("0.0100"), m("5"), "2026-11-20T00:00:00Z", 0},
+		{"overdrawn", m("-1"), m("0.0100"), 0, "2026-11-20T00:00:00Z", 0},
+		// 10 days to 1 December; 0.24 a day leaves 7.60, and the licenses' 8 take it below zero.
+		{"licenses due before the hours run out", m("10"), m("0.0100"), m("8"), "2026-11-21T00:00:00Z", 10},
+		// The same credit without licenses lasts 41 days.
+		{"the same without licenses", m("10"), m("0.0100"), 0, "2026-11-21T00:00:00Z", 41},
+		// Licenses alone: 20 pays December's 15, January's 15 is more than the 5 left.
+		{"licenses only", m("20"), 0, m("15"), "2026-11-20T12:00:00Z", 41},
+		// Exactly the licenses' month left at the first: used up then.
+		{"licenses exactly the credit", m("15"), 0, m("15"), "2026-11-20T12:00:00Z", 10},
+		// 13 months exact (395 days: 94.80 of hours, 13 of licenses), then 9,892.20
+		// at a year's 99.60 (87.60 of hours, 12 of licenses): 36,251.5 days more.
+		{"beyond a year, a year's average", m("10000"), m("0.0100"), m("1"), "2026-11-01T00:00:00Z", 36646},
+		{"the largest credit does not overflow", max64, 1, 0, "2026-11-01T00:00:00Z", math.MaxInt64 / 24},
+		{"the largest credit and licenses", max64, 0, max64 / 2, "2026-11-01T00:00:00Z", 92},
+	} {
+		got := DaysLeft(tc.credit, tc.hourly, tc.licenses, at(tc.now))
+		switch {
+		case tc.want < 0 && got != nil:
+			t.Errorf("%s: %d, want nil", tc.name, *got)
+		case tc.want >= 0 && (got == nil || *got != tc.want):
+			t.Errorf("%s: %v, want %d", tc.name, got, tc.want)
+		}
 	}
 }

@@ -341,6 +341,12 @@ func TestLicenseBillingMonths(t *testing.T) {
 		a := env.NewAccount("en", "13", "")
 		srv := runningServer(t, a, "license_ids", []int{licPlesk})
 		id := num(t, srv["id"])
+		// GET /billing counts the month the licenses will take on the first: the
+		// credit lasts the 4 days to it, not the weeks the server's hours alone would.
+		if b := data(t, a.Do("GET", "/billing", nil).Want(t, 200)); b["days_left"] == nil || num(t, b["days_left"]) != 4 {
+			t.Errorf("days left before a month of licenses the credit cannot pay: %v (credit %v, hourly %v)",
+				b["days_left"], b["credit"], b["hourly_burn"])
+		}
 		clock.Set(billingStart.AddDate(0, 1, 0))
 		meter(t, env)
 		if got := credit(t, a); got >= 0 {

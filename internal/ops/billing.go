@@ -304,7 +304,11 @@ func (s *Service) Billing(ctx context.Context, p hosting.Principal) (billing.Sum
 	if err != nil {
 		return billing.Summary{}, internal("spent", err)
 	}
-	return billing.Summarize(acct, meters, spent, now), nil
+	licenses, err := s.store.LicensesMonthly(ctx, acct.ID)
+	if err != nil {
+		return billing.Summary{}, internal("licenses", err)
+	}
+	return billing.Summarize(acct, meters, spent, licenses, now), nil
 }
 
 // TransactionsPageSize is how many ledger entries a page holds (docs/api.md, Rate limits).

@@ -227,6 +227,9 @@ type Reader interface {
 	// Spent is what an account's charges net of refunds came to for hours starting at
 	// or after from.
 	Spent(ctx context.Context, accountID int64, from time.Time) (hosting.Money, error)
+	// LicensesMonthly is what the account's held licenses (pending or active) will
+	// cost at the next first of a month, at their prices and their servers' vCPUs now.
+	LicensesMonthly(ctx context.Context, accountID int64) (hosting.Money, error)
 	// Charged is what a resource's charges came to, all hours.
 	Charged(ctx context.Context, resourceType string, resourceID int64) (hosting.Money, error)
 

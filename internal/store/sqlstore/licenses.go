@@ -210,6 +210,16 @@ func (q queries) LicenseKeys(ctx context.Context, licenseID int64) (total, free 
 	return total, free, err
 }
 
+// LicensesMonthly: see store.Reader. The same price the license step stages; led by
+// the account's servers (servers_account), as server_licenses has no account index.
+func (q queries) LicensesMonthly(ctx context.Context, accountID int64) (hosting.Money, error) {
+	var total int64
+	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN l.per = 'vcpu' THEN l.price_monthly * s.vcpus ELSE l.price_monthly END), 0)
+		FROM servers s JOIN server_licenses sl ON sl.server_id = s.id JOIN licenses l ON l.id = sl.license_id
+		WHERE s.account_id = ? AND s.deleted_at IS NULL AND sl.status IN ('pending', 'active')`, accountID).Scan(&total)
+	return hosting.Money(total), err
+}
+
 // EarliestLicenseDue: see store.Reader.
 func (q queries) EarliestLicenseDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error) {
 	var next sql.NullInt64
@@ -240,11 +250,16 @@ func (q queries) licenseChargeSQL(st store.LicenseStep) (stage, advance, usage N
 			CASE WHEN l.per = 'vcpu' THEN l.price_monthly * s.vcpus ELSE l.price_monthly END
 		FROM server_licenses sl JOIN licenses l ON l.id = sl.license_id JOIN servers s ON s.id = sl.server_id
 		WHERE sl.status IN ('pending', 'active') AND sl.paid_through = ?` + and + limit + lock, args}
-	advance = NamedStatement{"advance: UPDATE server_licenses FROM", `UPDATE server_licenses SET paid_through = ?,
-			charged_vcpus = (SELECT s.vcpus FROM servers s WHERE s.id = server_licenses.server_id)
-		WHERE id IN (SELECT meter_id FROM charge_batch)`, []any{ms(st.Month.AddDate(0, 1, 0))}}
+	// A join, not a subquery per row: PostgreSQL ran the correlated read of each
+	// server's vCPUs under "id IN (SELECT ...)" in 6.8 s for 100,000 licenses. The
+	// IN keeps SQLite's plan led by the batch rather than by server_licenses.
+	advance = NamedStatement{"advance: UPDATE server_licenses FROM", `UPDATE server_licenses SET paid_through = ?, charged_vcpus = s.vcpus
+		FROM charge_batch AS b, servers AS s
+		WHERE b.meter_id = server_licenses.id AND s.id = server_licenses.server_id
+			AND server_licenses.id IN (SELECT meter_id FROM charge_batch)`, []any{ms(st.Month.AddDate(0, 1, 0))}}
+	// The month's vCPUs are those advance has just recorded on each license.
 	usage = NamedStatement{"usage: INSERT INTO license_usage", `INSERT INTO license_usage (server_license_id, month, max_vcpus)
-		SELECT b.meter_id, ?, s.vcpus FROM charge_batch b JOIN server_licenses sl ON sl.id = b.meter_id JOIN servers s ON s.id = sl.server_id
+		SELECT b.meter_id, ?, sl.charged_vcpus FROM charge_batch b JOIN server_licenses sl ON sl.id = b.meter_id
 		WHERE true` + usageUpsert, []any{ms(st.Month)}}
 	return stage, advance, usage
 }
