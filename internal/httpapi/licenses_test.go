@@ -410,3 +410,40 @@ func TestSandboxClockChargesLicenses(t *testing.T) {
 		t.Errorf("%d licenses after a reset", left)
 	}
 }
+
+// TestLicenseBoundaries: the license of DELETE /servers/{id}/licenses/{license} is a
+// positive id of this server's (anything else is 404, and nothing is removed), and
+// POST's license_id takes only a positive integer (null, a string, a fraction, a
+// number past int64, an empty body, a repeated or case-folded key: 422 naming the
+// field, no license added, no credit taken).
+func TestLicenseBoundaries(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
+	a := env.NewAccount("de", "1000", "")
+	srv := runningServer(t, a)
+	id := num(t, srv["id"])
+	held := data(t, a.Do("POST", fmt.Sprintf("/servers/%d/licenses", id), map[string]any{"license_id": licPlesk}).Want(t, http.StatusCreated))
+	before := credit(t, a)
+	for _, ref := range []string{"0", "-1", "+" + itoa(num(t, held["id"])), itoa(num(t, held["id"])) + ".0", "abc", "9223372036854775807",
+		"9223372036854775808", "99999999999999999999", "%20", "1e3"} {
+		wantNotFound(t, a.Do("DELETE", fmt.Sprintf("/servers/%d/licenses/%s", id, ref), nil))
+	}
+	for _, body := range []string{`{"license_id":null}`, `{"license_id":"2"}`, `{"license_id":1.5}`, `{"license_id":9223372036854775808}`,
+		`{"license_id":-1}`, `{"license_id":0}`, `{}`, `{"license_id":[2]}`, `{"license_id":true}`, ``, `null`,
+		`{"license_id":2,"license_id":2}`, `{"License_Id":2}`} {
+		r := a.Do("POST", fmt.Sprintf("/servers/%d/licenses", id), body)
+		if r.Status != http.StatusUnprocessableEntity || r.Map(t)["code"] != "validation_failed" {
+			t.Errorf("%s: %d %s, want 422 validation_failed", body, r.Status, r.Body)
+			continue
+		}
+		if errs, _ := r.Map(t)["errors"].(map[string]any); len(errs) == 0 {
+			t.Errorf("%s: a 422 that names no field", body)
+		}
+	}
+	if got := serverLicenses(t, a, id); len(got) != 1 {
+		t.Errorf("licenses after the refused requests: %v", got)
+	}
+	if got := credit(t, a); got != before {
+		t.Errorf("credit moved from %s to %s by refused requests", before, got)
+	}
+}
