@@ -132,7 +132,8 @@ func run(data, database string, n int, mode string, batch int) error {
 					// Addresses in the shape the sim driver gives, so that the body
 					// is as long as a provisioned server's.
 					v4 := fmt.Sprintf("100.64.%d.%d", (id>>8)&255, id&255)
-					v6 := fmt.Sprintf("2001:db8:%x::1", id)
+					// Two groups: one would not hold an id past 65,535.
+					v6 := fmt.Sprintf("2001:db8:%x:%x::1", id>>16, id&0xffff)
 					if err := tx.SetServerAddresses(ctx, id, v4, v6); err != nil {
 						return err
 					}
