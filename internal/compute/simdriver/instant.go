@@ -3,6 +3,7 @@ package simdriver
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 
@@ -67,12 +68,18 @@ func (d *Driver) RemoveTx(ctx context.Context, tx *sql.Tx, names []string) error
 
 var ipv4Base = netip.MustParseAddr("100.64.0.0")
 
-// addresses are the IPv4 and IPv6 addresses of the machine of row rowid.
+// addresses are the IPv4 and IPv6 addresses of the machine of row rowid. The IPv6
+// one is 2001:db8:<rowid's low 16 bits>::<the bits above them>:1, which is
+// 2001:db8:<rowid>::1 up to row 65,535 (as it always was) and a distinct, valid
+// address past it (where "2001:db8:10000::1" was none).
 func addresses(rowid int64) (ipv4, ipv6 string) {
 	b := ipv4Base.As4()
 	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 	n += uint32(rowid)
-	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String(), fmt.Sprintf("2001:db8:%x::1", rowid)
+	v6 := [16]byte{0x20, 0x01, 0x0d, 0xb8, byte(rowid >> 8), byte(rowid)}
+	binary.BigEndian.PutUint64(v6[6:14], uint64(rowid)>>16)
+	v6[15] = 1
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String(), netip.AddrFrom16(v6).String()
 }
 
 // PlaceVolumeTx makes a volume of spec at once, in tx, as if it had been created,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -241,4 +242,34 @@ func BenchmarkStats(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A machine's IPv6 address is a valid, distinct address whatever its row: up to row
+// 65,535 it is 2001:db8:<row>::1, as it always was; past it the fourth group once
+// took five hex digits ("2001:db8:10000::1", no address at all).
+func TestAddressesPastSixteenBits(t *testing.T) {
+	t.Parallel()
+	for row, want := range map[int64]string{1: "2001:db8:1::1", 0xffff: "2001:db8:ffff::1", 0x10000: "2001:db8::1:1",
+		1_000_000: "2001:db8:4240::f:1", 1<<32 + 7: "2001:db8:7::1:0:1"} {
+		if _, v6 := addresses(row); v6 != want {
+			t.Errorf("row %d: %s, want %s", row, v6, want)
+		}
+	}
+	seen := map[string]int64{}
+	for _, row := range []int64{1, 2, 0xffff, 0x10000, 0x10001, 0x20000, 0x1ffff, 1_000_000, 2_000_001} {
+		for _, r := range []int64{row, row + 0x10000} {
+			v4, v6 := addresses(r)
+			a, err := netip.ParseAddr(v6)
+			if err != nil || !a.Is6() || a.String() != v6 {
+				t.Errorf("row %d: %q is not an IPv6 address as written: %v", r, v6, err)
+			}
+			if _, err := netip.ParseAddr(v4); err != nil {
+				t.Errorf("row %d: %q: %v", r, v4, err)
+			}
+			if other, ok := seen[v6]; ok && other != r {
+				t.Errorf("rows %d and %d share %s", other, r, v6)
+			}
+			seen[v6] = r
+		}
+	}
 }
