@@ -410,7 +410,7 @@ func tokenCmd(g *globals) *cobra.Command {
 }
 
 func creditCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "credit", Short: "Top up accounts"}
+	cmd := &cobra.Command{Use: "credit", Short: "Top up accounts and correct their credit"}
 	var account int64
 	var amount, description string
 	add := &cobra.Command{
@@ -436,7 +436,34 @@ func creditCmd(g *globals) *cobra.Command {
 	add.Flags().StringVar(&amount, "amount", "", "amount, e.g. 10.00 (required)")
 	add.Flags().StringVar(&description, "description", "", "text shown in the transaction history")
 	_ = add.MarkFlagRequired("amount")
-	cmd.AddCommand(add)
+	var adjAccount int64
+	var adjAmount, adjDescription string
+	adjust := &cobra.Command{
+		Use: "adjust",
+		Short: "Correct an account's credit (an adjustment transaction, signed: --amount -90.00 takes 90 off); " +
+			"the description says why, in the account's history",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withService(cmd, func(ctx context.Context, s *ops.Service) (any, error) {
+				m, err := moneyFlag("amount", adjAmount)
+				if err != nil {
+					return nil, err
+				}
+				t, err := s.AdjustCredit(ctx, adjAccount, m, adjDescription)
+				if err != nil {
+					return nil, err
+				}
+				return creditAdded{AccountID: t.AccountID, Amount: t.Amount.String(), Credit: t.BalanceAfter.String(),
+					Description: t.Description, TransactionID: t.ID}, nil
+			})
+		},
+	}
+	idFlag(adjust, &adjAccount, "account", "account id (required)")
+	adjust.Flags().StringVar(&adjAmount, "amount", "", "signed amount, e.g. -90.00 or 5.50 (required)")
+	adjust.Flags().StringVar(&adjDescription, "description", "", "why, shown in the account's transaction history (required)")
+	_ = adjust.MarkFlagRequired("amount")
+	_ = adjust.MarkFlagRequired("description")
+	cmd.AddCommand(add, adjust)
 	return cmd
 }
 

@@ -207,6 +207,7 @@ func TestAdminOutputs(t *testing.T) {
 		{name: "token list", args: []string{"admin", "token", "list", "--account", "1"}},
 		{name: "token list (none)", args: []string{"admin", "token", "list", "--account", "2"}},
 		{name: "credit add", args: []string{"admin", "credit", "add", "--account", "1", "--amount", "10.5", "--description", "bank transfer"}},
+		{name: "credit adjust", args: []string{"admin", "credit", "adjust", "--account", "1", "--amount", "-0.5", "--description", "bank transfer booked twice"}},
 		{name: "billing budget", args: []string{"admin", "billing", "budget", "--account", "1", "--amount", "50"}},
 		{name: "billing budget --none", args: []string{"admin", "billing", "budget", "--account", "1", "--none"}},
 		{name: "billing meter", args: []string{"admin", "billing", "meter"}},

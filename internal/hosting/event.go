@@ -53,6 +53,7 @@ const (
 	EventRecipeUpdated       EventType = "recipe.updated"
 	EventRecipeDeleted       EventType = "recipe.deleted"
 	EventBillingToppedUp     EventType = "billing.topped_up"
+	EventBillingAdjusted     EventType = "billing.adjusted"
 	EventBillingCreditLow    EventType = "billing.credit_low"
 	EventAccountUpdated      EventType = "account.updated"
 	EventAccountSuspended    EventType = "account.suspended"
@@ -89,7 +90,7 @@ var EventTypes = []EventType{
 	EventSSHKeyCreated, EventSSHKeyDeleted,
 	EventProjectCreated, EventProjectUpdated, EventProjectDeleted,
 	EventRecipeCreated, EventRecipeUpdated, EventRecipeDeleted,
-	EventBillingToppedUp, EventBillingCreditLow,
+	EventBillingToppedUp, EventBillingAdjusted, EventBillingCreditLow,
 	EventAccountUpdated, EventAccountSuspended, EventAccountUnsuspended,
 	EventWebhookCreated, EventWebhookUpdated, EventWebhookDeleted, EventWebhookDisabled, EventWebhookTest,
 	EventVolumeCreated, EventVolumeUpdated, EventVolumeAttached, EventVolumeDetached, EventVolumeResized, EventVolumeDeleted,
@@ -263,7 +264,7 @@ type (
 		ID   int64  `json:"id"`
 		Name string `json:"name"`
 	}
-	// BillingEventData: Amount for billing.topped_up. Money as the API writes it
+	// BillingEventData: Amount for billing.topped_up and billing.adjusted. Money as the API writes it
 	// (Money.String).
 	BillingEventData struct {
 		Credit string `json:"credit"`

@@ -566,3 +566,68 @@ func TestBillingVolumeNotMade(t *testing.T) {
 	}
 	a.Do("DELETE", fmt.Sprintf("/volumes/%d", id), nil).Want(t, http.StatusNoContent)
 }
+
+// TestCreditAdjustments: an operator's correction (berthd admin credit adjust) is an
+// adjustment in the history with its reason, a billing.adjusted event, and moves the
+// credit both ways: below zero it suspends the servers as a charge would, above zero
+// again it lifts that. Zero, no reason, a reason too long, an unknown account and a
+// sum past what an account holds are refused and write nothing.
+func TestCreditAdjustments(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	ctx := context.Background()
+	a := env.NewAccount("en", "20", "")
+	srv := runningServer(t, a)
+	name := srv["name"].(string)
+	start := credit(t, a)
+	svc := env.App.Service
+	for _, tc := range []struct {
+		name        string
+		account     int64
+		amount      hosting.Money
+		description string
+		want        string
+	}{
+		{"zero", a.ID, 0, "x", "zero"},
+		{"no reason", a.ID, money(t, "-1"), "  ", "description"},
+		{"a reason too long", a.ID, money(t, "-1"), strings.Repeat("é", 201), "200"},
+		{"an unknown account", 1 << 40, money(t, "1"), "x", "no account"},
+		{"past what an account holds", a.ID, hosting.Money(1 << 62), "x", "more than an account may hold"},
+		{"the most negative amount", a.ID, -hosting.Money(1<<63 - 1), "x", "more than an account may hold"},
+		{"the largest amount", a.ID, hosting.Money(1<<63 - 1), "x", "more than an account may hold"},
+	} {
+		if _, err := svc.AdjustCredit(ctx, tc.account, tc.amount, tc.description); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	// A top-up past it too: SQLite would have summed it into a float.
+	if _, err := svc.AddCredit(ctx, a.ID, hosting.Money(1<<62), ""); err == nil || !strings.Contains(err.Error(), "more than an account may hold") {
+		t.Errorf("a top-up past what an account holds: %v", err)
+	}
+	if got := credit(t, a); got != start {
+		t.Fatalf("credit %s after refused adjustments, want %s", got, start)
+	}
+	// A mistaken top-up of 90 taken back: below zero, the server is suspended.
+	tr, err := svc.AdjustCredit(ctx, a.ID, -(start + money(t, "5")), "  top-up of 1 December booked twice ")
+	if err != nil || tr.Type != hosting.TxAdjustment || tr.BalanceAfter != money(t, "-5") || tr.Description != "top-up of 1 December booked twice" {
+		t.Fatalf("adjustment: %+v, %v", tr, err)
+	}
+	a.WaitStatus(t, name, "suspended", 10*time.Second)
+	last := items(t, a.Do("GET", "/billing/transactions", nil).Want(t, http.StatusOK))[0]
+	if last["type"] != "adjustment" || last["amount"] != (-(start + money(t, "5"))).String() || last["balance_after"] != "-5.0000" ||
+		last["description"] != "top-up of 1 December booked twice" {
+		t.Errorf("the history's newest entry: %v", last)
+	}
+	// Back above zero by an adjustment: the suspension for credit is lifted.
+	if _, err := svc.AdjustCredit(ctx, a.ID, money(t, "5.0001"), "goodwill"); err != nil {
+		t.Fatal(err)
+	}
+	a.WaitStatus(t, name, "stopped", 10*time.Second)
+	if got := credit(t, a); got != 1 {
+		t.Errorf("credit %s, want 0.0001", got)
+	}
+	l := events(t, a, "?types=billing.*,account.*")
+	if got := eventTypes(l); !slices.Equal(got, []string{"billing.topped_up", "billing.adjusted", "account.suspended", "billing.adjusted", "account.unsuspended"}) {
+		t.Errorf("events %v", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -202,6 +203,9 @@ func (s *Service) AddCredit(ctx context.Context, accountID int64, amount hosting
 	}
 	var t hosting.Transaction
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := creditRoom(ctx, tx, accountID, amount); err != nil {
+			return err
+		}
 		var err error
 		t, err = tx.AddTransaction(ctx, hosting.Transaction{AccountID: accountID, Type: hosting.TxTopup, Amount: amount,
 			Description: description, CreatedAt: s.NowFor(accountID)})
@@ -218,6 +222,68 @@ func (s *Service) AddCredit(ctx context.Context, accountID int64, amount hosting
 	})
 	return t, err
 }
+
+// AdjustCredit writes an operator's correction to an account's credit: an
+// adjustment transaction of amount (signed, not zero) with description, which must
+// say why (the account holder reads it in the history). One that brings the credit
+// above zero lifts a suspension for credit, as a top-up does; one that takes it below
+// zero suspends the account's servers, as a charge would.
+func (s *Service) AdjustCredit(ctx context.Context, accountID int64, amount hosting.Money, description string) (hosting.Transaction, error) {
+	switch description = strings.TrimSpace(description); {
+	case amount == 0:
+		return hosting.Transaction{}, errors.New("the amount must not be zero")
+	case description == "":
+		return hosting.Transaction{}, errors.New("an adjustment needs a description: the account holder reads it in the history")
+	case utf8.RuneCountInString(description) > maxAdjustmentDescription:
+		return hosting.Transaction{}, fmt.Errorf("the description is longer than %d characters", maxAdjustmentDescription)
+	}
+	var t hosting.Transaction
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := creditRoom(ctx, tx, accountID, amount); err != nil {
+			return err
+		}
+		var err error
+		t, err = tx.AddTransaction(ctx, hosting.Transaction{AccountID: accountID, Type: hosting.TxAdjustment, Amount: amount,
+			Description: description, CreatedAt: s.NowFor(accountID)})
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no account %d", accountID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.emitAccount(ctx, tx, hosting.EventBillingAdjusted, accountID,
+			hosting.BillingEventData{Credit: t.BalanceAfter.String(), Amount: t.Amount.String()}); err != nil {
+			return err
+		}
+		if t.BalanceAfter < 0 {
+			return s.suspendForCredit(ctx, tx, accountID)
+		}
+		return s.afterCredit(ctx, tx, t)
+	})
+	return t, err
+}
+
+// maxCredit bounds an account's credit either way (about 461 billion in the
+// currency): an operator's top-up or adjustment past it is refused, where the sum
+// would have overflowed the store's 64 bits (SQLite turns such a sum into a float).
+const maxCredit = hosting.Money(1 << 62)
+
+// creditRoom refuses amount when it would take the account's credit past maxCredit.
+func creditRoom(ctx context.Context, tx store.Tx, accountID int64, amount hosting.Money) error {
+	a, err := tx.Account(ctx, accountID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no account %d", accountID)
+	} else if err != nil {
+		return err
+	}
+	if amount > maxCredit || amount < -maxCredit || a.Credit+amount > maxCredit || a.Credit+amount < -maxCredit {
+		return fmt.Errorf("the credit %s with %s would be past %s either way, more than an account may hold", a.Credit, amount, maxCredit)
+	}
+	return nil
+}
+
+// maxAdjustmentDescription bounds an adjustment's description, in characters.
+const maxAdjustmentDescription = 200
 
 // SetServerSuspended suspends or unsuspends a server. Suspension shows at once; the
 // machine is powered off in the background (after the operation in progress, if any).

@@ -153,6 +153,7 @@ var wantSentences = map[hosting.EventType]string{
 	hosting.EventRecipeUpdated:       "Recipe shop was changed.",
 	hosting.EventRecipeDeleted:       "Recipe shop was deleted.",
 	hosting.EventBillingToppedUp:     "10.00 EUR was added to the credit, which is now 12.50 EUR.",
+	hosting.EventBillingAdjusted:     "The provider adjusted the credit by 10.00 EUR; it is now 12.50 EUR.",
 	hosting.EventBillingCreditLow:    "The credit is running low: 12.50 EUR is left, less than 7 days at the current cost.",
 	hosting.EventAccountUpdated:      "The account's settings were changed: Language.",
 	hosting.EventAccountSuspended:    "The servers were suspended: the credit ran out.",
@@ -403,7 +404,7 @@ func TestActivityFilter(t *testing.T) {
 		want  []string
 	}{
 		{"type=ssh_key", []string{"ssh_key.deleted", "ssh_key.deleted", "ssh_key.created"}},
-		{"type=billing", []string{"billing.credit_low", "billing.topped_up"}},
+		{"type=billing", []string{"billing.credit_low", "billing.adjusted", "billing.topped_up"}},
 		{"type=operation", []string{"operation.failed", "operation.succeeded", "operation.started"}},
 		{"resource=ssh_key:42", []string{"ssh_key.deleted"}},
 		{"resource=ssh_key:42&type=project", nil},
