@@ -124,3 +124,14 @@ func Domain(addr string) string {
 	_, d, _ := strings.Cut(a.Address, "@")
 	return d
 }
+
+// Thread places a mail in a conversation (RFC 5322 3.6.4); the zero Thread is a mail
+// of its own.
+type Thread struct {
+	// MessageID, when set, is the mail's own Message-ID: the root of a thread that
+	// later mails refer to (a ticket's first mail). Empty: a fresh one.
+	MessageID string
+	// InReplyTo and References are the Message-IDs it answers and follows.
+	InReplyTo  string
+	References []string
+}

@@ -64,9 +64,9 @@ type Received struct {
 	Header netmail.Header
 	// What the header and body say, decoded.
 	To, From, Subject, MessageID, InReplyTo, Language string
-	References                                       []string
-	ContentType                                      string
-	Text, HTML                                       string
+	References                                        []string
+	ContentType                                       string
+	Text, HTML                                        string
 }
 
 // Server is an SMTP server on 127.0.0.1 for one test; it stops when the test ends.
