@@ -78,6 +78,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	received []Received
+	refused  []Received
 	refusals []*smtp.SMTPError
 	attempts int
 	changed  chan struct{}
@@ -148,6 +149,13 @@ func (s *Server) Attempts() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.attempts
+}
+
+// Refused are the mails Refuse made the server refuse, in order.
+func (s *Server) Refused() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.refused...)
 }
 
 // Messages are the mails accepted so far, in order.
@@ -236,12 +244,13 @@ func (ss *session) Data(r io.Reader) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.attempts++
+	rec, err := Parse(raw)
 	if len(s.refusals) > 0 {
 		refusal := s.refusals[0]
 		s.refusals = s.refusals[1:]
+		s.refused = append(s.refused, rec)
 		return refusal
 	}
-	rec, err := Parse(raw)
 	if err != nil {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "unparsable: " + err.Error()}
 	}
