@@ -87,6 +87,10 @@ func serveCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.databaseOrigin = g.databaseOrigin(cmd)
+			if !cmd.Flags().Changed("smtp-url") {
+				// Kept out of the command line, where every local user can read it.
+				f.smtpURL = os.Getenv(smtpURLEnv)
+			}
 			return serve(cmd.Context(), g, f)
 		},
 	}
@@ -135,12 +139,16 @@ func serveCmd(g *globals) *cobra.Command {
 	dnsFlags(fl, f)
 	fl.StringVar(&f.smtpURL, "smtp-url", "", "the SMTP server mail goes through: smtp://user:password@host:port (STARTTLS when the "+
 		"server offers it; port 587 by default) or smtps://... (implicit TLS; 465); user and password URL-encoded and optional "+
-		"(default: none, each mail is written to the log instead, reset links included; docs/operating.md, Mail)")
+		"(default: $"+smtpURLEnv+", else none: each mail is written to the log instead, reset links included; docs/operating.md, Mail)")
 	fl.StringVar(&f.mailFrom, "mail-from", "", "the sender of Berth's mail, e.g. 'Example Hosting <noreply@example.com>' "+
 		"(default: berth@ the --public-url's host)")
 	fl.StringVar(&f.supportEmail, "support-email", "", "where new support tickets and customers' messages are mailed (default: nowhere)")
 	return cmd
 }
+
+// smtpURLEnv is the environment variable of --smtp-url, whose password is better not
+// on a command line.
+const smtpURLEnv = "BERTH_SMTP_URL"
 
 // linkBase is where the links of mails point without --public-url: this berthd's
 // own address (https under --tls-cert), never a request's Host.

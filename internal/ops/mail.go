@@ -16,7 +16,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// Mail (docs/operating.md, Mail; API-DECISIONS §15). Every mail Berth sends is a job
+// Mail (docs/operating.md, Mail). Every mail Berth sends is a job
 // enqueued in the transaction of the change it tells of (the outbox rule, as webhook
 // deliveries): rendered then in its reader's language, with its Message-ID made then,
 // so that every attempt sends the same message under the same Message-ID. The

@@ -161,7 +161,7 @@ func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[Webho
 
 // disableWebhook disables the webhook of d for reason, with its webhook.disabled
 // event (delivered to the account's other webhooks that want it) and a mail to the
-// account holder (API-DECISIONS §16).
+// account holder (docs/webhooks.md).
 func (s *Service) disableWebhook(ctx context.Context, tx store.Tx, d hosting.WebhookDelivery, reason string) error {
 	hook, err := tx.Webhook(ctx, d.AccountID, d.WebhookID)
 	if err != nil || !hook.Enabled {
