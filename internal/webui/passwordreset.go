@@ -2,6 +2,7 @@ package webui
 
 import (
 	"crypto/hmac"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -159,7 +160,7 @@ func (c *Console) setPasswordPage(r *req) error {
 		return c.showPasswordReset(r, http.StatusTooManyRequests, "", false, []string{msg})
 	}
 	a, err := c.svc.Sessions.PasswordResetAccount(r.ctx(), r.PathValue("token"))
-	if err == ops.ErrPasswordResetInvalid {
+	if errors.Is(err, ops.ErrPasswordResetInvalid) {
 		return c.invalidLink(r, now)
 	}
 	if err != nil {
@@ -188,7 +189,7 @@ func (c *Console) setPassword(r *req) error {
 	token := r.PathValue("token")
 	err = c.svc.Sessions.ResetPassword(r.ctx(), token, r.PostFormValue("new_password"), r.PostFormValue("new_password_again"))
 	switch {
-	case err == ops.ErrPasswordResetInvalid:
+	case errors.Is(err, ops.ErrPasswordResetInvalid):
 		return c.invalidLink(r, now)
 	case hosting.IsCode(err, hosting.CodeValidationFailed):
 		a, aerr := c.svc.Sessions.PasswordResetAccount(r.ctx(), token)
