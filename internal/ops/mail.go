@@ -31,12 +31,19 @@ import (
 // MailRetryWait's schedule, up to MailMaxAttempts attempts. A receiver seeing a mail
 // twice sees the same Message-ID twice.
 //
-// To mail from a use case, in its transaction:
+// To mail from a use case, in its transaction (tx), e.g. a ticket's:
 //
-//	s.mailAccount(ctx, tx, accountID, mail.TicketReply{...}, s.ticketThread(ticketID, false))
-//	s.mailSupport(ctx, tx, mail.TicketToSupport{...}, s.ticketThread(ticketID, true))
+//	// a staff reply, to the account holder, in the account's language:
+//	_, err := s.mailAccount(ctx, tx, t.AccountID, mail.TicketReply{TicketID: t.ID, Subject: t.Subject,
+//		Author: msg.AuthorName, Body: msg.Body, URL: s.link("/support/" + id)}, s.ticketThread(t.ID, false))
+//	// a new ticket (New: true, the thread's root) or a customer's message (New: false,
+//	// s.ticketThread(t.ID, false)), to --support-email (nothing without one):
+//	_, err := s.mailSupport(ctx, tx, t.AccountID, mail.TicketToSupport{TicketID: t.ID, Subject: t.Subject,
+//		AccountID: t.AccountID, AccountEmail: email, Body: msg.Body, New: true, URL: s.link("/staff/tickets/" + id)},
+//		s.ticketThread(t.ID, true))
 //
-// or, for a message made by hand, s.enqueueMail(ctx, tx, "kind", m).
+// Both answer the mail's Message-ID. Never pass an internal note's body: whatever
+// Body holds is mailed. A message made by hand goes through s.enqueueMail.
 
 // MailKind is the kind of the job that sends a mail.
 const MailKind = "berth.mail"
