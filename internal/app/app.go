@@ -341,7 +341,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := river.AddWorkerSafely(workers, ops.NewMailWorker(a.Service, sender)); err != nil {
+	if err := river.AddWorkerSafely(workers, ops.NewMailWorker(a.Service, sender, completeJobTx[ops.MailArgs](a.DB.Postgres()))); err != nil {
 		return err
 	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -26,7 +27,8 @@ import (
 // Delivery is at least once. A mail is sent again only when its job's attempt ends
 // without the job being recorded complete after the SMTP server accepted the message
 // (its final 250 to DATA): a crash, a stop or a lost database connection in that
-// window, which lasts from that 250 until River marks the job completed. A mail the
+// window, which lasts from that 250 until the job's completion commits (MailWorker
+// commits it at once, in a transaction of its own). A mail the
 // server refused for good (5xx) is not retried; any other failure is, on
 // MailRetryWait's schedule, up to MailMaxAttempts attempts. A receiver seeing a mail
 // twice sees the same Message-ID twice.
@@ -241,13 +243,21 @@ func (s *Service) mailWebhookDisabled(ctx context.Context, tx store.Tx, hook hos
 // MailRetryWait's schedule until the last attempt.
 type MailWorker struct {
 	river.WorkerDefaults[MailArgs]
-	s      *Service
-	sender mail.Sender
+	s        *Service
+	sender   mail.Sender
+	complete MailComplete
 }
 
-// NewMailWorker is the worker of s's mails, sending through sender.
-func NewMailWorker(s *Service, sender mail.Sender) *MailWorker {
-	return &MailWorker{s: s, sender: sender}
+// MailComplete marks a mail's job completed in a transaction of the store
+// (river.JobCompleteTx bound to the store's driver).
+type MailComplete func(ctx context.Context, tx *sql.Tx, job *river.Job[MailArgs]) error
+
+// NewMailWorker is the worker of s's mails, sending through sender. complete, when
+// set, records a sent mail's job completed as soon as the server accepted it, in a
+// transaction of its own, rather than in River's next batch of completions: the
+// window in which a crash sends a mail twice is that one commit.
+func NewMailWorker(s *Service, sender mail.Sender, complete MailComplete) *MailWorker {
+	return &MailWorker{s: s, sender: sender, complete: complete}
 }
 
 // Timeout bounds an attempt (the SMTP client's own timeouts are shorter).
@@ -259,6 +269,16 @@ func (w *MailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	err := w.sender.Send(ctx, a.Message)
 	if err == nil {
 		w.s.log.Info("mail sent", "what", a.What, "account", a.AccountID, "message_id", a.Message.MessageID, "attempt", job.Attempt)
+		if w.complete == nil {
+			return nil
+		}
+		// Not ctx: a stop that cancels it now must not leave a sent mail's job to
+		// run again.
+		done, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := w.s.store.InTx(done, func(tx store.Tx) error { return w.complete(done, tx.SQL(), job) }); err != nil {
+			w.s.log.Warn("a sent mail's job not marked completed at once: River does it", "message_id", a.Message.MessageID, "err", err)
+		}
 		return nil
 	}
 	if mail.Permanent(err) {
