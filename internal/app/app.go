@@ -361,7 +361,8 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	}
 	a.working = newWorkingJobs()
 	a.lead = newLeader(a.DB)
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 200}, ops.DNSQueue: {MaxWorkers: dnsPublishWorkers}}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 200}, ops.DNSQueue: {MaxWorkers: dnsPublishWorkers},
+		ops.MailQueue: {MaxWorkers: mailWorkers}}
 	cfg := &river.Config{
 		Logger:            quiet(a.log),
 		Middleware:        []rivertype.Middleware{a.working},

@@ -9,6 +9,10 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 )
 
+// mailWorkers is how many mails one process sends at once (the mail queue,
+// ops.MailQueue): each is a connection to the SMTP server.
+const mailWorkers = 8
+
 // MailConfig is how berthd sends mail (docs/operating.md, Mail).
 type MailConfig struct {
 	// SMTPURL is the SMTP server, smtp://user:password@host:port (STARTTLS when the

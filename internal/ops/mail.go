@@ -74,9 +74,17 @@ type MailArgs struct {
 // Kind implements river.JobArgs.
 func (MailArgs) Kind() string { return MailKind }
 
+// MailQueue is the job queue mails are sent from, apart from the operations: a few
+// at a time per process (app's mailWorkers), as an SMTP relay takes a few
+// connections of a client at once, and so that a burst of mails (a metering pass
+// warning many accounts) holds few in the window of a crash (above).
+const MailQueue = "mail"
+
 // InsertOpts gives the job MailMaxAttempts attempts, retried on MailRetryWait's
-// schedule (the retry policy app gives River for this kind).
-func (MailArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: MailMaxAttempts} }
+// schedule (the retry policy app gives River for this kind), in MailQueue.
+func (MailArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: MailQueue, MaxAttempts: MailMaxAttempts}
+}
 
 // MailOptions are the operator's mail settings (serve --mail-from, --support-email,
 // --public-url).

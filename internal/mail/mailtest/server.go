@@ -49,6 +49,9 @@ type ServerOptions struct {
 	Mode Mode
 	// User and Password, when set, are required (AUTH PLAIN) before MAIL FROM.
 	User, Password string
+	// Delay holds each MAIL FROM this long before answering it: mails are in flight
+	// for a while, and a client that dies meanwhile has had none accepted.
+	Delay time.Duration
 }
 
 // Received is a mail the server accepted: its envelope and the message parsed.
@@ -226,6 +229,7 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 	if ss.s.o.User != "" && ss.user == "" {
 		return smtp.ErrAuthRequired
 	}
+	time.Sleep(ss.s.o.Delay)
 	ss.from = from
 	return nil
 }
