@@ -70,6 +70,10 @@ type serveFlags struct {
 	dnsDefaultDomain string
 	dnsAllowTransfer []string
 	powerdns         powerdnsFlags
+	// mail (docs/operating.md, Mail)
+	smtpURL      string
+	mailFrom     string
+	supportEmail string
 	// databaseOrigin is where --database came from: the flag or its environment
 	// variable (globals.databaseOrigin), for an error to name.
 	databaseOrigin string
@@ -83,6 +87,10 @@ func serveCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.databaseOrigin = g.databaseOrigin(cmd)
+			if !cmd.Flags().Changed("smtp-url") {
+				// Kept out of the command line, where every local user can read it.
+				f.smtpURL = os.Getenv(smtpURLEnv)
+			}
 			return serve(cmd.Context(), g, f)
 		},
 	}
@@ -129,7 +137,27 @@ func serveCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.libvirtPrefix, "libvirt-prefix", "berth-", "libvirt: prefix of the domains and volumes Berth creates")
 	fl.IntVar(&f.libvirtMaxMemory, "libvirt-max-memory-mb", 0, "libvirt: cap on the memory a guest really gets, MB (0: the plan's; for small test hosts)")
 	dnsFlags(fl, f)
+	fl.StringVar(&f.smtpURL, "smtp-url", "", "the SMTP server mail goes through: smtp://user:password@host:port (STARTTLS when the "+
+		"server offers it; port 587 by default) or smtps://... (implicit TLS; 465); user and password URL-encoded and optional "+
+		"(default: $"+smtpURLEnv+", else none: each mail is written to the log instead, reset links included; docs/operating.md, Mail)")
+	fl.StringVar(&f.mailFrom, "mail-from", "", "the sender of Berth's mail, e.g. 'Example Hosting <noreply@example.com>' "+
+		"(default: berth@ the --public-url's host)")
+	fl.StringVar(&f.supportEmail, "support-email", "", "where new support tickets and customers' messages are mailed (default: nowhere)")
 	return cmd
+}
+
+// smtpURLEnv is the environment variable of --smtp-url, whose password is better not
+// on a command line.
+const smtpURLEnv = "BERTH_SMTP_URL"
+
+// linkBase is where the links of mails point without --public-url: this berthd's
+// own address (https under --tls-cert), never a request's Host.
+func linkBase(f *serveFlags) string {
+	scheme := "http"
+	if f.tlsCert != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + f.addr
 }
 
 // dnsFlags are serve's DNS flags (docs/operating.md, DNS).
@@ -278,6 +306,10 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	mailCfg := app.MailConfig{SMTPURL: f.smtpURL, From: f.mailFrom, Support: f.supportEmail, LinkBase: linkBase(f)}
+	if err := app.CheckMailConfig(mailCfg); err != nil {
+		return err
+	}
 	procs := app.UseSpareProcs()
 	// The log goes out from a goroutine of its own, so that a request never waits on
 	// stderr; a warning or an error at once. Closed last (defers run in reverse), it
@@ -297,7 +329,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
 		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: f.sandbox,
 		Consoles:            ops.ConsoleCaps{PerServer: f.consolesPerServer, PerAccount: f.consolesPerAccount, Lease: f.consoleLease},
-		WebhookAllowPrivate: f.webhookAllowPrivate, DNS: dnsOpts, DNSServer: dnsServer})
+		WebhookAllowPrivate: f.webhookAllowPrivate, DNS: dnsOpts, DNSServer: dnsServer, Mail: mailCfg})
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,9 @@ type Config struct {
 	DNS ops.DNSOptions
 	// DNSServer is where berthd answers DNS itself (serve --dns-addr; dns.go).
 	DNSServer DNSServer
+	// Mail is how mail is sent (serve --smtp-url, --mail-from, --support-email;
+	// mail.go).
+	Mail MailConfig
 }
 
 // DefaultDNSDomain is the default domain of an installation that names none (serve
@@ -223,7 +226,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	deps := ops.Deps{Store: db, Jobs: a.queue, Driver: a.driver, Log: cfg.Logger, Clock: cfg.Clock,
-		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions(), DNS: dnsOptions(cfg.DNS), LicenseKey: licKey}
+		ConsoleCaps: cfg.Consoles, Webhooks: a.webhookOptions(), DNS: dnsOptions(cfg.DNS), LicenseKey: licKey, Mail: a.mailOptions()}
 	if deps.DNS.Publisher != nil && deps.DNS.Lock == nil {
 		deps.DNS.Lock = a.zoneLock
 	}
@@ -334,6 +337,13 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, ops.NewDNSPublishWorker(a.Service)); err != nil {
 		return err
 	}
+	sender, err := a.mailSender()
+	if err != nil {
+		return err
+	}
+	if err := river.AddWorkerSafely(workers, ops.NewMailWorker(a.Service, sender, completeJobTx[ops.MailArgs](a.DB.Postgres()))); err != nil {
+		return err
+	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
 		return err
 	}
@@ -351,7 +361,8 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	}
 	a.working = newWorkingJobs()
 	a.lead = newLeader(a.DB)
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 200}, ops.DNSQueue: {MaxWorkers: dnsPublishWorkers}}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 200}, ops.DNSQueue: {MaxWorkers: dnsPublishWorkers},
+		ops.MailQueue: {MaxWorkers: mailWorkers}}
 	cfg := &river.Config{
 		Logger:            quiet(a.log),
 		Middleware:        []rivertype.Middleware{a.working},

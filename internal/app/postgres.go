@@ -125,8 +125,14 @@ func (a *App) sqlDriver() riverdriver.Driver[*sql.Tx] {
 // completeTx marks an operation's job completed in the store's transaction that
 // records the operation's end.
 func (a *App) completeTx() worker.CompleteTx {
-	if !a.DB.Postgres() {
-		return func(ctx context.Context, tx *sql.Tx, job *river.Job[ops.OperationArgs]) error {
+	return completeJobTx[ops.OperationArgs](a.DB.Postgres())
+}
+
+// completeJobTx marks a job of args T completed in a transaction of the store (on
+// PostgreSQL, or on SQLite).
+func completeJobTx[T river.JobArgs](postgres bool) func(ctx context.Context, tx *sql.Tx, job *river.Job[T]) error {
+	if !postgres {
+		return func(ctx context.Context, tx *sql.Tx, job *river.Job[T]) error {
 			_, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx, job)
 			return err
 		}
@@ -135,7 +141,7 @@ func (a *App) completeTx() worker.CompleteTx {
 	// river.JobCompleteTx wants both of one driver, so this does what it does through
 	// the database/sql driver's executor.
 	drv := riverdatabasesql.New(nil)
-	return func(ctx context.Context, tx *sql.Tx, job *river.Job[ops.OperationArgs]) error {
+	return func(ctx context.Context, tx *sql.Tx, job *river.Job[T]) error {
 		if job.State != rivertype.JobStateRunning {
 			return errors.New("job must be running")
 		}

@@ -40,9 +40,10 @@ func (wakeArgs) Kind() string { return "berth.wake" }
 func (wakeArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
 
 // wakes are the wake jobs one wake inserts: one in each queue, since an insertion
-// fetches at once only in its own queue (the DNS publishing jobs have one of their
-// own), and a transaction may have enqueued in either.
-var wakes = []river.InsertManyParams{{Args: wakeArgs{}}, {Args: wakeArgs{}, InsertOpts: &river.InsertOpts{Queue: ops.DNSQueue}}}
+// fetches at once only in its own queue (the DNS publishing jobs and the mails have
+// one each of their own), and a transaction may have enqueued in any.
+var wakes = []river.InsertManyParams{{Args: wakeArgs{}}, {Args: wakeArgs{}, InsertOpts: &river.InsertOpts{Queue: ops.DNSQueue}},
+	{Args: wakeArgs{}, InsertOpts: &river.InsertOpts{Queue: ops.MailQueue}}}
 
 // wakeWorker works wake jobs: there is nothing to do.
 type wakeWorker struct {

@@ -15,8 +15,8 @@ import (
 
 // retryPolicy is River's retry schedule: a webhook delivery's on webhook.NextAttempt
 // (docs/webhooks.md, "Retries": 5 s, 5 min, 30 min, ... 24 h after the attempt that
-// failed), a DNS publish's on ops.DNSRetryWait (1 s doubling to a minute), every
-// other job's River's default.
+// failed), a DNS publish's on ops.DNSRetryWait (1 s doubling to a minute), a mail's
+// on ops.MailRetryWait (30 s doubling to an hour), every other job's River's default.
 type retryPolicy struct {
 	river.DefaultClientRetryPolicy
 }
@@ -29,6 +29,8 @@ func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 		wait, _ = webhook.NextAttempt(job.Attempt) // the last attempt is not retried: its worker ended it
 	case ops.DNSPublishKind:
 		wait = ops.DNSRetryWait(job.Attempt)
+	case ops.MailKind:
+		wait = ops.MailRetryWait(job.Attempt)
 	default:
 		return p.DefaultClientRetryPolicy.NextRetry(job)
 	}

@@ -133,7 +133,7 @@ func (s *Service) repriceServer(ctx context.Context, tx store.Tx, serverID int64
 }
 
 // suspendForCredit suspends an account's servers because its credit is exhausted;
-// each running one is powered off in the background.
+// each running one is powered off in the background, and the holder is mailed.
 func (s *Service) suspendForCredit(ctx context.Context, tx store.Tx, accountID int64) error {
 	var ids []int64
 	err := s.suspensionHooks(ctx, tx, accountID, 0, func() (err error) { ids, err = tx.SuspendForCredit(ctx, accountID); return err })
@@ -149,7 +149,10 @@ func (s *Service) suspendForCredit(ctx context.Context, tx store.Tx, accountID i
 		return nil
 	}
 	s.log.Info("servers suspended for exhausted credit", "account", accountID, "servers", len(ids))
-	return s.emitAccount(ctx, tx, hosting.EventAccountSuspended, accountID, hosting.AccountEventData{Reason: "credit"})
+	if err := s.emitAccount(ctx, tx, hosting.EventAccountSuspended, accountID, hosting.AccountEventData{Reason: "credit"}); err != nil {
+		return err
+	}
+	return s.mailSuspended(ctx, tx, accountID)
 }
 
 // afterCredit lifts a suspension for credit once the credit is above zero again.

@@ -79,7 +79,7 @@ func (s *Service) toppedUp(ctx context.Context, tx store.Tx, t hosting.Transacti
 }
 
 // creditLow says, of each account, that its credit fell below hosting.CreditLowDays
-// of its burn (billing.credit_low).
+// of its burn (billing.credit_low), and mails its holder the warning.
 func (s *Service) creditLow(ctx context.Context, tx store.Tx, accounts []int64) error {
 	for _, id := range accounts {
 		a, err := tx.Account(ctx, id)
@@ -87,6 +87,11 @@ func (s *Service) creditLow(ctx context.Context, tx store.Tx, accounts []int64) 
 			return err
 		}
 		if err := s.emitAccount(ctx, tx, hosting.EventBillingCreditLow, id, hosting.BillingEventData{Credit: a.Credit.String()}); err != nil {
+			return err
+		}
+		// The warning mail goes with the event: once per fall below the threshold
+		// (the store lists an account only in the batch that took it below).
+		if err := s.mailCreditLow(ctx, tx, a); err != nil {
 			return err
 		}
 	}

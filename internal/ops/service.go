@@ -114,6 +114,9 @@ type Service struct {
 	// none, and no key pool is in stock).
 	licenseSeal cipher.AEAD
 
+	// mail is the operator's mail settings (mail.go).
+	mail MailOptions
+
 	// clocks are the accounts' test clocks (nil: every account is on Now).
 	clocks *testClocks
 	// consoles are this process's open serial console sessions.
@@ -158,6 +161,9 @@ type Deps struct {
 	// key pools' activation keys at rest (nil: none, and no key pool is in stock;
 	// docs/SECURITY.md). New fails on a key of another size.
 	LicenseKey []byte
+	// Mail is the operator's mail settings: the sender, the support address, the
+	// base of links (zero fields: MailOptions' defaults).
+	Mail MailOptions
 }
 
 // DefaultMeterBatch is how many meter hours a metering transaction charges at most:
@@ -198,7 +204,7 @@ func New(d Deps) *Service {
 	s := &Service{store: d.Store, jobs: d.Jobs, log: d.Log, now: func() time.Time { return clock().UTC().Truncate(time.Millisecond) },
 		opWaits: newWakeups(), eventWaits: newWakeups(), touched: map[int64]time.Time{}, touchSweep: touchSweepMin, draining: make(chan struct{}),
 		driver: d.Driver, faults: d.Faults, consoleCaps: d.ConsoleCaps.withDefaults(), telemetry: d.Telemetry, backfill: d.Backfill, webhooks: d.Webhooks,
-		dns:      d.DNS,
+		dns: d.DNS, mail: d.Mail.withDefaults(),
 		consoles: newConsoleSessions(), meterBatch: d.MeterBatch}
 	if s.meterBatch <= 0 {
 		s.meterBatch = DefaultMeterBatch

@@ -75,6 +75,16 @@ type SessionService interface {
 	// (all but keep's): CodeValidationFailed for a wrong current password, a new one
 	// out of bounds or not repeated.
 	ChangePassword(ctx context.Context, p hosting.Principal, keep, current, next, again string) error
+	// RequestPasswordReset mails the account of email a one-use link to set a new
+	// password; nil whether or not the email is an account's (nothing is sent then).
+	RequestPasswordReset(ctx context.Context, email string) error
+	// PasswordResetAccount is the account a reset link's token is for:
+	// ErrPasswordResetInvalid when it is unknown, used or expired.
+	PasswordResetAccount(ctx context.Context, token string) (hosting.Account, error)
+	// ResetPassword sets the password with a reset link's token and ends every
+	// session of the account: CodeValidationFailed for a password out of bounds or
+	// not repeated, ErrPasswordResetInvalid for a token that does not work.
+	ResetPassword(ctx context.Context, token, next, again string) error
 }
 
 // AccountService is the principal's account: its language, budget, billing, ledger

@@ -160,7 +160,8 @@ func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[Webho
 }
 
 // disableWebhook disables the webhook of d for reason, with its webhook.disabled
-// event (delivered to the account's other webhooks that want it).
+// event (delivered to the account's other webhooks that want it) and a mail to the
+// account holder (docs/webhooks.md).
 func (s *Service) disableWebhook(ctx context.Context, tx store.Tx, d hosting.WebhookDelivery, reason string) error {
 	hook, err := tx.Webhook(ctx, d.AccountID, d.WebhookID)
 	if err != nil || !hook.Enabled {
@@ -170,5 +171,8 @@ func (s *Service) disableWebhook(ctx context.Context, tx store.Tx, d hosting.Web
 	if err := tx.UpdateWebhook(ctx, hook); err != nil {
 		return err
 	}
-	return s.emitWebhook(ctx, tx, hosting.EventWebhookDisabled, hook, nil, reason)
+	if err := s.emitWebhook(ctx, tx, hosting.EventWebhookDisabled, hook, nil, reason); err != nil {
+		return err
+	}
+	return s.mailWebhookDisabled(ctx, tx, hook, reason)
 }

@@ -254,6 +254,9 @@ type Reader interface {
 	Tokens(ctx context.Context, accountID int64) ([]hosting.Token, error)
 	// SessionByHash finds a console session with its account.
 	SessionByHash(ctx context.Context, hash []byte) (hosting.Session, hosting.Account, error)
+	// PasswordReset finds a password reset by its token's hash (ErrNotFound: none),
+	// used or expired as it may be.
+	PasswordReset(ctx context.Context, hash []byte) (hosting.PasswordReset, error)
 	// DailySpend is what an account's charges net of refunds came to per UTC day, for
 	// hours starting at or after from, oldest first; days without any are left out.
 	DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error)
@@ -567,6 +570,17 @@ type Writer interface {
 	SpendConsoleTicket(ctx context.Context, hash []byte, at time.Time) (t hosting.ConsoleTicket, spent bool, err error)
 	// DeleteConsoleTickets removes the tickets that expired before before.
 	DeleteConsoleTickets(ctx context.Context, before time.Time) error
+	// CreatePasswordReset writes a password reset (its token's hash).
+	CreatePasswordReset(ctx context.Context, r hosting.PasswordReset) (int64, error)
+	// SpendPasswordReset marks the reset of hash used at at, when it is neither used
+	// nor expired then, and returns it with spent true; every other open reset of its
+	// account is spent with it (one link works, the older ones die). One statement
+	// spends it, so of several requests presenting it at once exactly one does. A
+	// reset that exists but cannot be spent is returned as it is, with spent false;
+	// ErrNotFound when there is none.
+	SpendPasswordReset(ctx context.Context, hash []byte, at time.Time) (r hosting.PasswordReset, spent bool, err error)
+	// DeletePasswordResets removes the resets that expired before before.
+	DeletePasswordResets(ctx context.Context, before time.Time) error
 	// CreateConsoleSession writes an open serial console session.
 	CreateConsoleSession(ctx context.Context, s hosting.ConsoleSession) (int64, error)
 	// RenewConsoleSessions moves the lease of the sessions ids on to until; ids that

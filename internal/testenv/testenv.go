@@ -97,6 +97,9 @@ type Options struct {
 	ServeDNS bool
 	// DNS is serve's --dns-* and --powerdns-* (a Publisher publishes every change).
 	DNS ops.DNSOptions
+	// Mail is serve's --smtp-url, --mail-from and --support-email (default: no SMTP,
+	// each mail in the log).
+	Mail app.MailConfig
 }
 
 // NoNetwork are webhook client options under which a delivery reaches nothing but
@@ -224,7 +227,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: wrap, WrapBackfill: o.WrapBackfill, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
 		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles,
-		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook), DNSServer: dnsServer, DNS: o.DNS})
+		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook), DNSServer: dnsServer, DNS: o.DNS, Mail: o.Mail})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

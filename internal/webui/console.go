@@ -147,6 +147,7 @@ func New(svc ops.Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Co
 	c.mux.Handle("GET /favicon.ico", http.NotFoundHandler())
 	c.mux.Handle("GET /signin", c.public(c.signInPage))
 	c.mux.Handle("POST /signin", c.public(c.signIn))
+	c.passwordResetRoutes()
 	for _, rt := range c.routes() {
 		c.mux.Handle(rt.pattern, c.private(rt.h))
 	}
@@ -660,18 +661,14 @@ func (c *Console) signInPage(r *req) error {
 	return c.showSignIn(r, http.StatusOK, "", nil)
 }
 
-func (c *Console) showSignIn(r *req, status int, email string, msgs []string) error {
+// showSignIn answers the sign-in page: with msgs as errors, and ok (at most one)
+// as the notice of what just succeeded (a password reset).
+func (c *Console) showSignIn(r *req, status int, email string, msgs []string, ok ...string) error {
 	// One pre-session secret per browser: a second sign-in tab, or the browser's own
 	// requests (say, for a favicon) sent here, must not invalidate the first form.
-	pre := ""
-	if ck, err := r.Cookie(preCookie); err == nil && len(ck.Value) >= 32 && len(ck.Value) <= 64 {
-		pre = ck.Value
-	} else {
-		pre = randomString()
-	}
-	setCookie(r.w, r.Request, preCookie, pre, 3600)
+	pre := preSecret(r)
 	c.render(r, status, "signin", "console.signin_title", "", map[string]any{
-		"Pre": pre, "Email": email, "Next": safeNext(r.URL.Query().Get("next")), "Errors": msgs})
+		"Pre": pre, "Email": email, "Next": safeNext(r.URL.Query().Get("next")), "Errors": msgs, "OK": ok})
 	return nil
 }
 
@@ -687,34 +684,17 @@ func (c *Console) signIn(r *req) error {
 		return c.showSignIn(r, http.StatusForbidden, email, []string{r.T("console.signin_cookies")})
 	}
 	now := time.Now()
-	emailKey, addrKey := "e:"+strings.ToLower(email), "a:"+c.cfg.Grouping.Key(clientAddr(r.Request))
-	for _, l := range []struct {
-		lim ratelimit.Counter
-		key string
-		by  string
-	}{{c.byEmail, emailKey, "email"}, {c.byAddr, addrKey, "address"}} {
-		res, err := l.lim.Peek(r.ctx(), l.key, now)
+	limits := []limit{c.emailLimit(email), c.addrLimit(r)}
+	if msg, err := c.throttled(r, now, limits...); err != nil || msg != "" {
 		if err != nil {
 			return err
 		}
-		if !res.Allowed {
-			if t := c.cfg.Telemetry; t != nil {
-				t.RateLimited("console", l.by)
-			}
-			mins := int((res.RetryAfter + time.Minute - 1) / time.Minute)
-			r.w.Header().Set("Retry-After", itoa(int64(res.RetryAfter.Seconds()+1)))
-			return c.showSignIn(r, http.StatusTooManyRequests, email, []string{r.T("console.signin_throttled", "minutes", mins)})
-		}
+		return c.showSignIn(r, http.StatusTooManyRequests, email, []string{msg})
 	}
 	_, acct, secret, err := c.svc.Sessions.SignIn(r.ctx(), email, r.PostFormValue("password"), c.cfg.SessionTTL)
 	if hosting.IsCode(err, hosting.CodeUnauthenticated) {
-		for _, l := range []struct {
-			lim ratelimit.Counter
-			key string
-		}{{c.byEmail, emailKey}, {c.byAddr, addrKey}} {
-			if _, err := l.lim.Allow(r.ctx(), l.key, now); err != nil {
-				return err
-			}
+		if err := count(r, now, limits...); err != nil {
+			return err
 		}
 		if t := c.cfg.Telemetry; t != nil {
 			t.SignInFailed()

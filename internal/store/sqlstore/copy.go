@@ -15,7 +15,7 @@ import (
 var storeTables = []string{
 	"accounts", "account_clocks", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
 	"licenses", "license_images", "ssh_keys", "projects", "recipes", "servers", "server_keys", "server_licenses", "license_keys", "license_usage", "volumes", "operations", "transactions",
-	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "console_tickets", "events",
+	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "password_resets", "console_tickets", "events",
 	"webhooks", "webhook_deliveries", "webhook_attempts", "zones", "zone_rrsets", "server_ptrs", "zone_serials",
 }
 

@@ -1039,6 +1039,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("ConsoleTickets", func(t *testing.T) { consoleTickets(t, open) })
+	t.Run("PasswordResets", func(t *testing.T) { passwordResets(t, open) })
 	t.Run("ConsoleSessions", func(t *testing.T) { consoleSessions(t, open) })
 	t.Run("Events", func(t *testing.T) { events(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { webhooks(t, open) })
