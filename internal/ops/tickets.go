@@ -40,8 +40,8 @@ type TicketReply struct {
 }
 
 // StaffAuthor is who writes a staff message: a staff account (AccountID; its name is
-// shown unless Name is given), or staff acting from the command line (Name only,
-// "Support" when empty).
+// shown unless Name is given, never its email), or staff acting from the command
+// line (Name only); "Support" when there is no name to show.
 type StaffAuthor struct {
 	AccountID *int64
 	Name      string
@@ -352,8 +352,8 @@ func (s *Service) StaffTicket(ctx context.Context, id int64) (hosting.Ticket, er
 	return s.readTicket(ctx, s.store, 0, id, true)
 }
 
-// staffAuthor resolves who writes a staff message: a staff account's name, or the
-// name given.
+// staffAuthor resolves who writes a staff message: the name given, else the staff
+// account's name (not its email), else "Support".
 func staffAuthor(ctx context.Context, tx store.Tx, a StaffAuthor) (id *int64, name string, err error) {
 	name = a.Name
 	if a.AccountID != nil {
@@ -364,7 +364,9 @@ func staffAuthor(ctx context.Context, tx store.Tx, a StaffAuthor) (id *int64, na
 			return nil, "", internal("account", err)
 		}
 		id = &acct.ID
-		if name == "" {
+		if name == "" && acct.Name != acct.Email {
+			// An account made without a name is named by its email: a staff
+			// member's address is not the customer's to see.
 			name = acct.Name
 		}
 	}
