@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Support tickets (API-DECISIONS §15, issue 31): an account's tickets, answered by
+// Support tickets (issue 31; api/openapi.yaml, Support): an account's tickets, answered by
 // staff; the files attached to their messages.
 
 // TicketStatus is where a ticket stands.
@@ -98,7 +98,7 @@ type Attachment struct {
 	CreatedAt   time.Time
 }
 
-// The bounds of a ticket (API-DECISIONS §15), in characters.
+// The bounds of a ticket (api/openapi.yaml, Support), in characters.
 const (
 	MaxTicketSubject = 120
 	MaxTicketBody    = 20000
@@ -154,6 +154,9 @@ func ParseTicketPriority(v *Validation, p *string) TicketPriority {
 	}
 	return TicketPriority(*p)
 }
+
+// ValidTicketPriority reports whether p names a priority.
+func ValidTicketPriority(p string) bool { return slices.Contains(TicketPriorities, TicketPriority(p)) }
 
 // ParseTicketStatus reads a status filter ("" is none); false when it names none.
 func ParseTicketStatus(s string) (TicketStatus, bool) {

@@ -14,7 +14,7 @@ import (
 	"github.com/berthhq/berth/internal/ops"
 )
 
-// ---- support tickets and attachments (API-DECISIONS §15) ----
+// ---- support tickets and attachments (api/openapi.yaml, Support) ----
 
 // MaxTicketBody caps the JSON of a ticket or a message: 20,000 characters of up to
 // 4 bytes each, or 12 as JSON escapes of a surrogate pair, fit (and the idempotency

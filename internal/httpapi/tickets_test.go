@@ -15,7 +15,7 @@ import (
 	"github.com/berthhq/berth/internal/testenv"
 )
 
-// Support tickets and attachments (API-DECISIONS §15, issue 31), through the API on
+// Support tickets and attachments (issue 31; api/openapi.yaml, Support), through the API on
 // a real Berth (SQLite, or PostgreSQL with BERTH_TEST_STORE=postgres); every answer is
 // checked against api/openapi.yaml by the harness.
 

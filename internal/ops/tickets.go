@@ -10,7 +10,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// Support tickets (API-DECISIONS §15, issue 31): the customer's side (TicketService,
+// Support tickets (issue 31; api/openapi.yaml, Support): the customer's side (TicketService,
 // the API's) and the staff's (the Staff* methods, for berthd admin and the staff
 // console). Every change writes its ticket.* event in its own transaction, on the
 // clock of the ticket's account (a sandbox account's test clock).
@@ -44,7 +44,10 @@ type TicketReply struct {
 // line (Name only); "Support" when there is no name to show.
 type StaffAuthor struct {
 	AccountID *int64
-	Name      string
+	// Email names the staff account instead of AccountID (berthd admin ticket reply
+	// --staff-email).
+	Email string
+	Name  string
 }
 
 // TicketService is the principal's support tickets and attachments.
@@ -356,8 +359,14 @@ func (s *Service) StaffTicket(ctx context.Context, id int64) (hosting.Ticket, er
 // account's name (not its email), else "Support".
 func staffAuthor(ctx context.Context, tx store.Tx, a StaffAuthor) (id *int64, name string, err error) {
 	name = a.Name
-	if a.AccountID != nil {
-		acct, err := tx.Account(ctx, *a.AccountID)
+	if a.AccountID != nil || a.Email != "" {
+		var acct hosting.Account
+		var err error
+		if a.AccountID != nil {
+			acct, err = tx.Account(ctx, *a.AccountID)
+		} else {
+			acct, err = tx.AccountByEmail(ctx, a.Email)
+		}
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !acct.Staff) {
 			return nil, "", hosting.Invalid("author", "validation.not_staff")
 		} else if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// ---- support tickets (API-DECISIONS §15) ----
+// ---- support tickets (api/openapi.yaml, Support) ----
 
 const ticketCols = `SELECT id, account_id, subject, status, priority, server_id, assignee_id, created_at, updated_at, closed_at FROM tickets`
 

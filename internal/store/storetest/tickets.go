@@ -11,7 +11,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// tickets checks support tickets (API-DECISIONS §15): a ticket and its messages read
+// tickets checks support tickets (api/openapi.yaml, Support): a ticket and its messages read
 // back (oldest first, notes only when asked), attachments named by one message only
 // (a second message naming one is a conflict that writes nothing), another account's
 // ticket and attachment not found, a staff reply's attachment readable by the

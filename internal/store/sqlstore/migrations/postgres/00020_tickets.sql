@@ -1,5 +1,5 @@
 -- +goose Up
--- Support tickets (issue 31, API-DECISIONS §15): an account's tickets, their messages
+-- Support tickets (issue 31; api/openapi.yaml, Support): an account's tickets, their messages
 -- (the customer's, staff replies, and staff's internal notes that the customer never
 -- sees), and the files attached to messages.
 --
