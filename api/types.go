@@ -561,3 +561,50 @@ type ServerLicense struct {
 type ServerLicenseCreate struct {
 	LicenseID *int64 `json:"license_id,omitempty"`
 }
+
+// TicketCreate is the body of POST /tickets.
+type TicketCreate struct {
+	Subject       *string         `json:"subject,omitempty"`
+	Body          *string         `json:"body,omitempty"`
+	Priority      *string         `json:"priority,omitempty"`
+	ServerID      Nullable[int64] `json:"server_id,omitzero"`
+	AttachmentIDs []int64         `json:"attachment_ids,omitempty"`
+}
+
+// TicketMessageCreate is the body of POST /tickets/{id}/messages.
+type TicketMessageCreate struct {
+	Body          *string `json:"body,omitempty"`
+	AttachmentIDs []int64 `json:"attachment_ids,omitempty"`
+}
+
+// Ticket is a support ticket; Messages only when one ticket is answered (not in the
+// list).
+type Ticket struct {
+	ID        int64           `json:"id"`
+	Subject   string          `json:"subject"`
+	Status    string          `json:"status"`
+	Priority  string          `json:"priority"`
+	ServerID  *int64          `json:"server_id"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+	ClosedAt  *time.Time      `json:"closed_at"`
+	Messages  []TicketMessage `json:"messages,omitempty"`
+}
+
+// TicketMessage is a message of a ticket as its account sees it.
+type TicketMessage struct {
+	ID          int64        `json:"id"`
+	Author      string       `json:"author"`
+	AuthorName  string       `json:"author_name"`
+	Body        string       `json:"body"`
+	Attachments []Attachment `json:"attachments"`
+	CreatedAt   time.Time    `json:"created_at"`
+}
+
+// Attachment describes an uploaded file (POST /attachments, a message's files).
+type Attachment struct {
+	ID          int64  `json:"id"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+}

@@ -170,7 +170,7 @@ func each[X, Y any](xs []X, f func(X) Y) []Y {
 func adminCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands (work while serve runs)"}
 	cmd.AddCommand(accountCmd(g), tokenCmd(g), creditCmd(g), billingCmd(g), serverCmd(g), catalogCmd(g), auditCmd(g), storeCmd(g), dnsCmd(g),
-		licenseCmd(g))
+		licenseCmd(g), staffCmd(g), ticketCmd(g))
 	cmd.AddCommand(hostCmd(g), imageCmd(g), poolCmd(g), volumePoolCmd(g)) // libvirt driver
 	return cmd
 }

@@ -246,6 +246,38 @@ func TestAdminOutputs(t *testing.T) {
 	d.waitOp(t, token, m["data"].(map[string]any)["operation"].(map[string]any)["id"].(float64), time.Minute)
 	o.run(adminStep{name: "server suspend", args: []string{"admin", "server", "suspend", "1"}})
 	o.run(adminStep{name: "server unsuspend", args: []string{"admin", "server", "unsuspend", "1"}})
+
+	// A ticket of account 1, answered by bob made staff.
+	tickets := o.run(adminStep{name: "token create (tickets)", args: []string{"admin", "token", "create", "--account", "1", "--name", "support",
+		"--scopes", "read,tickets"}})["token"].(string)
+	if code, m := d.call(t, tickets, "POST", "/tickets", map[string]any{"subject": "Slow", "body": "It is slow."}); code != 201 {
+		t.Fatalf("ticket: %d %v", code, m)
+	}
+	for _, s := range []adminStep{
+		{name: "staff list (none)", args: []string{"admin", "staff", "list"}},
+		{name: "staff add", args: []string{"admin", "staff", "add", "--email", "bob@example.com"}},
+		{name: "staff add (none)", args: []string{"admin", "staff", "add", "--email", "nobody@example.com"}, fails: true},
+		{name: "staff list", args: []string{"admin", "staff", "list"}},
+		{name: "ticket list", args: []string{"admin", "ticket", "list", "--status", "open"}},
+		{name: "ticket list (bad status)", args: []string{"admin", "ticket", "list", "--status", "new"}, fails: true},
+		{name: "ticket reply", args: []string{"admin", "ticket", "reply", "1", "--body", "Reboot it.", "--staff-email", "bob@example.com"}},
+		{name: "ticket reply (empty)", args: []string{"admin", "ticket", "reply", "1", "--body", " "}, fails: true},
+		{name: "ticket note", args: []string{"admin", "ticket", "note", "1", "--body", "Host 3 is flaky.", "--as", "Night shift"}},
+		{name: "ticket assign", args: []string{"admin", "ticket", "assign", "1", "--staff", "2"}},
+		{name: "ticket assign (not staff)", args: []string{"admin", "ticket", "assign", "1", "--staff", "1"}, fails: true},
+		{name: "ticket show", args: []string{"admin", "ticket", "show", "1"}},
+		{name: "ticket show (none)", args: []string{"admin", "ticket", "show", "99"}, fails: true},
+		{name: "ticket close", args: []string{"admin", "ticket", "close", "1"}},
+		{name: "staff remove", args: []string{"admin", "staff", "remove", "--email", "bob@example.com"}},
+	} {
+		o.run(s)
+	}
+	// The customer sees the reply, never the note.
+	code, m = d.call(t, tickets, "GET", "/tickets/1", nil)
+	raw, _ := json.Marshal(m)
+	if code != 200 || !strings.Contains(string(raw), "Reboot it.") || strings.Contains(string(raw), "flaky") || strings.Contains(string(raw), "Night shift") {
+		t.Errorf("the customer's ticket after the admin commands: %d %s", code, raw)
+	}
 	o.check("admin_outputs")
 }
 

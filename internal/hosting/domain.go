@@ -36,7 +36,7 @@ type DomainRef struct {
 }
 
 // PTR is the reverse DNS name an account set for one address of its server (issue
-// 30; docs/api.md, What is planned): a host name without the trailing dot. An
+// 30; docs/api.md, Domains): a host name without the trailing dot. An
 // address without a row has the default name.
 type PTR struct {
 	ServerID int64

@@ -80,6 +80,11 @@ const (
 	EventLicenseCancelled    EventType = "license.cancelled"
 	EventLicenseActivated    EventType = "license.activated"
 	EventLicenseFailed       EventType = "license.failed"
+	EventTicketCreated       EventType = "ticket.created"
+	EventTicketReplied       EventType = "ticket.replied"
+	EventTicketCustomerReply EventType = "ticket.customer_replied"
+	EventTicketClosed        EventType = "ticket.closed"
+	EventTicketReopened      EventType = "ticket.reopened"
 )
 
 // EventTypes is every event type, in the order the API's document lists them.
@@ -98,12 +103,13 @@ var EventTypes = []EventType{
 	EventRRsetCreated, EventRRsetUpdated, EventRRsetDeleted,
 	EventRDNSUpdated,
 	EventLicenseCreated, EventLicenseActivated, EventLicenseFailed, EventLicenseCancelled,
+	EventTicketCreated, EventTicketReplied, EventTicketCustomerReply, EventTicketClosed, EventTicketReopened,
 }
 
 // EventResourceTypes are what events are about. Billing events are about the account.
 // RRset events are about their zone ("domain"), and reverse DNS events about their
 // server.
-var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook", "volume", "domain", "license"}
+var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", "project", "recipe", "account", "webhook", "volume", "domain", "license", "ticket"}
 
 // CreditLowDays: billing.credit_low says that an hourly charge took the credit below
 // this many days of the account's hourly burn.
@@ -223,6 +229,17 @@ type (
 		LicenseID int64         `json:"license_id"`
 		Name      string        `json:"name"`
 		Status    LicenseStatus `json:"status"`
+	}
+	// TicketEventData names a support ticket with its status after the change;
+	// MessageID is the message that caused it (ticket.replied,
+	// ticket.customer_replied, and ticket.created's first message). A staff note
+	// causes no event: the customer never learns of it.
+	TicketEventData struct {
+		ID        int64          `json:"id"`
+		Subject   string         `json:"subject"`
+		Status    TicketStatus   `json:"status"`
+		Priority  TicketPriority `json:"priority"`
+		MessageID *int64         `json:"message_id,omitempty"`
 	}
 	// DomainEventData: Changes for domain.updated ("ttl", or "rrsets" when a zone
 	// file replaced them).

@@ -20,6 +20,8 @@ type Account struct {
 	// Budget is the monthly budget the holder set (nil: none).
 	Budget  *Money
 	Blocked bool
+	// Staff answer every account's support tickets (berthd admin staff add).
+	Staff bool
 	// Quotas bound what the account may hold.
 	Quotas    Quotas
 	CreatedAt time.Time
@@ -37,12 +39,15 @@ type Quotas struct {
 	Volumes, VolumeGB int
 	// Zones counts DNS zones (docs/api.md, Domains).
 	Zones int
+	// Tickets counts support tickets not closed; AttachmentMB the MiB of the
+	// account's attachments together (counted up to whole MiB).
+	Tickets, AttachmentMB int
 }
 
 // DefaultQuotas are a new account's. Recipes are the heaviest item (a script of up
 // to 64 KiB each): 50 of them make a list of at most 3.2 MiB of scripts.
 var DefaultQuotas = Quotas{Servers: 50, SSHKeys: 100, Projects: 100, Recipes: 50, Snapshots: 100, Tokens: 50,
-	Volumes: 100, VolumeGB: 10240, Zones: 100}
+	Volumes: 100, VolumeGB: 10240, Zones: 100, Tickets: 20, AttachmentMB: 100}
 
 // QuotaKind names one quota: the key of its 422 in `errors` is Field, its message
 // Message, its admin flag "--quota-" + Flag.
@@ -64,8 +69,12 @@ var (
 	// grown may not take them past it (checked by size, not by count).
 	QuotaVolumeGB = QuotaKind{"size_gb", "validation.volume_gb_quota", "volume-gb", func(q *Quotas) *int { return &q.VolumeGB }}
 	QuotaZones    = QuotaKind{"name", "validation.zone_quota", "zones", func(q *Quotas) *int { return &q.Zones }}
-	QuotaKinds    = []QuotaKind{QuotaServers, QuotaSSHKeys, QuotaProjects, QuotaRecipes, QuotaSnapshots, QuotaTokens,
-		QuotaVolumes, QuotaVolumeGB, QuotaZones}
+	QuotaTickets  = QuotaKind{"ticket_quota", "validation.ticket_quota", "tickets", func(q *Quotas) *int { return &q.Tickets }}
+	// QuotaAttachmentMB bounds the sizes of an account's attachments together, in
+	// MiB: an upload may not take them past it (checked by bytes).
+	QuotaAttachmentMB = QuotaKind{"body", "validation.attachment_quota", "attachment-mb", func(q *Quotas) *int { return &q.AttachmentMB }}
+	QuotaKinds        = []QuotaKind{QuotaServers, QuotaSSHKeys, QuotaProjects, QuotaRecipes, QuotaSnapshots, QuotaTokens,
+		QuotaVolumes, QuotaVolumeGB, QuotaZones, QuotaTickets, QuotaAttachmentMB}
 )
 
 // Token is an API token. Its secret is never stored, only its SHA-256 hash.

@@ -45,6 +45,10 @@ func (c tokenCaller) Do(method, path string, body any) *testenv.Response {
 	return c.env.Do(c.token, method, path, body, nil)
 }
 
+func (c tokenCaller) DoWith(method, path string, body any, header http.Header) *testenv.Response {
+	return c.env.Do(c.token, method, path, body, header)
+}
+
 // as returns a caller using another token of a's account (scopes "" = all).
 func as(env *testenv.Env, a *testenv.Account, scopes string) tokenCaller {
 	return tokenCaller{env: env, token: a.NewToken(scopes)}
@@ -297,6 +301,9 @@ type fixture struct {
 	// licenseID is a license of the server when the test added one (a month of one
 	// costs more than most tests' credit), else an id of none.
 	licenseID string
+	// ticketID is a ticket of the account (the fixtures of one account share its
+	// first: the quota of open tickets is 20); attachmentID a file it uploaded.
+	ticketID, attachmentID string
 }
 
 // newFixture creates a running server (in a project) with an available snapshot, a
@@ -332,6 +339,13 @@ func newFixture(t testing.TB, c caller) *fixture {
 	}
 	f.deliveryID = itoa(num(t, ds[len(ds)-1]["id"]))
 	f.licenseID = "999999"
+	if ts := items(t, c.Do("GET", "/tickets", nil).Want(t, 200)); len(ts) > 0 {
+		f.ticketID = itoa(num(t, ts[len(ts)-1]["id"]))
+	} else {
+		f.ticketID = itoa(num(t, data(t, c.Do("POST", "/tickets", map[string]any{"subject": "Fixture", "body": "A ticket of the fixture."}).
+			Want(t, 201))["id"]))
+	}
+	f.attachmentID = itoa(num(t, data(t, upload(t, c, "fixture.txt", "text/plain", []byte("fixture\n")).Want(t, 201))["id"]))
 	return f
 }
 
@@ -354,6 +368,8 @@ func (f *fixture) params(byName bool) map[string]string {
 		"volumes/{id}":          vol,
 		"domains/{id}":          dom,
 		"licenses/{license}":    f.licenseID,
+		"tickets/{id}":          f.ticketID,
+		"attachments/{id}":      f.attachmentID,
 		"rrsets/{name}":         "www",
 		"{name}/{type}":         "A",
 	}
@@ -414,6 +430,14 @@ func validBody(t testing.TB, method, path string) any {
 		return map[string]any{"event_types": []string{"server.*"}}
 	case "POST /v1/servers/{id}/licenses":
 		return map[string]any{"license_id": licPlesk}
+	case "POST /v1/tickets":
+		return map[string]any{"subject": "Help", "body": "Please."}
+	case "POST /v1/tickets/{id}/messages":
+		return map[string]any{"body": "More."}
+	case "POST /v1/attachments":
+		// Sent as JSON by the generic callers: refused under content_type (422), an
+		// answer of the route too.
+		return "text"
 	case "POST /v1/volumes":
 		return map[string]any{"name": uniqueName("vol"), "size_gb": 10, "location_id": 1}
 	case "PATCH /v1/volumes/{id}":
@@ -588,7 +612,8 @@ func TestContractAuthentication(t *testing.T) {
 			path := fillPath(t, rt.Path, map[string]string{"servers/{id}": "1", "ssh-keys/{id}": "1",
 				"projects/{id}": "1", "recipes/{id}": "1", "operations/{id}": "1", "snapshots/{snapshot}": "1",
 				"webhooks/{id}": "1", "deliveries/{delivery}": "1", "volumes/{id}": "1", "domains/{id}": "1",
-				"rrsets/{name}": "www", "{name}/{type}": "A", "licenses/{license}": "1"})
+				"rrsets/{name}": "www", "{name}/{type}": "A", "licenses/{license}": "1",
+				"tickets/{id}": "1", "attachments/{id}": "1"})
 			r := env.Do("", rt.Method, path, validBody(t, rt.Method, rt.Path), nil)
 			if rt.Scope == "" {
 				if r.Status != 200 {

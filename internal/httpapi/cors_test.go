@@ -168,7 +168,8 @@ func TestOptionsEveryPath(t *testing.T) {
 	}
 	fill := map[string]string{"servers/{id}": "1", "ssh-keys/{id}": "1", "projects/{id}": "1", "recipes/{id}": "1",
 		"operations/{id}": "1", "snapshots/{snapshot}": "1", "webhooks/{id}": "1", "deliveries/{delivery}": "1", "volumes/{id}": "1",
-		"domains/{id}": "1", "rrsets/{name}": "www", "{name}/{type}": "A", "licenses/{license}": "1"}
+		"domains/{id}": "1", "rrsets/{name}": "www", "{name}/{type}": "A", "licenses/{license}": "1",
+		"tickets/{id}": "1", "attachments/{id}": "1"}
 	for _, p := range paths {
 		want := append(methods[p], "OPTIONS")
 		r := preflight(t, env, fillPath(t, p, fill), "https://app.example.com", want[0]).Want(t, http.StatusNoContent)

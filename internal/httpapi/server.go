@@ -172,6 +172,7 @@ func New(svc ops.Services, cat *i18n.Catalog, log *slog.Logger, cfg Config) (*Se
 func (s *Server) routes() []route {
 	R, P, S, K, C := hosting.ScopeRead, hosting.ScopePower, hosting.ScopeServers, hosting.ScopeSSHKeys, hosting.ScopeRecipes
 	N, A, V, D, L := hosting.ScopeSnapshots, hosting.ScopeAll, hosting.ScopeStorage, hosting.ScopeDomains, hosting.ScopeLicenses
+	T := hosting.ScopeTickets
 	return []route{
 		{"GET", "/openapi.json", "", s.openAPI},
 		{"GET", "/me", R, s.me},
@@ -236,6 +237,13 @@ func (s *Server) routes() []route {
 		{"GET", "/operations", R, s.listOperations},
 		{"GET", "/operations/{id}", R, s.getOperation},
 		{"GET", "/events", R, s.listEvents},
+		{"GET", "/tickets", R, s.listTickets},
+		{"POST", "/tickets", T, s.createTicket},
+		{"GET", "/tickets/{id}", R, s.getTicket},
+		{"POST", "/tickets/{id}/messages", T, s.addTicketMessage},
+		{"POST", "/tickets/{id}/close", T, s.closeTicket},
+		{"POST", "/attachments", T, s.uploadAttachment},
+		{"GET", "/attachments/{id}", R, s.getAttachment},
 		{"GET", "/webhooks", R, s.listWebhooks},
 		{"POST", "/webhooks", A, s.createWebhook},
 		{"GET", "/webhooks/{id}", R, s.getWebhook},
@@ -498,6 +506,10 @@ func (s *Server) run(w http.ResponseWriter, req *request, rt route, lang string)
 		}
 		return
 	}
+	if d, ok := body.(download); ok {
+		writeDownload(w, status, d)
+		return
+	}
 	if text, ok := body.(plainText); ok {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(status)
@@ -528,8 +540,12 @@ func (s *Server) serveChange(w http.ResponseWriter, req *request, rt route) (key
 		return "", false
 	}
 	// The fingerprint covers the body up to the largest any route accepts; a longer
-	// one is refused by the route itself.
-	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxRecipeBody+1))
+	// one is refused by the route itself. An attachment's is the file (5 MiB).
+	limit := int64(MaxRecipeBody)
+	if rt.path == "/attachments" {
+		limit = hosting.MaxAttachmentSize
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		s.fail(w, r, lang, hosting.Invalid("body", "validation.invalid_json"))
 		return key, false

@@ -34,7 +34,8 @@ func ParseSandboxCredit(field, s string) (hosting.Money, error) {
 // ResetAccount empties the principal's account, as POST /sandbox/v1/reset does
 // (docs/api.md, The sandbox), in one transaction: its servers are deleted at once, without
 // operations, and their machines removed at once; its snapshots, SSH keys, projects,
-// recipes, operations (and their jobs), ledger, meters, idempotency records and its
+// recipes, operations (and their jobs), ledger, meters, idempotency records, support
+// tickets (with their messages and files, and the files it uploaded) and its
 // servers' metrics are gone, and its test clock is back on the system clock. Then the
 // account is topped up with credit (nil: with its first top-up, its opening credit;
 // nothing when that is 0), so that its credit is again the sum of its ledger. Its

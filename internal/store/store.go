@@ -33,6 +33,17 @@ type VolumeFilter struct {
 	ProjectID *int64
 }
 
+// TicketFilter narrows a ticket list: of one account (0: every account's, the staff
+// queue), in one status, of one priority, assigned to one staff account (Assignee;
+// Unassigned for those assigned to nobody). Zero values admit any.
+type TicketFilter struct {
+	AccountID  int64
+	Status     hosting.TicketStatus
+	Priority   hosting.TicketPriority
+	Assignee   int64
+	Unassigned bool
+}
+
 // OperationFilter narrows an operation list: the operations of one server, of one
 // volume, in one status (nil: any).
 type OperationFilter struct {
@@ -205,6 +216,26 @@ type Reader interface {
 	// the licenses held (nil: none), of one account's when account is not 0.
 	EarliestLicenseDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error)
 
+	// Tickets lists the tickets f admits, latest activity (updated_at) first, without
+	// their messages: limit from offset (limit 0: all), and how many match in all.
+	Tickets(ctx context.Context, f TicketFilter, limit, offset int) ([]hosting.Ticket, int, error)
+	// Ticket finds a ticket of an account (0: of any account), without its messages.
+	Ticket(ctx context.Context, accountID, id int64) (hosting.Ticket, error)
+	// TicketMessages lists a ticket's messages oldest first, each with its
+	// attachments (without their data); staff notes only when notes is true.
+	TicketMessages(ctx context.Context, ticketID int64, notes bool) ([]hosting.TicketMessage, error)
+	// Attachment finds an attachment with its data that accountID may read: its own,
+	// or one of a message that is not a note on one of its tickets (0: any, for
+	// staff). Another is ErrNotFound.
+	Attachment(ctx context.Context, accountID, id int64) (hosting.Attachment, error)
+	// AttachmentsOf lists, without their data, the attachments among ids that
+	// accountID uploaded, by id; ids of others are left out.
+	AttachmentsOf(ctx context.Context, accountID int64, ids []int64) ([]hosting.Attachment, error)
+	// AttachmentBytes is the size of an account's attachments together.
+	AttachmentBytes(ctx context.Context, accountID int64) (int64, error)
+	// Staff lists the staff accounts by id.
+	Staff(ctx context.Context) ([]hosting.Account, error)
+
 	// Operation finds an operation of an account.
 	Operation(ctx context.Context, accountID, id int64) (hosting.Operation, error)
 	// Operations lists an account's operations, of live and deleted servers alike,
@@ -362,7 +393,8 @@ type Writer interface {
 	SetQuotas(ctx context.Context, id int64, q hosting.Quotas) error
 	// ResetAccount empties an account for a sandbox reset (docs/api.md, The sandbox): its
 	// servers are deleted at once (kept only as deleted rows, so that their names stay
-	// used forever, without their reverse DNS names), and its zones (with their
+	// used forever, without their reverse DNS names), and its tickets (with their
+	// messages and attachments, the attachments it uploaded too), zones (with their
 	// RRsets), snapshots, SSH keys, projects, recipes, operations (with
 	// their jobs that wait to run), ledger (credit 0), meters, idempotency
 	// records and its servers' metrics are gone. The account itself, its tokens,
@@ -613,6 +645,23 @@ type Writer interface {
 	// PruneEvents removes at most limit of the events created before before, the
 	// oldest first, and says how many it removed.
 	PruneEvents(ctx context.Context, before time.Time, limit int) (int, error)
+
+	// SetStaff makes an account staff, or no longer (ErrNotFound for no account).
+	SetStaff(ctx context.Context, accountID int64, staff bool) error
+	// CreateTicket writes a ticket (without messages) and returns its id.
+	CreateTicket(ctx context.Context, t hosting.Ticket) (int64, error)
+	// UpdateTicket writes a ticket's status, priority, assignee, updated_at and
+	// closed_at.
+	UpdateTicket(ctx context.Context, t hosting.Ticket) error
+	// AddTicketMessage writes a message and has it name the attachments ids, each
+	// of which must be uploader's and named by no message yet: ErrConflict when one
+	// is not (the caller's transaction is then to roll back).
+	AddTicketMessage(ctx context.Context, m hosting.TicketMessage, uploader int64, attachmentIDs []int64) (int64, error)
+	// CreateAttachment writes an uploaded attachment, named by no message yet.
+	CreateAttachment(ctx context.Context, a hosting.Attachment) (int64, error)
+	// DeleteUnattachedAttachments removes at most limit of the attachments no message
+	// names that were uploaded before before, and says how many.
+	DeleteUnattachedAttachments(ctx context.Context, before time.Time, limit int) (int, error)
 
 	// CreateWebhook stores a webhook and returns its id.
 	CreateWebhook(ctx context.Context, w hosting.Webhook) (int64, error)

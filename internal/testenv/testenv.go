@@ -409,6 +409,11 @@ func (a *Account) Do(method, path string, body any) *Response {
 	return a.env.Do(a.Token, method, path, body, nil)
 }
 
+// DoWith is Do with extra headers (they replace the default Content-Type).
+func (a *Account) DoWith(method, path string, body any, header http.Header) *Response {
+	return a.env.Do(a.Token, method, path, body, header)
+}
+
 // Sandbox sends a request to the sandbox API (path under /sandbox/v1) with the
 // account's token.
 func (a *Account) Sandbox(method, path string, body any) *Response {

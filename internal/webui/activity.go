@@ -202,6 +202,7 @@ type eventData struct {
 	Domain         string   `json:"domain"`
 	IP             string   `json:"ip"`
 	PTR            string   `json:"ptr"`
+	Subject        string   `json:"subject"`
 }
 
 // sentence says what an event reports in the reader's language
@@ -230,6 +231,8 @@ func (c *Console) sentence(r *req, ex *existing, e hosting.Event, d eventData) (
 		args = []any{"ip", d.IP, "ptr", d.PTR, "server", ex.serverName(d.ServerID)}
 	case "license":
 		args = []any{"name", d.Name, "server", ex.serverName(d.ServerID)}
+	case "ticket":
+		args = []any{"subject", d.Subject}
 	case "ssh_key", "project", "recipe":
 		args = []any{"name", d.Name}
 	case "billing":

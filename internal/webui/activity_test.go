@@ -84,6 +84,8 @@ func sampleEvent(t *testing.T, account int64, typ hosting.EventType) hosting.Eve
 		res, data = hosting.EventResource{Type: "server", ID: 9001}, hosting.RDNSEventData{ServerID: 9001, IP: "192.0.2.7", PTR: "mail.example.com"}
 	case "license":
 		data = hosting.LicenseEventData{ID: 9001, ServerID: 9001, LicenseID: 1, Name: "windows-server-standard", Status: hosting.LicenseActive}
+	case "ticket":
+		data = hosting.TicketEventData{ID: 9001, Subject: "Disk full", Status: hosting.TicketOpen, Priority: hosting.PriorityNormal}
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -180,6 +182,11 @@ var wantSentences = map[hosting.EventType]string{
 	hosting.EventLicenseActivated:    "License windows-server-standard of server #9001 is active: its vendor activated it.",
 	hosting.EventLicenseFailed:       "License windows-server-standard of server #9001 failed: its vendor did not activate it; it was refunded.",
 	hosting.EventLicenseCancelled:    "License windows-server-standard of server #9001 was cancelled.",
+	hosting.EventTicketCreated:       "Support ticket “Disk full” was opened.",
+	hosting.EventTicketReplied:       "Support answered ticket “Disk full”.",
+	hosting.EventTicketCustomerReply: "You wrote to support ticket “Disk full”.",
+	hosting.EventTicketClosed:        "Support ticket “Disk full” was closed.",
+	hosting.EventTicketReopened:      "Support ticket “Disk full” was reopened.",
 }
 
 // TestActivityShowsEveryType: each event type is shown as its sentence, newest first,

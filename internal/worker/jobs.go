@@ -62,8 +62,8 @@ func (w *MeterWorker) Work(ctx context.Context, _ *river.Job[ops.MeterArgs]) err
 	return nil
 }
 
-// HousekeepingWorker forgets expired idempotency keys and the events older than
-// their retention (ops.HousekeepingArgs).
+// HousekeepingWorker forgets expired idempotency keys, the events older than their
+// retention and the attachments no message named within a day (ops.HousekeepingArgs).
 type HousekeepingWorker struct {
 	river.WorkerDefaults[ops.HousekeepingArgs]
 	svc *ops.Service
@@ -87,6 +87,14 @@ func (w *HousekeepingWorker) Work(ctx context.Context, _ *river.Job[ops.Housekee
 	}
 	if n > 0 {
 		w.log.Info("events past their retention removed", "events", n)
+	}
+	n, err = w.svc.PruneAttachments(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		w.log.Error("housekeeping failed: attachments", "err", err)
+		return err
+	}
+	if n > 0 {
+		w.log.Info("attachments no message named removed", "attachments", n)
 	}
 	return nil
 }

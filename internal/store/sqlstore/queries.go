@@ -108,7 +108,7 @@ func (q queries) execOne(ctx context.Context, query string, args ...any) error {
 
 const accountCols = `a.id, a.email, a.name, a.password_hash, a.language, a.currency, a.credit, a.budget, a.blocked, ` +
 	`a.server_quota, a.quota_ssh_keys, a.quota_projects, a.quota_recipes, a.quota_snapshots, a.quota_tokens, a.quota_volumes, ` +
-	`a.quota_volume_gb, a.quota_zones, a.created_at`
+	`a.quota_volume_gb, a.quota_zones, a.quota_tickets, a.quota_attachment_mb, a.staff, a.created_at`
 
 // accountDest is where a row of accountCols scans to; finish completes a from it.
 func accountDest(a *hosting.Account) (dest []any, finish func()) {
@@ -116,7 +116,8 @@ func accountDest(a *hosting.Account) (dest []any, finish func()) {
 	var budget sql.NullInt64
 	q := &a.Quotas
 	dest = []any{&a.ID, &a.Email, &a.Name, &a.PasswordHash, &a.Language, &a.Currency, &credit, &budget, &a.Blocked,
-		&q.Servers, &q.SSHKeys, &q.Projects, &q.Recipes, &q.Snapshots, &q.Tokens, &q.Volumes, &q.VolumeGB, &q.Zones, &created}
+		&q.Servers, &q.SSHKeys, &q.Projects, &q.Recipes, &q.Snapshots, &q.Tokens, &q.Volumes, &q.VolumeGB, &q.Zones,
+		&q.Tickets, &q.AttachmentMB, &a.Staff, &created}
 	return dest, func() { a.Credit, a.Budget, a.CreatedAt = hosting.Money(credit), nullMoney(budget), fromMS(created) }
 }
 
@@ -161,15 +162,18 @@ func (q queries) Accounts(ctx context.Context, after int64, limit int) ([]hostin
 func (q queries) CreateAccount(ctx context.Context, a hosting.Account) (int64, error) {
 	k := a.Quotas
 	return q.insert(ctx, `INSERT INTO accounts (email, name, password_hash, language, currency, credit, blocked, server_quota,
-		quota_ssh_keys, quota_projects, quota_recipes, quota_snapshots, quota_tokens, quota_volumes, quota_volume_gb, quota_zones, created_at)
-		VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.Email, a.Name, a.PasswordHash, a.Language, a.Currency, b2i(a.Blocked),
-		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, k.Volumes, k.VolumeGB, k.Zones, ms(a.CreatedAt))
+		quota_ssh_keys, quota_projects, quota_recipes, quota_snapshots, quota_tokens, quota_volumes, quota_volume_gb, quota_zones, quota_tickets,
+		quota_attachment_mb, staff, created_at)
+		VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.Email, a.Name, a.PasswordHash, a.Language, a.Currency, b2i(a.Blocked),
+		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, k.Volumes, k.VolumeGB, k.Zones, k.Tickets, k.AttachmentMB,
+		b2i(a.Staff), ms(a.CreatedAt))
 }
 
 func (q queries) SetQuotas(ctx context.Context, id int64, k hosting.Quotas) error {
 	return q.execOne(ctx, `UPDATE accounts SET server_quota = ?, quota_ssh_keys = ?, quota_projects = ?, quota_recipes = ?,
-		quota_snapshots = ?, quota_tokens = ?, quota_volumes = ?, quota_volume_gb = ?, quota_zones = ? WHERE id = ?`,
-		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, k.Volumes, k.VolumeGB, k.Zones, id)
+		quota_snapshots = ?, quota_tokens = ?, quota_volumes = ?, quota_volume_gb = ?, quota_zones = ?, quota_tickets = ?,
+		quota_attachment_mb = ? WHERE id = ?`,
+		k.Servers, k.SSHKeys, k.Projects, k.Recipes, k.Snapshots, k.Tokens, k.Volumes, k.VolumeGB, k.Zones, k.Tickets, k.AttachmentMB, id)
 }
 
 // LockAccount implements store.Writer. SQLite's write transactions run one at a time
@@ -190,8 +194,11 @@ func (q queries) Usage(ctx context.Context, accountID int64, now time.Time) (hos
 		(SELECT COUNT(*) FROM tokens WHERE account_id = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)),
 		(SELECT COUNT(*) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL),
 		(SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL),
-		(SELECT COUNT(*) FROM zones WHERE account_id = ?1)`,
-		accountID, ms(now)).Scan(&u.Servers, &u.SSHKeys, &u.Projects, &u.Recipes, &u.Snapshots, &u.Tokens, &u.Volumes, &u.VolumeGB, &u.Zones)
+		(SELECT COUNT(*) FROM zones WHERE account_id = ?1),
+		(SELECT COUNT(*) FROM tickets WHERE account_id = ?1 AND status <> 'closed'),
+		(SELECT (CAST(COALESCE(SUM(size), 0) AS BIGINT) + 1048575) / 1048576 FROM attachments WHERE account_id = ?1)`,
+		accountID, ms(now)).Scan(&u.Servers, &u.SSHKeys, &u.Projects, &u.Recipes, &u.Snapshots, &u.Tokens, &u.Volumes, &u.VolumeGB, &u.Zones,
+		&u.Tickets, &u.AttachmentMB)
 	return u, err
 }
 

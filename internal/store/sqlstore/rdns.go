@@ -9,7 +9,7 @@ import (
 	"github.com/berthhq/berth/internal/hosting"
 )
 
-// ---- reverse DNS (issue 30; docs/api.md, What is planned) ----
+// ---- reverse DNS (issue 30; docs/api.md, Domains) ----
 
 func (q queries) PTRs(ctx context.Context, serverID int64) ([]hosting.PTR, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT server_id, ip, ptr FROM server_ptrs WHERE server_id = ?`, serverID)

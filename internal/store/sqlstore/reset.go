@@ -80,6 +80,12 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE account_id = ?)`, id},
 		{`DELETE FROM webhook_deliveries WHERE account_id = ?`, id},
 		{`DELETE FROM webhooks WHERE account_id = ?`, id},
+		// Its tickets with their messages and every file attached to them (staff's
+		// too), and the files it uploaded that no message names.
+		{`DELETE FROM attachments WHERE (account_id = ? AND message_id IS NULL) OR message_id IN (SELECT m.id FROM ticket_messages m
+			JOIN tickets t ON t.id = m.ticket_id WHERE t.account_id = ?)`, []any{accountID, accountID}},
+		{`DELETE FROM ticket_messages WHERE ticket_id IN (SELECT id FROM tickets WHERE account_id = ?)`, id},
+		{`DELETE FROM tickets WHERE account_id = ?`, id},
 		{`DELETE FROM events WHERE account_id = ?`, id},
 		{`UPDATE accounts SET credit = 0, burn = 0 WHERE id = ?`, id},
 	})

@@ -1046,6 +1046,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Volumes", func(t *testing.T) { volumes(t, open) })
 	t.Run("Licenses", func(t *testing.T) { licenses(t, open) })
 	t.Run("LicenseHooks", func(t *testing.T) { licenseHooks(t, open) })
+	t.Run("Tickets", func(t *testing.T) { tickets(t, open) })
 	t.Run("Domains", func(t *testing.T) { domains(t, open) })
 	t.Run("MeterBurn", func(t *testing.T) { meterBurn(t, open) })
 	t.Run("ChargeLimit", func(t *testing.T) { chargeLimit(t, open) })
