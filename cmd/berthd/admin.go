@@ -48,6 +48,7 @@ func (g *globals) withService(cmd *cobra.Command, fn func(ctx context.Context, s
 func (g *globals) withApp(cmd *cobra.Command, cfg app.Config, fn func(ctx context.Context, s *ops.Service) (any, error)) error {
 	ctx := cmd.Context()
 	cfg.Logger, cfg.Create = quietLogger(), app.CreateNever
+	cfg.MailFromStore = true // what a command mails (admin ticket reply) is made as serve makes it
 	a, err := g.open(ctx, cfg)
 	if err != nil {
 		return err

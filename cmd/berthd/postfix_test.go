@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -200,5 +202,77 @@ func TestPostfixPasswordReset(t *testing.T) {
 	page.Body.Close()
 	if page.StatusCode != 200 || !strings.Contains(string(body), `type="password"`) {
 		t.Errorf("the mailed link: %d, want the form to set a password:\n%s", page.StatusCode, body)
+	}
+}
+
+// TestPostfixTicketThread: a ticket's mails through a real mail server: the new
+// ticket (opened with the API) reaches --support-email, the root of its thread; the
+// staff reply (berthd admin ticket reply) reaches the account holder in the account's
+// language, in reply to that root and referring to it; the internal note (admin ticket
+// note) reaches no one.
+func TestPostfixTicketThread(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	maildir := postfixMaildir(t)
+	t.Parallel()
+	bin := testenv.BerthdBinary(t)
+	data := t.TempDir()
+	runJSON(t, bin, append([]string{"migrate"}, storeFlags(t, data)...)...)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	tag := hex.EncodeToString(b[:])
+	rcpt, support := "pt-"+tag+"@berth.test", "support-"+tag+"@support.berth.test"
+	acct := runJSON(t, bin, append([]string{"admin", "account", "create", "--email", rcpt, "--password", "long-enough-pw",
+		"--language", "fr"}, storeFlags(t, data)...)...)
+	tok := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "t",
+		"--scopes", "read,tickets"}, storeFlags(t, data)...)...)
+	addr := testnet.FreeAddr(t)
+	startServe(t, bin, data, addr, "1", "--smtp-url", "smtp://127.0.0.1:25", "--mail-from", "berth@berth.test",
+		"--support-email", support, "--public-url", "http://"+addr)
+
+	body, _ := json.Marshal(map[string]any{"subject": "Plus de réseau " + tag, "body": "Le serveur ne répond plus."})
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/tickets", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok["token"].(string))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		Data struct {
+			ID int64 `json:"id"`
+		} `json:"data"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("POST /tickets: %d, %v", resp.StatusCode, err)
+	}
+	seen := map[string]bool{}
+	opened := waitMail(t, maildir, support, seen, 2*time.Minute)
+	root := opened.header.Get("Message-Id")
+	if root == "" || opened.header.Get("In-Reply-To") != "" || !strings.Contains(opened.text, "Le serveur ne répond plus.") {
+		t.Errorf("the new ticket's mail: Message-ID %q, In-Reply-To %q, text %q", root, opened.header.Get("In-Reply-To"), opened.text)
+	}
+	id := fmt.Sprint(created.Data.ID)
+	runJSON(t, bin, append([]string{"admin", "ticket", "note", id, "--body", "secret-" + tag}, storeFlags(t, data)...)...)
+	runJSON(t, bin, append([]string{"admin", "ticket", "reply", id, "--body", "Redémarrage fait.", "--as", "Ada"},
+		storeFlags(t, data)...)...)
+	reply := waitMail(t, maildir, rcpt, seen, 2*time.Minute)
+	h := reply.header
+	if h.Get("In-Reply-To") != root || !strings.Contains(h.Get("References"), root) {
+		t.Errorf("the reply's In-Reply-To %q, References %q, want the root %s", h.Get("In-Reply-To"), h.Get("References"), root)
+	}
+	if h.Get("Content-Language") != "fr" || !strings.Contains(reply.text, "Redémarrage fait.") || !strings.Contains(reply.text, "Ada") ||
+		!strings.Contains(reply.text, "http://"+addr+"/support/"+id) {
+		t.Errorf("the reply (language %q):\n%s", h.Get("Content-Language"), reply.text)
+	}
+	time.Sleep(2 * time.Second) // a mailed note would be delivered by now
+	files, _ := filepath.Glob(filepath.Join(maildir, "new", "*"))
+	for _, f := range files {
+		if raw, err := os.ReadFile(f); err == nil && bytes.Contains(raw, []byte("secret-"+tag)) {
+			t.Errorf("the internal note was mailed: %s", f)
+		}
 	}
 }

@@ -124,6 +124,9 @@ type Config struct {
 	// Mail is how mail is sent (serve --smtp-url, --mail-from, --support-email;
 	// mail.go).
 	Mail MailConfig
+	// MailFromStore takes Mail's From, Support and link base from what serve recorded
+	// in the store (mail.go), for the admin commands, which run without serve's flags.
+	MailFromStore bool
 }
 
 // DefaultDNSDomain is the default domain of an installation that names none (serve
@@ -214,6 +217,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	db, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MailFromStore {
+		if err := mailFromStore(ctx, db, &cfg); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	a := &App{cfg: cfg, DB: db, log: cfg.Logger, queue: newJobQueue(cfg.Logger)}
 	if err := a.openDriver(); err != nil {
@@ -339,6 +348,9 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	}
 	sender, err := a.mailSender()
 	if err != nil {
+		return err
+	}
+	if err := a.recordMail(ctx); err != nil {
 		return err
 	}
 	if err := river.AddWorkerSafely(workers, ops.NewMailWorker(a.Service, sender, completeJobTx[ops.MailArgs](a.DB.Postgres()))); err != nil {

@@ -1,12 +1,16 @@
 package app
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	netmail "net/mail"
+	"time"
 
 	"github.com/berthhq/berth/internal/mail"
 	"github.com/berthhq/berth/internal/ops"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // mailWorkers is how many mails one process sends at once (the mail queue,
@@ -78,4 +82,50 @@ func (a *App) mailSender() (mail.Sender, error) {
 	}
 	a.log.Info("mail goes through SMTP", "smtp", s.Server().String())
 	return s, nil
+}
+
+// mailSetting is the store's setting under which serve records its mail settings, for
+// the admin commands that mail (berthd admin ticket reply: the reply goes to the
+// account holder), which run in processes of their own without serve's flags.
+const mailSetting = "mail"
+
+// storedMail is the setting's value: serve's --mail-from, --support-email and link
+// base (--public-url, else its own address).
+type storedMail struct {
+	From     string `json:"from"`
+	Support  string `json:"support"`
+	LinkBase string `json:"link_base"`
+}
+
+// recordMail writes this serve's mail settings for other processes (StartWorkers).
+func (a *App) recordMail(ctx context.Context) error {
+	o := a.mailOptions()
+	v, err := json.Marshal(storedMail{From: o.From, Support: o.Support, LinkBase: o.LinkBase})
+	if err != nil {
+		return err
+	}
+	if err := a.DB.PutSetting(ctx, mailSetting, string(v), time.Now()); err != nil {
+		return fmt.Errorf("record the mail settings: %w", err)
+	}
+	return nil
+}
+
+// mailFromStore sets cfg's mail settings to those serve recorded, for a process
+// without serve's flags (Config.MailFromStore): what it mails is then made as serve
+// would make it. None recorded (serve never ran) leaves the defaults.
+func mailFromStore(ctx context.Context, db interface {
+	Setting(ctx context.Context, name string) (string, error)
+}, cfg *Config) error {
+	v, err := db.Setting(ctx, mailSetting)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("read the mail settings: %w", err)
+	}
+	var m storedMail
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return fmt.Errorf("read the mail settings: %w", err)
+	}
+	cfg.Mail.From, cfg.Mail.Support, cfg.Mail.LinkBase, cfg.PublicURL = m.From, m.Support, m.LinkBase, ""
+	return nil
 }

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	netmail "net/mail"
 	"strings"
@@ -261,5 +262,66 @@ func TestMailWithoutSMTPIsLogged(t *testing.T) {
 	}
 	if !strings.Contains(log, "no --smtp-url") {
 		t.Error("the start does not warn that mail is only logged")
+	}
+}
+
+// TestMailTickets: a ticket's mails, through a real SMTP server. A new ticket and the
+// customer's next message go to --support-email, in English, the first the root of
+// the ticket's thread and the second in reply to it; a staff reply goes to the account
+// holder in the account's language (French), in the same thread, with the staff name
+// and a link to the ticket's page; an internal note is never mailed.
+func TestMailTickets(t *testing.T) {
+	t.Parallel()
+	srv := mailtest.NewServer(t, mailtest.ServerOptions{})
+	o := mailOptions(srv)
+	o.Mail.Support = "support@hosting.example"
+	env := testenv.New(t, o)
+	ctx := context.Background()
+	a := env.NewAccount("fr", "10", "")
+	email := accountEmail(t, env, a)
+	_, staff := makeStaff(t, env)
+
+	tk := data(t, a.Do("POST", "/tickets", map[string]any{"subject": "Disque plein", "body": "Mon serveur ne démarre plus."}).Want(t, 201))
+	id := num(t, tk["id"])
+	opened := srv.Wait(t, 1, time.Minute)[0]
+	wantMail(t, opened, "support@hosting.example", fmt.Sprintf("[#%d] New ticket: Disque plein", id), "en",
+		"Mon serveur ne démarre plus.", email, fmt.Sprintf("%s/staff/tickets/%d", mailPublicURL, id))
+	root := opened.MessageID
+	if opened.InReplyTo != "" || len(opened.References) != 0 {
+		t.Errorf("the new ticket's mail is in reply to %q %v, want the thread's root", opened.InReplyTo, opened.References)
+	}
+
+	if _, err := env.App.Service.StaffNote(ctx, id, ops.StaffAuthor{AccountID: &staff.ID}, "Internal: host 3 is flaky"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.App.Service.StaffReply(ctx, id, ops.StaffAuthor{AccountID: &staff.ID, Name: "Ada"}, "Nous regardons.", nil); err != nil {
+		t.Fatal(err)
+	}
+	reply := srv.Wait(t, 2, time.Minute)[1]
+	wantMail(t, reply, email, reply.Subject, "fr", "Nous regardons.", "Ada", fmt.Sprintf("%s/support/%d", mailPublicURL, id))
+	if reply.InReplyTo != root || len(reply.References) != 1 || reply.References[0] != root {
+		t.Errorf("the reply's thread: In-Reply-To %q, References %v, want %s", reply.InReplyTo, reply.References, root)
+	}
+	if !strings.Contains(reply.Subject, "Disque plein") {
+		t.Errorf("the reply's subject %q does not name the ticket", reply.Subject)
+	}
+
+	a.Do("POST", fmt.Sprintf("/tickets/%d/messages", id), map[string]any{"body": "Merci !"}).Want(t, 201)
+	again := srv.Wait(t, 3, time.Minute)[2]
+	wantMail(t, again, "support@hosting.example", again.Subject, "en", "Merci !")
+	if !strings.Contains(again.Subject, "Disque plein") || !strings.Contains(again.Subject, fmt.Sprintf("#%d", id)) {
+		t.Errorf("the customer's message's subject %q", again.Subject)
+	}
+	if again.InReplyTo != root {
+		t.Errorf("the customer's message In-Reply-To %q, want %s", again.InReplyTo, root)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, m := range srv.Messages() {
+		if strings.Contains(m.Text, "host 3") || strings.Contains(m.HTML, "host 3") {
+			t.Errorf("an internal note was mailed to %v", m.EnvelopeTo)
+		}
+	}
+	if n := len(srv.Messages()); n != 3 {
+		t.Errorf("%d mails, want 3", n)
 	}
 }

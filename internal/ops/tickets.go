@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/mail"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -15,8 +16,9 @@ import (
 // console). Every change writes its ticket.* event in its own transaction, on the
 // clock of the ticket's account (a sandbox account's test clock).
 //
-// Mail is not sent yet: where a mail is to be enqueued, in the same transaction as
-// the change, the call sites say so (mailer).
+// Each is mailed in the transaction of its change (ops/mail.go): a new ticket and a
+// customer's message to --support-email, a staff reply to the account holder, all in
+// the ticket's thread; an internal note never.
 
 // TicketsPageSize is how many tickets a page of GET /tickets holds.
 const TicketsPageSize = 50
@@ -175,8 +177,11 @@ func (s *Service) CreateTicket(ctx context.Context, p hosting.Principal, c Ticke
 		if err := addMessage(ctx, tx, &m, p.Account.ID, c.AttachmentIDs); err != nil {
 			return err
 		}
-		// mailer: enqueue the new ticket's mail to --support-email here, in this
-		// transaction (issue 31's mail; not built yet).
+		if _, err := s.mailSupport(ctx, tx, t.AccountID, mail.TicketToSupport{TicketID: t.ID, Subject: t.Subject,
+			AccountID: t.AccountID, AccountEmail: acct.Email, Body: m.Body, New: true, URL: s.link(StaffTicketPath(t.ID))},
+			s.ticketThread(t.ID, true)); err != nil {
+			return err
+		}
 		if err := s.emitTicket(ctx, tx, hosting.EventTicketCreated, t, &m.ID); err != nil {
 			return err
 		}
@@ -231,7 +236,11 @@ func (s *Service) AddTicketMessage(ctx context.Context, p hosting.Principal, id 
 		if err := tx.UpdateTicket(ctx, t); err != nil {
 			return internal("update ticket", err)
 		}
-		// mailer: enqueue the customer's message to --support-email here.
+		if _, err := s.mailSupport(ctx, tx, t.AccountID, mail.TicketToSupport{TicketID: t.ID, Subject: t.Subject,
+			AccountID: t.AccountID, AccountEmail: acct.Email, Body: out.Body, URL: s.link(StaffTicketPath(t.ID))},
+			s.ticketThread(t.ID, false)); err != nil {
+			return err
+		}
 		if reopened {
 			if err := s.emitTicket(ctx, tx, hosting.EventTicketReopened, t, nil); err != nil {
 				return err
@@ -436,8 +445,12 @@ func (s *Service) staffMessage(ctx context.Context, ticketID int64, author Staff
 		if err := tx.UpdateTicket(ctx, t); err != nil {
 			return internal("update ticket", err)
 		}
-		// mailer: enqueue the staff reply's mail to the account holder here, in
-		// this transaction (threaded on the ticket; never for a note).
+		// The reply to the account holder, threaded on the ticket (a note never
+		// comes here).
+		if _, err := s.mailAccount(ctx, tx, t.AccountID, mail.TicketReply{TicketID: t.ID, Subject: t.Subject, Author: name,
+			Body: out.Body, URL: s.link(TicketPath(t.ID))}, s.ticketThread(t.ID, false)); err != nil {
+			return err
+		}
 		if reopened {
 			if err := s.emitTicket(ctx, tx, hosting.EventTicketReopened, t, nil); err != nil {
 				return err
@@ -498,3 +511,10 @@ func (s *Service) SetStaff(ctx context.Context, email string, staff bool) (hosti
 func (s *Service) ListStaff(ctx context.Context) ([]hosting.Account, error) {
 	return s.store.Staff(ctx)
 }
+
+// TicketPath is a ticket's page in the customer console, StaffTicketPath in the staff
+// console: the links of its mails.
+func TicketPath(id int64) string { return fmt.Sprintf("/support/%d", id) }
+
+// StaffTicketPath: see TicketPath.
+func StaffTicketPath(id int64) string { return fmt.Sprintf("/staff/tickets/%d", id) }

@@ -717,6 +717,10 @@ type Store interface {
 	Ready(ctx context.Context) error
 	// JobQueue counts the job queue's jobs by state, for operators.
 	JobQueue(ctx context.Context) (JobQueue, error)
+	// Setting is the value of the installation's setting name (ErrNotFound: none);
+	// PutSetting writes it (settings: what serve tells other processes).
+	Setting(ctx context.Context, name string) (string, error)
+	PutSetting(ctx context.Context, name, value string, at time.Time) error
 	// ServersByStatus counts the live servers by the status their owners see
 	// (suspended over the machine's status), for operators; statuses without any
 	// server are left out.

@@ -17,7 +17,7 @@ var storeTables = []string{
 	"licenses", "license_images", "ssh_keys", "projects", "recipes", "servers", "server_keys", "server_licenses", "license_keys", "license_usage", "volumes", "operations", "transactions",
 	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "password_resets", "console_tickets", "events",
 	"webhooks", "webhook_deliveries", "webhook_attempts", "zones", "zone_rrsets", "server_ptrs", "zone_serials",
-	"tickets", "ticket_messages", "attachments",
+	"tickets", "ticket_messages", "attachments", "settings",
 }
 
 // notCopied are the tables of the SQLite schema a copy leaves behind: staging that is

@@ -76,3 +76,17 @@ func scanCount(sc func(...any) error) (c count, err error) {
 	err = sc(&c.key, &c.n)
 	return c, err
 }
+
+// Setting implements store.Store.
+func (db *DB) Setting(ctx context.Context, name string) (string, error) {
+	var v string
+	err := db.read.QueryRowContext(ctx, db.Rebind(`SELECT value FROM settings WHERE name = ?`), name).Scan(&v)
+	return v, notFound(err)
+}
+
+// PutSetting implements store.Store.
+func (db *DB) PutSetting(ctx context.Context, name, value string, at time.Time) error {
+	_, err := db.write.ExecContext(ctx, db.Rebind(`INSERT INTO settings (name, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`), name, value, ms(at))
+	return err
+}

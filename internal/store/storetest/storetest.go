@@ -1049,6 +1049,26 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Tickets", func(t *testing.T) { tickets(t, open) })
 	t.Run("Domains", func(t *testing.T) { domains(t, open) })
 	t.Run("MeterBurn", func(t *testing.T) { meterBurn(t, open) })
+	t.Run("Settings", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := context.Background()
+		if _, err := s.Setting(ctx, "mail"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a setting never written: %v, want ErrNotFound", err)
+		}
+		at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+		for _, v := range []string{`{"from":"a@example.com"}`, `{"from":"b@example.com"}`, ""} {
+			if err := s.PutSetting(ctx, "mail", v, at); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.Setting(ctx, "mail"); err != nil || got != v {
+				t.Errorf("after writing %q: %q, %v", v, got, err)
+			}
+		}
+		if _, err := s.Setting(ctx, "other"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("another name: %v, want ErrNotFound", err)
+		}
+	})
 	t.Run("ChargeLimit", func(t *testing.T) { chargeLimit(t, open) })
 
 	t.Run("OperatorReads", func(t *testing.T) {
