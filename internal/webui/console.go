@@ -620,12 +620,21 @@ func statusOf(code hosting.Code) (int, bool) {
 // fail renders an error page; internal errors are logged with their detail and shown
 // only as "internal error".
 func (c *Console) fail(r *req, err error) {
-	status, ok := statusOf(hosting.ErrorCode(err))
+	code := hosting.ErrorCode(err)
+	status, ok := statusOf(code)
 	if !ok {
 		status = http.StatusInternalServerError
-		if r.Context().Err() == nil {
-			c.log.Error("console request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	// An internal error (the code of every error that is not the API's) is logged:
+	// the page says only that something went wrong.
+	if (!ok || code == hosting.CodeInternal) && r.Context().Err() == nil {
+		// The route's pattern, not the path: a path may hold a secret
+		// (/password-reset/{token}).
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
 		}
+		c.log.Error("console request failed", "method", r.Method, "route", route, "err", err)
 	}
 	var he *hosting.Error
 	if errors.As(err, &he) && he.RetryAfter > 0 {

@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/berthhq/berth/internal/mail/mailtest"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testenv"
+	"github.com/berthhq/berth/internal/testlog"
 )
 
 // Password reset from the sign-in page (issue 31), through the console's forms and a
@@ -218,4 +220,29 @@ func TestPasswordResetThrottle(t *testing.T) {
 	}
 	_, fresh := newAccount(t, env, "en")
 	wantStatus(t, askReset(t, w, fresh), http.StatusTooManyRequests)
+}
+
+// TestConsoleErrorLogHoldsNoResetToken: a console request that fails inside (here, the
+// store closed under it) is logged with its route's pattern, never its path: a
+// password-reset link's path holds the token, which must not reach the log.
+func TestConsoleErrorLogHoldsNoResetToken(t *testing.T) {
+	t.Parallel()
+	var log testlog.Buffer
+	env := testenv.New(t, testenv.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil))})
+	v := newVisitor(t, env)
+	const token = "AAAAsecretTokenOfThirtyTwoBytesBase64urlAAAA"
+	if err := env.App.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := v.get(ops.PasswordResetPath + token)
+	if p.status != http.StatusInternalServerError {
+		t.Fatalf("with the store closed: %d, want 500", p.status)
+	}
+	out := log.String()
+	if !strings.Contains(out, "console request failed") || !strings.Contains(out, "/password-reset/{token}") {
+		t.Errorf("the failure is not logged with its route:\n%s\n%.300s", out, p.body)
+	}
+	if strings.Contains(out, token) {
+		t.Errorf("the log holds the reset token:\n%s", out)
+	}
 }
