@@ -115,6 +115,11 @@ var EventResourceTypes = []string{"server", "operation", "snapshot", "ssh_key", 
 // this many days of the account's hourly burn.
 const CreditLowDays = 7
 
+// CreditMailDays: the low-credit warning mail goes to the account holder when an
+// hourly charge took the credit below this many days of the hourly burn (its
+// days_left below it), once each time it falls below.
+const CreditMailDays = 3
+
 // EventRetention is how long events are kept.
 const EventRetention = 30 * 24 * time.Hour
 

@@ -85,10 +85,11 @@ func mailJobs(t *testing.T, env *testenv.Env) int {
 }
 
 // TestMailCreditLowAndSuspension: the hourly charge that takes an account's credit
-// below hosting.CreditLowDays of its burn mails the warning, once for that fall (the
-// next charge, still below, mails nothing); the charge that exhausts it mails the
-// suspension notice. Both in the account's language (German), their links on
-// --public-url.
+// below hosting.CreditLowDays of its burn writes billing.credit_low and mails nothing;
+// the one that takes it below hosting.CreditMailDays (its days_left below 3) mails the
+// warning, once for that fall (the next charge, still below, mails nothing); the charge
+// that exhausts it mails the suspension notice. Both in the account's language
+// (German), their links on --public-url.
 func TestMailCreditLowAndSuspension(t *testing.T) {
 	t.Parallel()
 	srv := mailtest.NewServer(t, mailtest.ServerOptions{})
@@ -101,10 +102,28 @@ func TestMailCreditLowAndSuspension(t *testing.T) {
 
 	clock.Set(billingStart.Add(time.Hour)) // 1.1690 left: below 7 days of 0.0070 an hour
 	meter(t, env)
+	if got := eventTypes(events(t, a, "?types=billing.credit_low")); len(got) != 1 {
+		t.Errorf("billing.credit_low events %v, want one", got)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := mailJobs(t, env); n != 0 {
+		t.Errorf("%d mail jobs below 7 days (3 not reached), want none", n)
+	}
+
+	// 72 hours of credit is 0.5040: after the charge of hour 96 the credit is 0.5040
+	// (not below), after hour 97's 0.4970, below 3 days.
+	clock.Set(billingStart.Add(96 * time.Hour))
+	meter(t, env)
+	time.Sleep(300 * time.Millisecond)
+	if n := mailJobs(t, env); n != 0 {
+		t.Errorf("%d mail jobs at exactly 3 days of credit, want none", n)
+	}
+	clock.Set(billingStart.Add(97 * time.Hour))
+	meter(t, env)
 	low := srv.Wait(t, 1, time.Minute)[0]
-	wantMail(t, low, email, "Ihr Berth-Guthaben wird knapp: noch 1.1690 EUR", "de",
-		mailPublicURL+"/billing", "weniger als 7 Tage")
-	clock.Set(billingStart.Add(2 * time.Hour))
+	wantMail(t, low, email, "Ihr Berth-Guthaben wird knapp: noch 0.4970 EUR", "de",
+		mailPublicURL+"/billing", "weniger als 3 Tage")
+	clock.Set(billingStart.Add(98 * time.Hour))
 	meter(t, env) // still below: no second warning
 	if n := mailJobs(t, env); n != 1 {
 		t.Errorf("%d mail jobs after a second charge below the threshold, want 1", n)

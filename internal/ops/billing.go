@@ -273,7 +273,7 @@ func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now t
 				return got, false, err
 			}
 		}
-		if err := s.creditLow(ctx, tx, res.CreditLow); err != nil {
+		if err := s.creditLow(ctx, tx, res.CreditLow, res.CreditMail); err != nil {
 			return got, false, err
 		}
 		got.Hours += res.Hours

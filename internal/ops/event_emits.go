@@ -78,10 +78,13 @@ func (s *Service) toppedUp(ctx context.Context, tx store.Tx, t hosting.Transacti
 		hosting.BillingEventData{Credit: t.BalanceAfter.String(), Amount: t.Amount.String()})
 }
 
-// creditLow says, of each account, that its credit fell below hosting.CreditLowDays
-// of its burn (billing.credit_low), and mails its holder the warning.
-func (s *Service) creditLow(ctx context.Context, tx store.Tx, accounts []int64) error {
-	for _, id := range accounts {
+// creditLow says, of each account of low, that its credit fell below
+// hosting.CreditLowDays of its burn (billing.credit_low), and mails the holder of
+// each of mail, whose credit fell below hosting.CreditMailDays, the warning: once
+// per fall below each threshold (the store lists an account only in the batch that
+// took it below).
+func (s *Service) creditLow(ctx context.Context, tx store.Tx, low, mail []int64) error {
+	for _, id := range low {
 		a, err := tx.Account(ctx, id)
 		if err != nil {
 			return err
@@ -89,8 +92,12 @@ func (s *Service) creditLow(ctx context.Context, tx store.Tx, accounts []int64) 
 		if err := s.emitAccount(ctx, tx, hosting.EventBillingCreditLow, id, hosting.BillingEventData{Credit: a.Credit.String()}); err != nil {
 			return err
 		}
-		// The warning mail goes with the event: once per fall below the threshold
-		// (the store lists an account only in the batch that took it below).
+	}
+	for _, id := range mail {
+		a, err := tx.Account(ctx, id)
+		if err != nil {
+			return err
+		}
 		if err := s.mailCreditLow(ctx, tx, a); err != nil {
 			return err
 		}

@@ -568,7 +568,7 @@ func (s *Service) chargeLicenseMonths(ctx context.Context, tx store.Tx, account 
 				return got, false, err
 			}
 		}
-		if err := s.creditLow(ctx, tx, res.CreditLow); err != nil {
+		if err := s.creditLow(ctx, tx, res.CreditLow, res.CreditMail); err != nil {
 			return got, false, err
 		}
 		got.Hours += res.Hours

@@ -215,10 +215,11 @@ func (s *Service) mailSupport(ctx context.Context, tx store.Tx, accountID int64,
 
 // ---- the mails of the core's own changes ----
 
-// mailCreditLow warns account a that its credit runs low (with billing.credit_low).
+// mailCreditLow warns account a that its credit runs low: it lasts less than
+// hosting.CreditMailDays at its burn.
 func (s *Service) mailCreditLow(ctx context.Context, tx store.Tx, a hosting.Account) error {
 	_, err := s.mailAccount(ctx, tx, a.ID, mail.CreditLow{Email: a.Email, Credit: a.Credit.String() + " " + a.Currency,
-		Days: hosting.CreditLowDays, BillingURL: s.link("/billing")}, mail.Thread{})
+		Days: hosting.CreditMailDays, BillingURL: s.link("/billing")}, mail.Thread{})
 	return err
 }
 

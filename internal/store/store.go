@@ -356,8 +356,9 @@ type ChargeResult struct {
 	// Overdrawn lists the accounts it took below zero credit.
 	Overdrawn []int64
 	// CreditLow lists the accounts it took below hosting.CreditLowDays of their
-	// hourly burn, from at or above it.
-	CreditLow []int64
+	// hourly burn, from at or above it; CreditMail those it took below
+	// hosting.CreditMailDays.
+	CreditLow, CreditMail []int64
 }
 
 // AccountReset is what a ResetAccount removed that its caller still needs.

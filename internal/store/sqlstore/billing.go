@@ -225,7 +225,16 @@ type NamedStatement struct {
 
 // chargeSQL is a charge step's statements, in the order ChargeDue runs them.
 type chargeSQL struct {
-	stage, lock, ledger, credit, meters, total, overdrawn, creditLow, clear NamedStatement
+	stage, lock, ledger, credit, meters, total, overdrawn, creditLow, creditMail, clear NamedStatement
+}
+
+// creditBelow is the statement that lists the accounts a charge batch took below
+// days of their burn, from at or above it.
+func creditBelow(name string, days int64) NamedStatement {
+	return NamedStatement{name, `SELECT a.id FROM accounts a
+		JOIN (SELECT account_id, SUM(amount) AS charged FROM charge_batch WHERE amount > 0 GROUP BY account_id) c ON c.account_id = a.id
+		WHERE a.burn > 0 AND a.credit < a.burn * ? AND a.credit + c.charged >= a.burn * ? ORDER BY a.id`,
+		[]any{days * 24, days * 24}}
 }
 
 // chargeStatements are the statements of the charge step st.
@@ -274,11 +283,9 @@ func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 			WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`, nil},
 		// The accounts this batch took below CreditLowDays of their burn (the rates of
 		// their active meters, as billing.Summarize counts it, kept in accounts.burn),
-		// from at or above it.
-		creditLow: NamedStatement{"credit low: SELECT accounts", `SELECT a.id FROM accounts a
-			JOIN (SELECT account_id, SUM(amount) AS charged FROM charge_batch WHERE amount > 0 GROUP BY account_id) c ON c.account_id = a.id
-			WHERE a.burn > 0 AND a.credit < a.burn * ? AND a.credit + c.charged >= a.burn * ? ORDER BY a.id`,
-			[]any{hosting.CreditLowDays * 24, hosting.CreditLowDays * 24}},
+		// from at or above it; and below CreditMailDays.
+		creditLow:  creditBelow("credit low: SELECT accounts", hosting.CreditLowDays),
+		creditMail: creditBelow("credit mail: SELECT accounts", hosting.CreditMailDays),
 		clear: NamedStatement{"clear: DELETE FROM charge_batch", `DELETE FROM charge_batch`, nil},
 	}
 }
@@ -295,7 +302,7 @@ func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
 	if db.d == dialectPostgres {
 		list = append(list, c.lock)
 	}
-	return append(list, c.ledger, c.credit, c.meters, c.total, c.overdrawn, c.creditLow, c.clear)
+	return append(list, c.ledger, c.credit, c.meters, c.total, c.overdrawn, c.creditLow, c.creditMail, c.clear)
 }
 
 // LicenseStepStatements are the statements of a license step (ChargeLicenses), in
@@ -312,7 +319,7 @@ func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 	if db.d == dialectPostgres {
 		list = append(list, c.lock)
 	}
-	return append(list, c.ledger, c.credit, advance, usage, c.total, c.overdrawn, c.creditLow, c.clear)
+	return append(list, c.ledger, c.credit, advance, usage, c.total, c.overdrawn, c.creditLow, c.creditMail, c.clear)
 }
 
 // ChargeDue charges one hour for every meter due in the step's month (or the
@@ -358,6 +365,9 @@ func (q queries) chargeStaged(ctx context.Context, c chargeSQL, stage sql.Result
 		return res, err
 	}
 	if res.CreditLow, err = column[int64](ctx, q.q, c.creditLow.Query, c.creditLow.Args...); err != nil {
+		return res, err
+	}
+	if res.CreditMail, err = column[int64](ctx, q.q, c.creditMail.Query, c.creditMail.Args...); err != nil {
 		return res, err
 	}
 	_, err = q.q.ExecContext(ctx, c.clear.Query)
