@@ -93,6 +93,14 @@ func (s *Server) closeTicket(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	// 404 before a body's 422 (docs/api.md, Errors); the body is empty or {}.
+	if _, err := s.svc.Tickets.Ticket(r.ctx, r.p, id); err != nil {
+		return 0, nil, err
+	}
+	var b struct{}
+	if err := decode(r.Request, &b); err != nil {
+		return 0, nil, err
+	}
 	t, err := s.svc.Tickets.CloseTicket(r.ctx, r.p, id)
 	return http.StatusOK, one(toTicket(t, true)), err
 }
