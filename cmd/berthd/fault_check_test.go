@@ -337,6 +337,9 @@ func checkFault(w *faultWorld, reqs []faultReq, openings map[int64]string) []str
 		case "berth.wake":
 			// The no-op that gets committed jobs fetched at once (internal/app/wake.go):
 			// it carries nothing, and must end completed like every other job.
+		case ops.MailKind:
+			// A low-credit warning or a suspension notice (internal/ops/mail.go), sent to
+			// the log (no --smtp-url): it must end completed like every other job.
 		default:
 			bad("job %d is of an unknown kind %q", j.id, j.kind)
 		}

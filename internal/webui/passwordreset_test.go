@@ -246,3 +246,25 @@ func TestConsoleErrorLogHoldsNoResetToken(t *testing.T) {
 		t.Errorf("the log holds the reset token:\n%s", out)
 	}
 }
+
+// TestPasswordResetFormsNeedTheirToken: both forms are refused without the
+// pre-session CSRF token (403) and send nothing; an empty email is asked for again.
+func TestPasswordResetFormsNeedTheirToken(t *testing.T) {
+	t.Parallel()
+	env, srv, _ := resetEnv(t)
+	_, email := newAccount(t, env, "en")
+	v := newVisitor(t, env)
+	v.get("/password-reset")
+	wantStatus(t, v.post("/password-reset", url.Values{"email": {email}, "csrf": {"forged"}}), http.StatusForbidden)
+	wantStatus(t, v.post("/password-reset", url.Values{"email": {" "}}), http.StatusUnprocessableEntity)
+	wantStatus(t, askReset(t, v, email), http.StatusOK)
+	token := resetToken(t, srv.Wait(t, 1, time.Minute)[0])
+	other := newVisitor(t, env) // no pre-session cookie at all
+	p := other.post(ops.PasswordResetPath+token, url.Values{"new_password": {"a new long password"},
+		"new_password_again": {"a new long password"}, "csrf": {"x"}})
+	wantStatus(t, p, http.StatusForbidden)
+	wantStatus(t, newVisitor(t, env).signIn(email, password), http.StatusSeeOther) // unchanged
+	if n := len(srv.Messages()); n != 1 {
+		t.Errorf("%d mails, want 1", n)
+	}
+}
