@@ -26,6 +26,7 @@ import (
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
+	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/sandbox"
@@ -166,6 +167,8 @@ type App struct {
 	lock         *os.File
 	log          *slog.Logger
 
+	// metrics keeps the metrics samples when not the SQL store (Config.MetricsURL).
+	metrics metrics.Backend
 	// stopSampler stops the metrics sampler (after StartWorkers).
 	stopSampler func()
 	// stopReconcile stops the power reconcile loop (libvirt).

@@ -18,7 +18,7 @@ func (a *App) sampleInterval() time.Duration {
 // the operations (the one holding the lock) is the one that samples.
 func (a *App) startSampler() {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := metrics.NewSampler(a.DB, a.driver, a.sampleInterval(), a.log)
+	s := metrics.NewSampler(a.DB, a.metricsBackend(), a.driver, a.sampleInterval(), a.log)
 	s.Leads = a.lead.Leads // one process samples: the leader (on SQLite, the only one)
 	if a.Service.TestClocks() {
 		s.Shift = a.Service.ClockAhead
@@ -36,5 +36,14 @@ func (a *App) startSampler() {
 
 // metricsReader answers the metrics route from the stored samples.
 func (a *App) metricsReader() httpapi.MetricsReader {
-	return metrics.NewReader(a.DB, a.sampleInterval())
+	return metrics.NewReader(a.metricsBackend(), a.sampleInterval())
+}
+
+// metricsBackend keeps the samples: the SQL store unless --metrics-url names a
+// time-series database.
+func (a *App) metricsBackend() metrics.Backend {
+	if a.metrics != nil {
+		return a.metrics
+	}
+	return a.DB
 }

@@ -22,7 +22,8 @@ type StatsReader interface {
 // sample: a server that has just come up shows a point within about twice First (10 s
 // at --sim-time-scale 1), not two intervals (two minutes).
 type Sampler struct {
-	store    Store
+	targets  Targets
+	store    Backend
 	driver   StatsReader
 	interval time.Duration
 	log      *slog.Logger
@@ -47,12 +48,13 @@ type Sampler struct {
 	pruned  time.Time
 }
 
-// NewSampler returns a sampler reading driver every interval into st.
-func NewSampler(st Store, driver StatsReader, interval time.Duration, log *slog.Logger) *Sampler {
+// NewSampler returns a sampler reading the machines of targets every interval from
+// driver into st.
+func NewSampler(targets Targets, st Backend, driver StatsReader, interval time.Duration, log *slog.Logger) *Sampler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Sampler{store: st, driver: driver, interval: interval, log: log, Now: time.Now, Retention: Retention,
+	return &Sampler{targets: targets, store: st, driver: driver, interval: interval, log: log, Now: time.Now, Retention: Retention,
 		First: max(interval/12, time.Second), prev: map[int64]compute.Stats{}, read: map[int64]time.Time{}, sampled: map[int64]bool{}}
 }
 
@@ -95,7 +97,7 @@ func (s *Sampler) Tick(ctx context.Context) error { return s.sample(ctx, false) 
 
 func (s *Sampler) sample(ctx context.Context, all bool) error {
 	now := s.Now()
-	targets, err := s.store.MetricTargets(ctx)
+	targets, err := s.targets.MetricTargets(ctx)
 	if err != nil {
 		return fmt.Errorf("metric targets: %w", err)
 	}
@@ -128,7 +130,7 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 			continue
 		}
 		if sm, ok := Rates(prev, st); ok {
-			sm.ServerID = tg.ServerID
+			sm.ServerID, sm.AccountID = tg.ServerID, tg.AccountID
 			if s.Shift != nil {
 				sm.At = sm.At.Add(s.Shift(tg.AccountID))
 			}

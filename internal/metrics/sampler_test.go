@@ -101,7 +101,7 @@ func TestSampler(t *testing.T) {
 		"server-a": {Running: true, VCPUs: 2},
 		"server-b": {Running: true, VCPUs: 1, CPUTimeNS: 5e12, NetRxBytes: 1e9},
 	}, fail: map[string]error{"server-err": errors.New("hypervisor down")}}
-	s := metrics.NewSampler(st, drv, time.Minute, nil)
+	s := metrics.NewSampler(st, st, drv, time.Minute, nil)
 	s.Now = now
 	advance := func(d time.Duration, change func()) {
 		clock = clock.Add(d)
@@ -188,7 +188,7 @@ func TestSamplerRun(t *testing.T) {
 		cpu += 5e6
 		return compute.Stats{At: time.Now(), Running: true, VCPUs: 1, CPUTimeNS: cpu}, nil
 	})
-	s := metrics.NewSampler(st, drv, 5*time.Millisecond, nil)
+	s := metrics.NewSampler(st, st, drv, 5*time.Millisecond, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
@@ -222,7 +222,7 @@ func TestSamplerFirstPointSoon(t *testing.T) {
 	st := &memStore{samples: map[int64][]metrics.Sample{}, targets: []metrics.Target{{ServerID: 1, Name: "old"}}}
 	drv := &fakeMachines{now: clock, counters: map[string]compute.Stats{
 		"old": {Running: true, VCPUs: 1}, "new": {Running: true, VCPUs: 1}}}
-	s := metrics.NewSampler(st, drv, metrics.Interval, nil)
+	s := metrics.NewSampler(st, st, drv, metrics.Interval, nil)
 	s.Now = clock
 	if p := s.Period(); p != 5*time.Second {
 		t.Fatalf("period %s at the default interval, want 5s", p)
@@ -307,7 +307,7 @@ func TestSamplerBatch(t *testing.T) {
 		targets: []metrics.Target{{ServerID: 1, Name: "server-a"}, {ServerID: 2, Name: "server-b"}, {ServerID: 3, Name: "server-gone"}}}
 	drv := &batchMachines{fakeMachines: fakeMachines{now: now, counters: map[string]compute.Stats{
 		"server-a": {Running: true, VCPUs: 1}, "server-b": {Running: true, VCPUs: 1}}}}
-	s := metrics.NewSampler(st, drv, time.Minute, nil)
+	s := metrics.NewSampler(st, st, drv, time.Minute, nil)
 	s.Now = now
 	run := func(d time.Duration) error {
 		clock = clock.Add(d)
