@@ -62,6 +62,9 @@ type Config struct {
 	// MeterEvery is how often a metering pass runs (default 1 min). A pass charges
 	// every hour started since the last, so the interval only bounds the delay.
 	MeterEvery time.Duration
+	// MetricsURL, when set, is a VictoriaMetrics (http://host:port) that keeps the
+	// servers' metrics samples instead of the database (docs/operating.md, Metrics).
+	MetricsURL string
 	// WrapDriver, when set, wraps the compute driver (tests inject faults with it):
 	// operations call the wrapper, and what only some drivers can do (compute.As) is
 	// found on the driver it wraps.
@@ -216,6 +219,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, DB: db, log: cfg.Logger, queue: newJobQueue(cfg.Logger)}
+	if err := a.openMetrics(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := a.openDriver(); err != nil {
 		db.Close()
 		return nil, err
