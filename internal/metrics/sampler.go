@@ -163,25 +163,33 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 	return firstErr
 }
 
-// readStats reads the counters of the due targets: at once when the driver can
-// (compute.StatsBatcher), else one by one. A machine that does not exist is absent
-// from got; one whose read failed is in failed, and err is the first failure.
+// readStats reads the counters of the due targets: many a call when the driver can
+// (compute.StatsBatcher: one call a host), else one by one. A machine that does not
+// exist is absent from got; one whose read failed (its host down) is in failed, the
+// others read all the same, and err tells the failures.
 func (s *Sampler) readStats(ctx context.Context, due []Target) (got map[string]compute.Stats, failed map[string]bool, err error) {
 	failed = map[string]bool{}
 	if len(due) == 0 {
 		return nil, failed, nil
 	}
+	var firstErr error
+	var firstName string
 	if b, ok := s.driver.(compute.StatsBatcher); ok {
 		names := make([]string, len(due))
 		for i, tg := range due {
 			names[i] = tg.Name
 		}
-		got, err := b.StatsOf(ctx, names)
-		if err != nil {
-			for _, n := range names {
+		got, errs := b.StatsOf(ctx, names)
+		for _, n := range names { // in the targets' order: the first failure is the same each time
+			if e := errs[n]; e != nil && !failed[n] {
 				failed[n] = true
+				if firstErr == nil {
+					firstErr, firstName = e, n
+				}
 			}
-			return nil, failed, fmt.Errorf("stats of %d machines: %w", len(names), err)
+		}
+		if firstErr != nil {
+			return got, failed, fmt.Errorf("stats of %d of %d machines failed, %s: %w", len(failed), len(names), firstName, firstErr)
 		}
 		return got, failed, nil
 	}
@@ -192,14 +200,17 @@ func (s *Sampler) readStats(ctx context.Context, due []Target) (got map[string]c
 		case errors.Is(e, compute.ErrNotFound):
 		case e != nil:
 			failed[tg.Name] = true
-			if err == nil {
-				err = fmt.Errorf("stats of %s: %w", tg.Name, e)
+			if firstErr == nil {
+				firstErr, firstName = e, tg.Name
 			}
 		default:
 			got[tg.Name] = st
 		}
 	}
-	return got, failed, err
+	if firstErr != nil {
+		return got, failed, fmt.Errorf("stats of %d of %d machines failed, %s: %w", len(failed), len(due), firstName, firstErr)
+	}
+	return got, failed, nil
 }
 
 // Rates turns two readings of one machine into a sample at cur.At. ok is false when

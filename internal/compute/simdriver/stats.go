@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"hash/fnv"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -18,8 +19,8 @@ import (
 // two readings is integrated minute by minute, so a gap (berthd was down, nobody
 // asked) is filled as if the machine had run on, as a real guest does.
 func (d *Driver) Stats(ctx context.Context, name string) (compute.Stats, error) {
-	got, err := d.StatsOf(ctx, []string{name})
-	if err != nil {
+	got, failed := d.StatsOf(ctx, []string{name})
+	if err := failed[name]; err != nil {
 		return compute.Stats{}, err
 	}
 	st, ok := got[name]
@@ -37,17 +38,26 @@ const statsChunk = 500
 
 // StatsOf implements compute.StatsBatcher: Stats of many machines, in one query and
 // one upsert each statsChunk of them, instead of a transaction each. A machine that
-// does not exist (or was destroyed) is absent from the map.
-func (d *Driver) StatsOf(ctx context.Context, names []string) (map[string]compute.Stats, error) {
-	out := make(map[string]compute.Stats, len(names))
+// does not exist (or was destroyed) is absent from both maps; the machines of a
+// chunk the store failed to read or write are failed, the other chunks' read.
+func (d *Driver) StatsOf(ctx context.Context, names []string) (got map[string]compute.Stats, failed map[string]error) {
+	got = make(map[string]compute.Stats, len(names))
 	for len(names) > 0 {
 		n := min(len(names), statsChunk)
-		if err := d.statsChunk(ctx, names[:n], out); err != nil {
-			return nil, err
+		chunk := make(map[string]compute.Stats, n)
+		if err := d.statsChunk(ctx, names[:n], chunk); err != nil {
+			if failed == nil {
+				failed = map[string]error{}
+			}
+			for _, name := range names[:n] {
+				failed[name] = err
+			}
+		} else {
+			maps.Copy(got, chunk)
 		}
 		names = names[n:]
 	}
-	return out, nil
+	return got, failed
 }
 
 func (d *Driver) statsChunk(ctx context.Context, names []string, out map[string]compute.Stats) error {
