@@ -54,6 +54,10 @@ func TestServePublicURLAndCORSFlags(t *testing.T) {
 		{[]string{"--ipv6-limit-prefix", "129"}, "--ipv6-limit-prefix 129"},
 		{[]string{"--ipv6-limit-prefix", "0"}, "--ipv6-limit-prefix 0"},
 		{[]string{"--ipv6-limit-prefix", "/64"}, "--ipv6-limit-prefix"},
+		{[]string{"--metrics-url", "127.0.0.1:8428"}, `--metrics-url: metrics url "127.0.0.1:8428"`},
+		{[]string{"--metrics-url", "ftp://127.0.0.1:8428"}, "--metrics-url"},
+		{[]string{"--metrics-url", "http://"}, "--metrics-url"},
+		{[]string{"--metrics-url", "http://127.0.0.1:8428/?x=1"}, "--metrics-url"},
 	} {
 		cmd := exec.Command(bin, append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, tc.args...)...)
 		out, err := cmd.Output() // stdout: one JSON object with the error

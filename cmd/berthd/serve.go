@@ -27,6 +27,7 @@ import (
 	"github.com/berthhq/berth/internal/fixtures"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/metrics/victoria"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/store"
@@ -57,6 +58,7 @@ type serveFlags struct {
 	stepAllowance   time.Duration
 	sweepEvery      time.Duration
 	metricsAddr     string
+	metricsURL      string
 	// serial consoles
 	consolesPerServer  int
 	consolesPerAccount int
@@ -127,6 +129,8 @@ func serveCmd(g *globals) *cobra.Command {
 	_ = fl.MarkHidden("sweep-every") // for tests that kill processes every second
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "address of a listener of its own serving Prometheus metrics at /metrics, e.g. 127.0.0.1:9090 "+
 		"(default: none); plain HTTP, keep it off public networks")
+	fl.StringVar(&f.metricsURL, "metrics-url", "", "a VictoriaMetrics to keep servers' load samples in, e.g. http://127.0.0.1:8428 "+
+		"(default: none, the database keeps them; docs/operating.md, Metrics)")
 	fl.IntVar(&f.consolesPerServer, "console-sessions-per-server", ops.DefaultConsolesPerServer,
 		"serial console sessions one server may have open at once, over every berthd on the database (past it: 409)")
 	fl.IntVar(&f.consolesPerAccount, "console-sessions-per-account", ops.DefaultConsolesPerAccount,
@@ -277,6 +281,11 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 	if f.consoleLease < time.Second {
 		return errors.New("--console-lease must be at least 1s")
 	}
+	if f.metricsURL != "" {
+		if _, err := victoria.New(f.metricsURL); err != nil {
+			return fmt.Errorf("--metrics-url: %w", err)
+		}
+	}
 	if f.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {
 			return fmt.Errorf("--metrics-addr %q: %v", f.metricsAddr, err)
@@ -329,7 +338,7 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
 		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: f.sandbox,
 		Consoles:            ops.ConsoleCaps{PerServer: f.consolesPerServer, PerAccount: f.consolesPerAccount, Lease: f.consoleLease},
-		WebhookAllowPrivate: f.webhookAllowPrivate, DNS: dnsOpts, DNSServer: dnsServer, Mail: mailCfg})
+		WebhookAllowPrivate: f.webhookAllowPrivate, DNS: dnsOpts, DNSServer: dnsServer, Mail: mailCfg, MetricsURL: f.metricsURL})
 	if err != nil {
 		return err
 	}

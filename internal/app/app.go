@@ -26,6 +26,7 @@ import (
 	"github.com/berthhq/berth/internal/compute/libvirtdriver"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/i18n"
+	"github.com/berthhq/berth/internal/metrics"
 	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/realip"
 	"github.com/berthhq/berth/internal/sandbox"
@@ -61,6 +62,9 @@ type Config struct {
 	// MeterEvery is how often a metering pass runs (default 1 min). A pass charges
 	// every hour started since the last, so the interval only bounds the delay.
 	MeterEvery time.Duration
+	// MetricsURL, when set, is a VictoriaMetrics (http://host:port) that keeps the
+	// servers' metrics samples instead of the database (docs/operating.md, Metrics).
+	MetricsURL string
 	// WrapDriver, when set, wraps the compute driver (tests inject faults with it):
 	// operations call the wrapper, and what only some drivers can do (compute.As) is
 	// found on the driver it wraps.
@@ -172,6 +176,8 @@ type App struct {
 	lock         *os.File
 	log          *slog.Logger
 
+	// metrics keeps the metrics samples when not the SQL store (Config.MetricsURL).
+	metrics metrics.Backend
 	// stopSampler stops the metrics sampler (after StartWorkers).
 	stopSampler func()
 	// stopReconcile stops the power reconcile loop (libvirt).
@@ -225,6 +231,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	a := &App{cfg: cfg, DB: db, log: cfg.Logger, queue: newJobQueue(cfg.Logger)}
+	if err := a.openMetrics(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := a.openDriver(); err != nil {
 		db.Close()
 		return nil, err

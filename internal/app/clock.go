@@ -20,5 +20,5 @@ func (a *App) backfill(ctx context.Context, accountID int64, from, to time.Time)
 	if err != nil {
 		return err
 	}
-	return metrics.Backfill(ctx, a.DB, h, mine, from, to)
+	return metrics.Backfill(ctx, a.metricsBackend(), h, mine, from, to)
 }

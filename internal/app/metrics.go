@@ -6,6 +6,7 @@ import (
 
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/metrics"
+	"github.com/berthhq/berth/internal/metrics/victoria"
 )
 
 // sampleInterval is the metrics sampling interval: a minute, scaled like the
@@ -18,7 +19,7 @@ func (a *App) sampleInterval() time.Duration {
 // the operations (the one holding the lock) is the one that samples.
 func (a *App) startSampler() {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := metrics.NewSampler(a.DB, a.driver, a.sampleInterval(), a.log)
+	s := metrics.NewSampler(a.DB, a.metricsBackend(), a.driver, a.sampleInterval(), a.log)
 	s.Leads = a.lead.Leads // one process samples: the leader (on SQLite, the only one)
 	if a.Service.TestClocks() {
 		s.Shift = a.Service.ClockAhead
@@ -36,5 +37,34 @@ func (a *App) startSampler() {
 
 // metricsReader answers the metrics route from the stored samples.
 func (a *App) metricsReader() httpapi.MetricsReader {
-	return metrics.NewReader(a.DB, a.sampleInterval())
+	return metrics.NewReader(a.metricsBackend(), a.sampleInterval())
+}
+
+// openMetrics opens the metrics backend of Config.MetricsURL, if any. One that does
+// not answer yet is logged, not fatal: its samples are gaps in the charts until it
+// does, as a berthd that was down leaves.
+func (a *App) openMetrics(ctx context.Context) error {
+	if a.cfg.MetricsURL == "" {
+		return nil
+	}
+	vm, err := victoria.New(a.cfg.MetricsURL)
+	if err != nil {
+		return err
+	}
+	ping, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := vm.Ping(ping); err != nil {
+		a.log.Warn("metrics: VictoriaMetrics does not answer", "url", a.cfg.MetricsURL, "err", err)
+	}
+	a.metrics = vm
+	return nil
+}
+
+// metricsBackend keeps the samples: the SQL store unless --metrics-url names a
+// time-series database.
+func (a *App) metricsBackend() metrics.Backend {
+	if a.metrics != nil {
+		return a.metrics
+	}
+	return a.DB
 }

@@ -150,10 +150,12 @@ type Driver interface {
 }
 
 // StatsBatcher is a driver that reads the counters of many machines at once, as the
-// metrics sampler does every interval: a machine that does not exist is absent from
-// the map, and an error is about the whole read.
+// metrics sampler does every interval (the libvirt driver: one call a host). got
+// holds each machine read; failed each machine whose read failed, with why (its
+// host could not be reached, the store could not be read): one host's failure is
+// not the others'. A machine in neither does not exist.
 type StatsBatcher interface {
-	StatsOf(ctx context.Context, names []string) (map[string]Stats, error)
+	StatsOf(ctx context.Context, names []string) (got map[string]Stats, failed map[string]error)
 }
 
 // Stats are a machine's cumulative counters at one moment, as libvirt's domain stats

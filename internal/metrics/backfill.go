@@ -22,7 +22,7 @@ type HistoryReader interface {
 // every 10 Intervals before that, nothing older than Retention before to. What the
 // day's charts show is then what they would show had the time passed; the week's,
 // averaged over its buckets of about half an hour, too.
-func Backfill(ctx context.Context, st Store, h HistoryReader, targets []Target, from, to time.Time) error {
+func Backfill(ctx context.Context, st Backend, h HistoryReader, targets []Target, from, to time.Time) error {
 	from = maxTime(from, to.Add(-Retention))
 	day := maxTime(from, to.Add(-24*time.Hour))
 	for _, tg := range targets {
@@ -45,7 +45,7 @@ func Backfill(ctx context.Context, st Store, h HistoryReader, targets []Target, 
 			}
 			for i := 1; i < len(readings); i++ {
 				if sm, ok := Rates(readings[i-1], readings[i]); ok {
-					sm.ServerID = tg.ServerID
+					sm.ServerID, sm.AccountID = tg.ServerID, tg.AccountID
 					samples = append(samples, sm)
 				}
 			}

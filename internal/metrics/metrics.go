@@ -28,6 +28,7 @@ type Target struct {
 // Sample is one server's load over the sampling interval that ends at At.
 type Sample struct {
 	ServerID  int64
+	AccountID int64     // the server's owner (a label where the backend keeps labels; the SQL store does not keep it)
 	At        time.Time // stored to the second
 	CPU       float64   // percent of the server's vCPUs, 0–100 (stored to 0.01)
 	NetIn     int64     // bytes per second received
@@ -36,21 +37,41 @@ type Sample struct {
 	DiskWrite int64     // bytes per second
 }
 
-// Store keeps samples. sqlstore.DB implements it.
-type Store interface {
-	// MetricTargets lists every live server (not deleted) with its machine's name.
-	MetricTargets(ctx context.Context) ([]Target, error)
-	// AddMetricSamples writes samples in one transaction; a sample for a server and
-	// second that exists already replaces it.
+// Backend keeps samples and answers them: what the sampler (and a sandbox clock's
+// backfill) writes and what GET /servers/{id}/metrics reads. The SQL store
+// (sqlstore.DB, the embedded default) is one; VictoriaMetrics (package
+// metrics/victoria) is another, for installations whose samples outgrow one SQL
+// database. Every backend passes the suite in metrics/metricstest.
+type Backend interface {
+	// AddMetricSamples writes samples; a sample for a server and second that exists
+	// already replaces it (metricstest.Options.KeepsOneOfSameSecond tells the backends
+	// that keep one of them instead).
 	AddMetricSamples(ctx context.Context, samples []Sample) error
-	// PruneMetricSamples deletes every sample older than before and reports how many.
+	// PruneMetricSamples deletes every sample older than before and reports how many
+	// (0 from a backend whose own retention ages samples out).
 	PruneMetricSamples(ctx context.Context, before time.Time) (int64, error)
-	// MetricSamples lists a server's samples with from <= At < to, oldest first.
+	// MetricSamples lists a server's samples with from <= At < to, oldest first, one
+	// a second.
 	MetricSamples(ctx context.Context, serverID int64, from, to time.Time) ([]Sample, error)
 	// MetricBuckets averages a server's samples with from <= At < to into buckets of
 	// step seconds aligned to multiples of step, oldest first, leaving out empty
-	// buckets: Downsample(MetricSamples(...), step), done where the data is.
+	// buckets: Downsample(MetricSamples(...), step), done where the data is when the
+	// backend can.
 	MetricBuckets(ctx context.Context, serverID int64, from, to time.Time, step int64) ([]Bucket, error)
+}
+
+// Targets lists the servers to sample: the SQL store, whichever Backend keeps the
+// samples.
+type Targets interface {
+	// MetricTargets lists every live server (not deleted) with its machine's name.
+	MetricTargets(ctx context.Context) ([]Target, error)
+}
+
+// Store is the SQL store's side of metrics: the targets and a Backend. sqlstore.DB
+// implements it.
+type Store interface {
+	Targets
+	Backend
 }
 
 // Bucket is the average of the samples in [At, At+step).

@@ -22,7 +22,8 @@ type StatsReader interface {
 // sample: a server that has just come up shows a point within about twice First (10 s
 // at --sim-time-scale 1), not two intervals (two minutes).
 type Sampler struct {
-	store    Store
+	targets  Targets
+	store    Backend
 	driver   StatsReader
 	interval time.Duration
 	log      *slog.Logger
@@ -47,12 +48,13 @@ type Sampler struct {
 	pruned  time.Time
 }
 
-// NewSampler returns a sampler reading driver every interval into st.
-func NewSampler(st Store, driver StatsReader, interval time.Duration, log *slog.Logger) *Sampler {
+// NewSampler returns a sampler reading the machines of targets every interval from
+// driver into st.
+func NewSampler(targets Targets, st Backend, driver StatsReader, interval time.Duration, log *slog.Logger) *Sampler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Sampler{store: st, driver: driver, interval: interval, log: log, Now: time.Now, Retention: Retention,
+	return &Sampler{targets: targets, store: st, driver: driver, interval: interval, log: log, Now: time.Now, Retention: Retention,
 		First: max(interval/12, time.Second), prev: map[int64]compute.Stats{}, read: map[int64]time.Time{}, sampled: map[int64]bool{}}
 }
 
@@ -95,7 +97,7 @@ func (s *Sampler) Tick(ctx context.Context) error { return s.sample(ctx, false) 
 
 func (s *Sampler) sample(ctx context.Context, all bool) error {
 	now := s.Now()
-	targets, err := s.store.MetricTargets(ctx)
+	targets, err := s.targets.MetricTargets(ctx)
 	if err != nil {
 		return fmt.Errorf("metric targets: %w", err)
 	}
@@ -128,7 +130,7 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 			continue
 		}
 		if sm, ok := Rates(prev, st); ok {
-			sm.ServerID = tg.ServerID
+			sm.ServerID, sm.AccountID = tg.ServerID, tg.AccountID
 			if s.Shift != nil {
 				sm.At = sm.At.Add(s.Shift(tg.AccountID))
 			}
@@ -161,25 +163,33 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 	return firstErr
 }
 
-// readStats reads the counters of the due targets: at once when the driver can
-// (compute.StatsBatcher), else one by one. A machine that does not exist is absent
-// from got; one whose read failed is in failed, and err is the first failure.
+// readStats reads the counters of the due targets: many a call when the driver can
+// (compute.StatsBatcher: one call a host), else one by one. A machine that does not
+// exist is absent from got; one whose read failed (its host down) is in failed, the
+// others read all the same, and err tells the failures.
 func (s *Sampler) readStats(ctx context.Context, due []Target) (got map[string]compute.Stats, failed map[string]bool, err error) {
 	failed = map[string]bool{}
 	if len(due) == 0 {
 		return nil, failed, nil
 	}
+	var firstErr error
+	var firstName string
 	if b, ok := s.driver.(compute.StatsBatcher); ok {
 		names := make([]string, len(due))
 		for i, tg := range due {
 			names[i] = tg.Name
 		}
-		got, err := b.StatsOf(ctx, names)
-		if err != nil {
-			for _, n := range names {
+		got, errs := b.StatsOf(ctx, names)
+		for _, n := range names { // in the targets' order: the first failure is the same each time
+			if e := errs[n]; e != nil && !failed[n] {
 				failed[n] = true
+				if firstErr == nil {
+					firstErr, firstName = e, n
+				}
 			}
-			return nil, failed, fmt.Errorf("stats of %d machines: %w", len(names), err)
+		}
+		if firstErr != nil {
+			return got, failed, fmt.Errorf("stats of %d of %d machines failed, %s: %w", len(failed), len(names), firstName, firstErr)
 		}
 		return got, failed, nil
 	}
@@ -190,14 +200,17 @@ func (s *Sampler) readStats(ctx context.Context, due []Target) (got map[string]c
 		case errors.Is(e, compute.ErrNotFound):
 		case e != nil:
 			failed[tg.Name] = true
-			if err == nil {
-				err = fmt.Errorf("stats of %s: %w", tg.Name, e)
+			if firstErr == nil {
+				firstErr, firstName = e, tg.Name
 			}
 		default:
 			got[tg.Name] = st
 		}
 	}
-	return got, failed, err
+	if firstErr != nil {
+		return got, failed, fmt.Errorf("stats of %d of %d machines failed, %s: %w", len(failed), len(due), firstName, firstErr)
+	}
+	return got, failed, nil
 }
 
 // Rates turns two readings of one machine into a sample at cur.At. ok is false when

@@ -3,8 +3,10 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,7 +103,7 @@ func TestSampler(t *testing.T) {
 		"server-a": {Running: true, VCPUs: 2},
 		"server-b": {Running: true, VCPUs: 1, CPUTimeNS: 5e12, NetRxBytes: 1e9},
 	}, fail: map[string]error{"server-err": errors.New("hypervisor down")}}
-	s := metrics.NewSampler(st, drv, time.Minute, nil)
+	s := metrics.NewSampler(st, st, drv, time.Minute, nil)
 	s.Now = now
 	advance := func(d time.Duration, change func()) {
 		clock = clock.Add(d)
@@ -188,7 +190,7 @@ func TestSamplerRun(t *testing.T) {
 		cpu += 5e6
 		return compute.Stats{At: time.Now(), Running: true, VCPUs: 1, CPUTimeNS: cpu}, nil
 	})
-	s := metrics.NewSampler(st, drv, 5*time.Millisecond, nil)
+	s := metrics.NewSampler(st, st, drv, 5*time.Millisecond, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
@@ -222,7 +224,7 @@ func TestSamplerFirstPointSoon(t *testing.T) {
 	st := &memStore{samples: map[int64][]metrics.Sample{}, targets: []metrics.Target{{ServerID: 1, Name: "old"}}}
 	drv := &fakeMachines{now: clock, counters: map[string]compute.Stats{
 		"old": {Running: true, VCPUs: 1}, "new": {Running: true, VCPUs: 1}}}
-	s := metrics.NewSampler(st, drv, metrics.Interval, nil)
+	s := metrics.NewSampler(st, st, drv, metrics.Interval, nil)
 	s.Now = clock
 	if p := s.Period(); p != 5*time.Second {
 		t.Fatalf("period %s at the default interval, want 5s", p)
@@ -274,40 +276,50 @@ func slicesEqual(a, b []time.Duration) bool {
 	return true
 }
 
-// batchMachines is a driver that reads many machines at once (compute.StatsBatcher).
+// batchMachines is a driver that reads many machines at once (compute.StatsBatcher),
+// one host at a time, as the libvirt driver does: a machine's host is the letter
+// after "server-". It counts its calls, both kinds.
 type batchMachines struct {
 	fakeMachines
 	calls [][]string
-	down  bool
+	stats int           // calls of Stats, one machine each
+	down  map[byte]bool // hosts that cannot be reached
 }
 
-func (b *batchMachines) StatsOf(ctx context.Context, names []string) (map[string]compute.Stats, error) {
+func (b *batchMachines) Stats(ctx context.Context, name string) (compute.Stats, error) {
+	b.stats++
+	return b.fakeMachines.Stats(ctx, name)
+}
+
+func (b *batchMachines) StatsOf(ctx context.Context, names []string) (map[string]compute.Stats, map[string]error) {
 	b.calls = append(b.calls, names)
-	if b.down {
-		return nil, errors.New("hypervisor down")
-	}
-	out := map[string]compute.Stats{}
+	out, failed := map[string]compute.Stats{}, map[string]error{}
 	for _, n := range names {
-		if s, err := b.Stats(ctx, n); err == nil {
+		if h := n[len("server-")]; b.down[h] {
+			failed[n] = fmt.Errorf("%w: host %c", compute.ErrUnavailable, h)
+		} else if s, err := b.fakeMachines.Stats(ctx, n); err == nil {
 			out[n] = s
 		}
 	}
-	return out, nil
+	return out, failed
 }
 
-// A driver that reads machines at once gets one call a round with the servers due;
-// a round whose read fails is a gap that keeps the baselines, so the next round
-// stores points at once.
+// A driver that reads machines at once gets one call a round with the servers due,
+// never one a machine; a host that cannot be reached is a gap in its machines'
+// charts only (the other host's are stored that round) and keeps their baselines,
+// so the next round stores their points at once.
 func TestSamplerBatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clock := time.Unix(1_800_000_000, 0)
 	now := func() time.Time { return clock }
 	st := &memStore{samples: map[int64][]metrics.Sample{},
-		targets: []metrics.Target{{ServerID: 1, Name: "server-a"}, {ServerID: 2, Name: "server-b"}, {ServerID: 3, Name: "server-gone"}}}
+		targets: []metrics.Target{{ServerID: 1, Name: "server-a1"}, {ServerID: 2, Name: "server-b1"}, {ServerID: 3, Name: "server-gone"},
+			{ServerID: 4, Name: "server-a2"}}}
 	drv := &batchMachines{fakeMachines: fakeMachines{now: now, counters: map[string]compute.Stats{
-		"server-a": {Running: true, VCPUs: 1}, "server-b": {Running: true, VCPUs: 1}}}}
-	s := metrics.NewSampler(st, drv, time.Minute, nil)
+		"server-a1": {Running: true, VCPUs: 1}, "server-b1": {Running: true, VCPUs: 1}, "server-a2": {Running: true, VCPUs: 1}}},
+		down: map[byte]bool{}}
+	s := metrics.NewSampler(st, st, drv, time.Minute, nil)
 	s.Now = now
 	run := func(d time.Duration) error {
 		clock = clock.Add(d)
@@ -320,24 +332,33 @@ func TestSamplerBatch(t *testing.T) {
 	if err := run(0); err != nil {
 		t.Fatal(err)
 	}
-	if len(drv.calls) != 1 || len(drv.calls[0]) != 3 {
-		t.Fatalf("first round: calls %v, want one with the three servers", drv.calls)
+	if len(drv.calls) != 1 || len(drv.calls[0]) != 4 {
+		t.Fatalf("first round: calls %v, want one with the four servers", drv.calls)
 	}
-	drv.down = true
-	if err := run(5 * time.Second); err == nil {
-		t.Fatal("a failed read was not reported")
+	drv.down['a'] = true
+	err := run(5 * time.Second)
+	if err == nil || !errors.Is(err, compute.ErrUnavailable) || !strings.Contains(err.Error(), "2 of 4 machines") {
+		t.Fatalf("a round with host a down: %v; want its 2 machines' failure told", err)
 	}
-	drv.down = false
+	if got := st.samples[2]; len(got) != 1 || got[0].CPU != 50 {
+		t.Errorf("server b1 on the host that answered: %+v, want its point at 50 %% that round", got)
+	}
+	for _, id := range []int64{1, 4} {
+		if got := st.samples[id]; len(got) != 0 {
+			t.Errorf("server %d on the host that failed: %+v, want a gap", id, got)
+		}
+	}
+	drv.down['a'] = false
 	if err := run(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []int64{1, 2} {
+	for _, id := range []int64{1, 4} {
 		if got := st.samples[id]; len(got) != 1 || got[0].CPU != 50 {
-			t.Errorf("server %d after a failed round: %+v, want one point at 50 %%", id, got)
+			t.Errorf("server %d after its host's failed round: %+v, want one point at 50 %% from the baseline kept", id, got)
 		}
 	}
-	if n := len(drv.calls); n != 3 {
-		t.Fatalf("%d calls after three rounds", n)
+	if n := len(drv.calls); n != 3 || drv.stats != 0 {
+		t.Fatalf("%d batch calls and %d single ones after three rounds; want 3 and none", n, drv.stats)
 	}
 	// Sampled servers wait an interval; the one without a machine is read each round.
 	if err := run(5 * time.Second); err != nil {

@@ -120,14 +120,14 @@ func round(x float64, places int) float64 {
 	return math.Round(x*p) / p
 }
 
-// Reader answers series from a Store.
+// Reader answers series from a Backend.
 type Reader struct {
-	store    Store
+	store    Backend
 	interval time.Duration
 }
 
 // NewReader returns a reader for samples taken every interval.
-func NewReader(st Store, interval time.Duration) *Reader {
+func NewReader(st Backend, interval time.Duration) *Reader {
 	return &Reader{store: st, interval: interval}
 }
 

@@ -100,6 +100,9 @@ type Options struct {
 	// Mail is serve's --smtp-url, --mail-from and --support-email (default: no SMTP,
 	// each mail in the log).
 	Mail app.MailConfig
+	// MetricsURL is serve's --metrics-url: a VictoriaMetrics keeps the servers' load
+	// samples (internal/metrics/victoria/victoriatest starts one).
+	MetricsURL string
 }
 
 // NoNetwork are webhook client options under which a delivery reaches nothing but
@@ -227,7 +230,8 @@ func New(t testing.TB, opts ...Options) *Env {
 		Logger: log, FetchPoll: o.FetchPoll, Clock: o.Clock, WrapDriver: wrap, WrapBackfill: o.WrapBackfill, MeterEvery: 24 * time.Hour,
 		Driver: o.Driver, Libvirt: o.Libvirt, SweepEvery: o.SweepEvery, Telemetry: o.Telemetry,
 		PublicURL: o.PublicURL, CORSOrigins: o.CORSOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: o.Sandbox, Consoles: o.Consoles,
-		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook), DNSServer: dnsServer, DNS: o.DNS, Mail: o.Mail})
+		WebhookAllowPrivate: o.WebhookAllowPrivate, Webhook: NoNetwork(o.Webhook), DNSServer: dnsServer, DNS: o.DNS, Mail: o.Mail,
+		MetricsURL: o.MetricsURL})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -247,6 +247,21 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 			return b.CPUTimeNS >= a.CPUTimeNS && b.NetRxBytes >= a.NetRxBytes && b.NetTxBytes >= a.NetTxBytes &&
 				b.DiskReadBytes >= a.DiskReadBytes && b.DiskWriteBytes >= a.DiskWriteBytes && !b.At.Before(a.At)
 		}
+		// A driver that reads many machines at once (compute.StatsBatcher) answers
+		// what Stats does: a machine that does not exist in neither map.
+		batch, batches := d.(compute.StatsBatcher)
+		readAll := func() (compute.Stats, bool) {
+			t.Helper()
+			got, failed := batch.StatsOf(ctx, []string{"server-absent", s.Name})
+			if len(failed) != 0 {
+				t.Fatalf("StatsOf: %v", failed)
+			}
+			if _, ok := got["server-absent"]; ok || len(got) > 1 {
+				t.Fatalf("StatsOf read %+v; want no machine that does not exist", got)
+			}
+			st, ok := got[s.Name]
+			return st, ok
+		}
 		prev := read()
 		if !prev.Running || prev.VCPUs != 1 {
 			t.Fatalf("Stats of a running machine = %+v", prev)
@@ -270,6 +285,16 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 			}
 			prev = cur
 		}
+		if batches {
+			cur, ok := readAll()
+			if !ok || !cur.Running || cur.VCPUs != 1 || !notBelow(prev, cur) {
+				t.Fatalf("StatsOf of a running machine = %+v (%v) after Stats %+v", cur, ok, prev)
+			}
+			prev = cur
+			if next := read(); !notBelow(cur, next) {
+				t.Fatalf("Stats %+v went back from StatsOf %+v", next, cur)
+			}
+		}
 		if err := d.Stop(ctx, "t2", s.Name); err != nil {
 			t.Fatal(err)
 		}
@@ -278,12 +303,22 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 		if again := read(); again.Running || again.CPUTimeNS != stopped.CPUTimeNS || !notBelow(prev, again) {
 			t.Fatalf("stopped machine: %+v, then %+v", stopped, again)
 		}
+		if batches {
+			if all, ok := readAll(); !ok || all.Running || all.CPUTimeNS != stopped.CPUTimeNS || all.NetRxBytes != stopped.NetRxBytes {
+				t.Fatalf("StatsOf of a stopped machine = %+v (%v), Stats %+v", all, ok, stopped)
+			}
+		}
 		if err := d.Destroy(ctx, "t3", s.Name); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{s.Name, "server-absent"} {
 			if _, err := d.Stats(ctx, name); !errors.Is(err, compute.ErrNotFound) {
 				t.Errorf("Stats(%s): %v, want ErrNotFound", name, err)
+			}
+		}
+		if batches {
+			if st, ok := readAll(); ok {
+				t.Errorf("StatsOf of a destroyed machine = %+v, want none", st)
 			}
 		}
 	})

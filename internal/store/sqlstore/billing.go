@@ -286,7 +286,7 @@ func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 		// from at or above it; and below CreditMailDays.
 		creditLow:  creditBelow("credit low: SELECT accounts", hosting.CreditLowDays),
 		creditMail: creditBelow("credit mail: SELECT accounts", hosting.CreditMailDays),
-		clear: NamedStatement{"clear: DELETE FROM charge_batch", `DELETE FROM charge_batch`, nil},
+		clear:      NamedStatement{"clear: DELETE FROM charge_batch", `DELETE FROM charge_batch`, nil},
 	}
 }
 
