@@ -11,7 +11,6 @@ import (
 
 	"github.com/berthhq/berth/api"
 	"github.com/berthhq/berth/client"
-	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -30,8 +29,8 @@ func pngFile(t *testing.T) []byte {
 }
 
 // everyTicketEndpoint: each ticket and attachment method once with success, the
-// answered path through a staff reply, for TestEveryEndpoint.
-func everyTicketEndpoint(t *testing.T, ctx context.Context, c *client.Client, env *testenv.Env) {
+// answered path through the sandbox's staff reply, for TestEveryEndpoint.
+func everyTicketEndpoint(t *testing.T, ctx context.Context, c *client.Client) {
 	t.Helper()
 	shot := pngFile(t)
 	att := must[*api.Attachment](t)(c.UploadAttachment(ctx, bytes.NewReader(shot), "image/png", "screen shot.png"))
@@ -48,8 +47,9 @@ func everyTicketEndpoint(t *testing.T, ctx context.Context, c *client.Client, en
 	if !bytes.Equal(f.Data, shot) || f.Filename != "screen shot.png" || f.ContentType != "image/png" {
 		t.Errorf("GetAttachment: %q %q %d bytes, want the PNG uploaded", f.Filename, f.ContentType, len(f.Data))
 	}
-	if _, err := env.App.Service.StaffReply(ctx, tk.ID, ops.StaffAuthor{Name: "Ada"}, "Fixed.", nil); err != nil {
-		t.Fatal(err)
+	staff := must[*api.TicketMessage](t)(c.ReplySandboxTicket(ctx, tk.ID, api.SandboxTicketReply{Body: client.Ptr("Fixed."), AuthorName: client.Ptr("Ada")}))
+	if staff.Author != client.AuthorStaff || staff.AuthorName != "Ada" {
+		t.Errorf("ReplySandboxTicket: %+v", staff)
 	}
 	msg := must[*api.TicketMessage](t)(c.AddTicketMessage(ctx, tk.ID, api.TicketMessageCreate{Body: client.Ptr("Thanks!")}))
 	if msg.Author != client.AuthorCustomer || msg.Body != "Thanks!" {
@@ -145,6 +145,9 @@ func TestTicketErrors(t *testing.T) {
 	}
 	_, err = c.GetAttachment(ctx, 999999)
 	wantError(t, err, 404, "not_found", client.ErrNotFound)
+	// The sandbox's staff reply: ErrNotFound without --sandbox.
+	_, err = c.ReplySandboxTicket(ctx, tk.ID, api.SandboxTicketReply{Body: client.Ptr("x")})
+	wantError(t, err, 404, "not_found", client.ErrNotFound)
 
 	// A name that is a path arrives as its base; AllTickets yields each ticket once.
 	if a := must[*api.Attachment](t)(c.UploadAttachment(ctx, strings.NewReader("log\n"), "text/plain", "../../etc/passwd")); a.Filename != "passwd" {
@@ -162,5 +165,22 @@ func TestTicketErrors(t *testing.T) {
 	}
 	if len(ids) != 3 || ids[2] != tk.ID {
 		t.Errorf("AllTickets: %v, want 3, latest activity first (%d last)", ids, tk.ID)
+	}
+}
+
+// TestSandboxTicketReply: ReplySandboxTicket on another account's ticket is
+// ErrNotFound, a blank body ErrValidation under body.
+func TestSandboxTicketReply(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 20, Sandbox: true})
+	c := newClient(t, env, env.NewAccount("en", "100", "").Token)
+	oc := newClient(t, env, env.NewAccount("en", "100", "").Token)
+	ctx := ctxFor(t)
+	tk := must[*api.Ticket](t)(c.CreateTicket(ctx, api.TicketCreate{Subject: client.Ptr("S"), Body: client.Ptr("B")}))
+	_, err := oc.ReplySandboxTicket(ctx, tk.ID, api.SandboxTicketReply{Body: client.Ptr("Mine.")})
+	wantError(t, err, 404, "not_found", client.ErrNotFound)
+	_, err = c.ReplySandboxTicket(ctx, tk.ID, api.SandboxTicketReply{Body: client.Ptr(" ")})
+	if e := wantError(t, err, 422, "validation_failed", client.ErrValidation); len(e.Fields["body"]) == 0 {
+		t.Errorf("a blank body: %v", e.Fields)
 	}
 }
