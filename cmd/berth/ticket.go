@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -198,7 +199,7 @@ func contentType(f localFile) string {
 func upload(ctx context.Context, g *globals, c *client.Client, files []localFile) ([]int64, error) {
 	var ids []int64
 	for _, f := range files {
-		a, err := c.UploadAttachment(ctx, strings.NewReader(string(f.data)), contentType(f), f.name)
+		a, err := c.UploadAttachment(ctx, bytes.NewReader(f.data), contentType(f), f.name)
 		if err != nil {
 			return nil, fmt.Errorf("uploading %s: %w", escape(f.name), err)
 		}
