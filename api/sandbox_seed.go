@@ -6,6 +6,13 @@ type SandboxReset struct {
 	Credit *string `json:"credit,omitempty"`
 }
 
+// SandboxTicketReply is the body of POST /sandbox/v1/tickets/{id}/reply: a staff
+// reply's text and the name it is signed with (left out: Support).
+type SandboxTicketReply struct {
+	Body       *string `json:"body,omitempty"`
+	AuthorName *string `json:"author_name,omitempty"`
+}
+
 // SandboxSeed is the body of POST /sandbox/v1/seed: records to make at once, by
 // kind, each as its create call takes it (servers: SandboxSeedServer; volumes:
 // SandboxSeedVolume).

@@ -208,9 +208,11 @@ func newIdempotencyKey() string {
 // retrying as c.retry allows. An error answer is an *Error.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
 	var body []byte
-	ctype := "application/json"
+	ctype, disposition := "application/json", ""
 	if text, ok := in.(textBody); ok {
 		body, ctype = []byte(text), "text/plain; charset=utf-8"
+	} else if f, ok := in.(fileBody); ok {
+		body, ctype, disposition = f.data, f.contentType, f.disposition
 	} else if in != nil {
 		var err error
 		if body, err = json.Marshal(in); err != nil {
@@ -235,7 +237,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	hold := heldFor(query)
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
-		status, header, data, err := c.send(ctx, method, u, body, ctype, key, hold)
+		status, header, data, err := c.send(ctx, method, u, body, ctype, disposition, key, hold)
 		var wait time.Duration
 		switch {
 		case err != nil:
@@ -256,6 +258,10 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 				*text = textBody(data)
 				return nil
 			}
+			if f, ok := out.(*fileAnswer); ok {
+				f.header, f.data = header, data
+				return nil
+			}
 			if out == nil || len(data) == 0 {
 				return nil
 			}
@@ -273,6 +279,20 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 
 // textBody is a request or answer body of plain text (a zone file), not JSON.
 type textBody string
+
+// fileBody is a request body that is a file (POST /attachments): its bytes, their
+// Content-Type and a Content-Disposition naming it.
+type fileBody struct {
+	data                     []byte
+	contentType, disposition string
+}
+
+// fileAnswer is an answer that is a file (GET /attachments/{id}): its headers and
+// bytes as they came.
+type fileAnswer struct {
+	header http.Header
+	data   []byte
+}
 
 // sleep waits d, or less when ctx ends first: then it reports false.
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -316,7 +336,7 @@ func (c *Client) withTimeout(ctx context.Context, hold time.Duration) (_ context
 
 // send makes one attempt, within the client's timeout plus hold. err is a failure to
 // get a whole answer; a *TimeoutError when the timeout cut it.
-func (c *Client) send(ctx context.Context, method, u string, body []byte, ctype, key string, hold time.Duration) (int, http.Header, []byte, error) {
+func (c *Client) send(ctx context.Context, method, u string, body []byte, ctype, disposition, key string, hold time.Duration) (int, http.Header, []byte, error) {
 	ctx, cancel, timedOut := c.withTimeout(ctx, hold)
 	defer cancel()
 	var rd io.Reader
@@ -331,6 +351,9 @@ func (c *Client) send(ctx context.Context, method, u string, body []byte, ctype,
 	req.Header.Set("User-Agent", c.userAgent)
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
+	}
+	if disposition != "" {
+		req.Header.Set("Content-Disposition", disposition)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

@@ -224,6 +224,7 @@ func TestEveryEndpoint(t *testing.T) {
 	everyVolumeEndpoint(t, ctx, c, srv)
 	everyDomainEndpoint(t, ctx, c, srv)
 	everyLicenseEndpoint(t, ctx, c, srv)
+	everyTicketEndpoint(t, ctx, c)
 	srv = must[*api.Server](t)(c.PowerServer(ctx, srv.Name, client.PowerOff))
 	if op := must[*api.Operation](t)(c.WaitOperation(ctx, srv.Operation.ID)); op.Status != "success" || op.Type != "power" {
 		t.Errorf("WaitOperation: %+v", op)

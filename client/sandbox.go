@@ -86,3 +86,12 @@ func (c *Client) ResetSandboxAccount(ctx context.Context, req api.SandboxReset) 
 func (c *Client) SeedSandboxAccount(ctx context.Context, req api.SandboxSeed) (*api.SandboxSeeded, error) {
 	return one[api.SandboxSeeded](c.sandbox(), ctx, http.MethodPost, "/seed", nil, req)
 }
+
+// ReplySandboxTicket answers one of the account's tickets as staff would: the
+// ticket becomes answered (a closed one is reopened), ticket.replied is emitted and
+// the staff reply's mail sent; req.AuthorName signs it (nil: Support). It returns
+// the staff message. ErrNotFound (another account's ticket), ErrValidation ("body",
+// "author_name").
+func (c *Client) ReplySandboxTicket(ctx context.Context, id int64, req api.SandboxTicketReply) (*api.TicketMessage, error) {
+	return one[api.TicketMessage](c.sandbox(), ctx, http.MethodPost, idPath("/tickets", id)+"/reply", nil, req)
+}

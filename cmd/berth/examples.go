@@ -14,8 +14,11 @@ import (
 // line of them as berth would: the command exists and takes those flags and that
 // many arguments.
 var examples = map[string]string{
-	"me":                   "berth me\nberth me -o json",
-	"app list":             "berth app list -o wide",
+	"me":       "berth me\nberth me -o json",
+	"app list": "berth app list -o wide",
+	"attachment download": "berth attachment download 1 -o shot.png     # default: its own name, in the current directory\n" +
+		"berth attachment download 2 -o - > boot-copy.log\n" +
+		"berth attachment download 2 -o boot.log --force     # replaces boot.log",
 	"billing show":         "berth billing show",
 	"billing transactions": "berth billing transactions --limit 20",
 	"context create": "berth context create prod --url https://berth.example.com/v1     # asks for the token\n" +
@@ -93,7 +96,14 @@ var examples = map[string]string{
 	"ssh-key delete":         "berth ssh-key delete laptop",
 	"ssh-key describe":       "berth ssh-key describe laptop",
 	"ssh-key list":           "berth ssh-key list",
-	"volume attach":          "berth volume attach data --server web-1 --automount     # the guest mounts it at /mnt/volume-<id>",
+	"ticket close":           "berth ticket close 1",
+	"ticket create": "berth ticket create --subject 'Disk slow' --body 'Since noon.' --priority high --server web-1 --attach screenshot.png\n" +
+		"berth ticket create --subject Invoice --body-file message.txt",
+	"ticket describe": "berth ticket describe 1     # the messages, oldest first, and their files",
+	"ticket list":     "berth ticket list\nberth ticket list --status answered -o json",
+	"ticket reply": "berth ticket reply 1 --body 'Still slow.' --attach boot.log\n" +
+		"berth ticket reply 1 --body-file - < message.txt",
+	"volume attach": "berth volume attach data --server web-1 --automount     # the guest mounts it at /mnt/volume-<id>",
 	"volume create": "berth volume create --name data --size 10 --location fsn1 --format ext4\n" +
 		"berth volume create --name logs --size 20 --server web-1 --format xfs --automount",
 	"volume delete":   "berth volume delete data",

@@ -174,6 +174,7 @@ var exampleRuns = []string{
 	"volume create", "volume list", "volume describe", "volume attach", "volume detach", "volume resize", "volume update",
 	"volume delete",
 	"operation list", "operation describe", "operation wait", "event list", "billing show", "billing transactions",
+	"ticket create", "ticket list", "ticket describe", "ticket reply", "attachment download", "ticket close",
 	"webhook create", "webhook list", "webhook describe", "webhook update", "webhook test", "webhook deliveries",
 	"webhook redeliver", "webhook rotate-secret", "webhook delete",
 	"domain create", "domain list", "domain describe", "domain update", "rrset set", "rrset list", "rrset delete",
@@ -212,6 +213,9 @@ func TestExamplesRun(t *testing.T) {
 		filepath.Join(dir, "motd.sh"):                 "#!/bin/sh\necho welcome > /etc/motd\n",
 		filepath.Join(dir, "root-password.txt"):       "a-long-Root-passw0rd\n",
 		filepath.Join(dir, "example.org.zone"):        "www 300 IN A 192.0.2.20\n@ IN MX 10 mail.example.net.\n",
+		filepath.Join(dir, "screenshot.png"):          string(pngBytes(t)),
+		filepath.Join(dir, "boot.log"):                "kernel: disk error\n",
+		filepath.Join(dir, "message.txt"):             "Please send it again.\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testenv"
 )
 
@@ -37,6 +38,16 @@ func TestGoldenAccountLists(t *testing.T) {
 	}
 	c.ok("server", "license", "add", name, "plesk-web-admin")
 	c.ok("server", "license", "add", name, "cpanel-solo")
+	owner, err := env.App.DB.Account(context.Background(), acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := owner.Email
+	c.ok("ticket", "create", "--subject", "Disk slow", "--body", "Since noon.\nOn www.", "--priority", "high", "--server", name)
+	if _, err := env.App.Service.StaffReply(context.Background(), 1, ops.StaffAuthor{Name: "Ada"}, "Replaced the disk.", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("ticket", "create", "--subject", "Invoice", "--body", "Please send it again.")
 	for _, tt := range []struct {
 		golden string
 		args   []string
@@ -65,8 +76,14 @@ func TestGoldenAccountLists(t *testing.T) {
 		{"server-license-list.table", []string{"server", "license", "list", "www"}},
 		{"server-license-list.wide", []string{"server", "license", "list", "www", "-o", "wide"}},
 		{"server-license-list.json", []string{"server", "license", "list", "www", "-o", "json"}},
+		{"ticket-list.table", []string{"ticket", "list"}},
+		{"ticket-list.wide", []string{"ticket", "list", "-o", "wide"}},
+		{"ticket-list.json", []string{"ticket", "list", "-o", "json"}},
+		{"ticket-describe.table", []string{"ticket", "describe", "1"}},
+		{"ticket-describe.json", []string{"ticket", "describe", "1", "-o", "json"}},
 	} {
 		got := strings.ReplaceAll(c.ok(tt.args...), name, "server-"+strings.Repeat("X", len(name)-len("server-")))
+		got = strings.ReplaceAll(got, email, "user@example.com") // a ticket's author, numbered by the test process
 		path := filepath.Join("testdata", tt.golden+".golden")
 		if *update {
 			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

@@ -49,7 +49,12 @@ func TestHostileAnswers(t *testing.T) {
 	op := api.Operation{ID: 5, Type: hostile, ServerID: &[]int64{1}[0], Status: "running", StartedAt: at}
 	failed := op
 	failed.Status, failed.Error, failed.FinishedAt = "error", &[]string{hostile}[0], &at
+	tk := api.Ticket{ID: 1, Subject: hostile, Status: hostile, Priority: "normal", CreatedAt: at, UpdatedAt: at,
+		Messages: []api.TicketMessage{{ID: 1, Author: "staff", AuthorName: hostile, Body: hostile + "\n" + hostile, CreatedAt: at,
+			Attachments: []api.Attachment{{ID: 1, Filename: hostile, ContentType: hostile, Size: 1}}}}}
 	b := fakeBerth(t, map[string]func() (int, any){
+		"GET /v1/tickets":   ok(api.Page[api.Ticket]{Data: []api.Ticket{tk}, Meta: api.PageMeta{CurrentPage: 1, LastPage: 1, PerPage: 50, Total: 1}}),
+		"GET /v1/tickets/1": ok(api.One[api.Ticket]{Data: tk}),
 		"GET /v1/me": func() (int, any) {
 			return http.StatusUnauthorized, api.Error{Message: hostile, Code: "unauthenticated"}
 		},
@@ -105,6 +110,10 @@ func TestHostileAnswers(t *testing.T) {
 		{args: []string{"operation", "wait", "5"}, want: "ended in error: " + text},
 		{args: []string{"server", "ssh", "server-abcdef"}, want: "not an IP address: " + text},
 		{args: []string{"__complete", "server", "describe", ""}, want: text},
+		{args: []string{"ticket", "list"}, want: text},
+		{args: []string{"ticket", "describe", "1"}, want: "--- staff (" + text + "), "},
+		{args: []string{"ticket", "describe", "1"}, want: "\n" + text + "\n" + text + "\nattachment 1:  " + text},
+		{args: []string{"ticket", "describe", "1", "-o", "json"}, want: jsonE},
 	} {
 		r := c.run(tt.args...)
 		out := r.stdout + r.stderr

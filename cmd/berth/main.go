@@ -160,7 +160,7 @@ func rootCmd(g *globals) *cobra.Command {
 	}
 	cmd.AddCommand(contextCmd(g), meCmd(g), locations.command(g), plans.command(g), images.command(g), apps.command(g), licenses.command(g),
 		serverCmd(g), snapshotCmd(g), sshKeyCmd(g), projectCmd(g), recipeCmd(g), billingCmd(g), operationCmd(g), eventCmd(g),
-		webhookCmd(g), volumeCmd(g), domainCmd(g), rrsetCmd(g))
+		webhookCmd(g), volumeCmd(g), domainCmd(g), rrsetCmd(g), ticketCmd(g), attachmentCmd(g))
 	completeNames(cmd, g)
 	addExamples(cmd)
 	cmd.InitDefaultCompletionCmd()

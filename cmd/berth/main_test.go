@@ -31,6 +31,7 @@ type cli struct {
 	t   *testing.T
 	bin string
 	env []string
+	dir string // the working directory berth runs in ("": the test's)
 }
 
 func newCLI(t *testing.T, env ...string) *cli {
@@ -56,7 +57,7 @@ func (c *cli) runWithin(d time.Duration, stdin string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, args...)
-	cmd.Env = c.env
+	cmd.Env, cmd.Dir = c.env, c.dir
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

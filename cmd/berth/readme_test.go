@@ -117,10 +117,17 @@ func TestREADMEWalkthrough(t *testing.T) {
 			t.Errorf("%ss left after the walk-through: %q\n%s", kind, got, out)
 		}
 	}
+	// The ticket it opened is closed, the file it downloaded the one it attached.
+	if got := tableRows(c.ok("ticket", "list", "-o", "columns=status")); !equalRows(got, [][]string{{"closed"}}) {
+		t.Errorf("tickets after the walk-through: %q, want one closed\n%s", got, out)
+	}
+	if got, err := os.ReadFile(filepath.Join(work, "boot-copy.log")); err != nil || string(got) != "kernel: I/O error, dev vda\n" {
+		t.Errorf("the downloaded file: %q, %v", got, err)
+	}
 	// The follower started at its beginning saw the server's and the volume's lives as
 	// they happened.
 	followed, err := os.ReadFile(filepath.Join(work, "events.txt"))
-	for _, typ := range []string{"ssh_key.created", "server.created", "operation.succeeded", "volume.attached", "volume.deleted"} {
+	for _, typ := range []string{"ssh_key.created", "server.created", "operation.succeeded", "volume.attached", "volume.deleted", "ticket.created", "ticket.closed"} {
 		if err != nil || !strings.Contains(string(followed), typ) {
 			t.Errorf("berth event list --follow did not print %s: %v\n%s", typ, err, followed)
 		}

@@ -222,7 +222,7 @@ func journal(t *testing.T, d *daemon, token string) []journalEntry {
 // against what the README says they answer.
 func checkCurlWalk(newestFirst []journalEntry) []string {
 	var problems []string
-	var orders, busy, metrics, deleted, volumes, domains []journalEntry
+	var orders, busy, metrics, deleted, volumes, domains, tickets []journalEntry
 	for i := len(newestFirst) - 1; i >= 0; i-- {
 		e := newestFirst[i]
 		route := e.Method + " " + e.Path
@@ -238,6 +238,8 @@ func checkCurlWalk(newestFirst []journalEntry) []string {
 			metrics = append(metrics, e)
 		case route == "POST /v1/volumes" || route == "DELETE /v1/volumes/data":
 			volumes = append(volumes, e)
+		case strings.HasPrefix(e.Path, "/v1/tickets") || strings.HasPrefix(e.Path, "/v1/attachments"):
+			tickets = append(tickets, e)
 		case strings.HasPrefix(e.Path, "/v1/domains") && e.Method != "GET",
 			e.Method == "PUT" && strings.HasSuffix(e.Path, "/rdns"):
 			domains = append(domains, e)
@@ -290,6 +292,37 @@ func checkCurlWalk(newestFirst []journalEntry) []string {
 		"PUT /servers/_/rdns 200, DELETE /domains/example.com 204"; strings.Join(serverIDs(got), ", ") != want {
 		problems = append(problems, fmt.Sprintf("the DNS steps sent %q, want %q", got, want))
 	}
+	// The ticket: the file uploaded, the ticket opened with it, listed answered after
+	// the sandbox's staff reply, written to, read with its thread, the file
+	// downloaded, closed.
+	got = nil
+	for _, e := range tickets {
+		got = append(got, fmt.Sprintf("%s %s %d", e.Method, ticketIDPath.ReplaceAllString(strings.TrimPrefix(e.Path, "/v1"), "/$1/_"), e.Status))
+	}
+	if want := "POST /attachments 201, POST /tickets 201, GET /tickets 200, POST /tickets/_/messages 201, GET /tickets/_ 200, " +
+		"GET /attachments/_ 200, POST /tickets/_/close 200"; strings.Join(got, ", ") != want {
+		problems = append(problems, fmt.Sprintf("the ticket steps sent %q, want %q", got, want))
+	} else {
+		var list struct{ Data []struct{ Status string } }
+		if json.Unmarshal(tickets[2].ResponseBody, &list) != nil || len(list.Data) != 1 || list.Data[0].Status != "answered" {
+			problems = append(problems, fmt.Sprintf("the tickets listed after the staff reply: %s, want one answered", tickets[2].ResponseBody))
+		}
+		var thread struct {
+			Data struct {
+				Messages []struct {
+					Author     string
+					AuthorName string `json:"author_name"`
+				}
+			}
+		}
+		if json.Unmarshal(tickets[4].ResponseBody, &thread) != nil || len(thread.Data.Messages) != 3 ||
+			thread.Data.Messages[1].Author != "staff" || thread.Data.Messages[1].AuthorName != "Ada" {
+			problems = append(problems, fmt.Sprintf("the ticket's thread: %s, want the customer's, Ada's, the customer's", tickets[4].ResponseBody))
+		}
+		if dataField(tickets[6].ResponseBody, "status") != "closed" {
+			problems = append(problems, fmt.Sprintf("the ticket closed: %s", tickets[6].ResponseBody))
+		}
+	}
 	if len(deleted) != 1 || deleted[0].Status != 204 {
 		problems = append(problems, fmt.Sprintf("want the server deleted once (204), got %+v", deleted))
 	}
@@ -306,6 +339,9 @@ func serverIDs(calls []string) []string {
 }
 
 var serverIDPath = regexp.MustCompile(`/servers/[0-9]+/`)
+
+// ticketIDPath matches the id in a ticket's or a file's path.
+var ticketIDPath = regexp.MustCompile(`/(tickets|attachments)/[0-9]+`)
 
 // dataField is the field name of a response body's data object.
 func dataField(body json.RawMessage, name string) any {

@@ -51,6 +51,7 @@ func (s *Server) sandboxRoutes() []route {
 		{"POST", "/clock", X, s.advanceClock},
 		{"POST", "/reset", X, s.resetAccount},
 		{"POST", "/seed", X, s.seed},
+		{"POST", "/tickets/{id}/reply", X, s.sandboxTicketReply},
 	}
 }
 

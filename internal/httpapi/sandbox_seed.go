@@ -32,6 +32,25 @@ func (s *Server) resetAccount(r *request) (int, any, error) {
 	return s.me(r)
 }
 
+// sandboxTicketReply answers POST /sandbox/v1/tickets/{id}/reply: a staff reply to
+// one of the account's tickets (ops.SandboxStaffReply), 201 with the message. 404
+// before a body's 422, as on /v1.
+func (s *Server) sandboxTicketReply(r *request) (int, any, error) {
+	id, err := pathID(r.Request)
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.svc.Tickets.Ticket(r.ctx, r.p, id); err != nil {
+		return 0, nil, err
+	}
+	var b api.SandboxTicketReply
+	if err := decodeMax(r.Request, &b, MaxTicketBody); err != nil {
+		return 0, nil, err
+	}
+	m, err := s.svc.Sandbox.SandboxStaffReply(r.ctx, r.p, id, b.Body, b.AuthorName)
+	return http.StatusCreated, one(toTicketMessage(m)), err
+}
+
 // seedBody is api.SandboxSeed with its items still undecoded: each is decoded on its
 // own, so that what is wrong with one is told at its place ("servers[0].plan_id").
 type seedBody struct {

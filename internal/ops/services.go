@@ -240,6 +240,8 @@ type SandboxService interface {
 	Seed(ctx context.Context, p hosting.Principal, r SeedRequest) (Seeded, error)
 	// FaultError is the error an HTTP fault answers with, as the real one would be.
 	FaultError(ctx context.Context, p hosting.Principal, status int, target FaultTarget) error
+	// SandboxStaffReply answers one of the principal's tickets as staff would.
+	SandboxStaffReply(ctx context.Context, p hosting.Principal, ticketID int64, body, authorName *string) (hosting.TicketMessage, error)
 }
 
 var (
