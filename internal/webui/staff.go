@@ -11,7 +11,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// The staff console (issue 31; API-DECISIONS §15) under /staff/: a queue of every
+// The staff console (docs/operating.md, Support tickets) under /staff/: a queue of every
 // account's tickets with filters, and a ticket's page with its whole thread (internal
 // notes marked as such), the account's servers and billing read only beside it, and
 // forms to reply (signed with the staff account's name), add a note, assign and

@@ -14,7 +14,7 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// The Support pages (issue 31; docs/api.md, Support tickets): the account's tickets,
+// The Support pages (docs/api.md, Support tickets): the account's tickets,
 // a form to open one, and each ticket's thread with a reply form and its close
 // (after the confirmation page, confirm.go). Every rule is the core's
 // (internal/ops/tickets.go, internal/hosting/ticket.go): a file chosen on a form is
