@@ -75,8 +75,8 @@ type staffQueue struct {
 	NoAccount  bool
 	Page, Last int
 	Total      int
-	// Query is the filters as a query string, for the pager.
-	Query string
+	// Prev and Next are the pager's links, the filters kept ("" when none).
+	Prev, Next string
 }
 
 func staffName(a hosting.Account) string {
@@ -121,9 +121,6 @@ func (c *Console) staffQueue(r *req) error {
 		return err
 	}
 	sq.Staff, sq.Page, sq.Last = staff, page, 1
-	vals := q
-	vals.Del("page")
-	sq.Query = vals.Encode()
 	if sq.Email != "" {
 		a, err := c.svc.Staff.StaffAccountByEmail(r.ctx(), sq.Email)
 		if hosting.IsCode(err, hosting.CodeNotFound) {
@@ -158,6 +155,7 @@ func (c *Console) staffQueue(r *req) error {
 		sq.Rows = append(sq.Rows, row)
 	}
 	sq.Total, sq.Last = total, lastPage(total, ops.TicketsPageSize)
+	sq.Prev, sq.Next = pagerLinks(r, "/staff/tickets", page, sq.Last)
 	c.render(r, http.StatusOK, "staffqueue", "console.staff.queue", "staff", sq)
 	return nil
 }

@@ -171,6 +171,8 @@ type ticketList struct {
 	Statuses   []hosting.TicketStatus
 	Page, Last int
 	Total      int
+	// Prev and Next are the pager's links, the filter kept ("" when none).
+	Prev, Next string
 }
 
 // pageParam reads ?page= (from 1): 422 naming it otherwise.
@@ -188,6 +190,23 @@ func pageParam(r *req) (int, error) {
 
 func lastPage(total, size int) int { return max(1, (total+size-1)/size) }
 
+// pagerLinks are the links to the pages before and after page of path, with the
+// request's other query parameters kept ("" where there is none).
+func pagerLinks(r *req, path string, page, last int) (prev, next string) {
+	q := r.URL.Query()
+	link := func(p int) string {
+		q.Set("page", strconv.Itoa(p))
+		return path + "?" + q.Encode()
+	}
+	if page > 1 {
+		prev = link(page - 1)
+	}
+	if page < last {
+		next = link(page + 1)
+	}
+	return prev, next
+}
+
 func (c *Console) supportPage(r *req) error {
 	status, ok := hosting.ParseTicketStatus(r.URL.Query().Get("status"))
 	if !ok {
@@ -201,8 +220,10 @@ func (c *Console) supportPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	c.render(r, http.StatusOK, "support", "console.support.title", "support", ticketList{Tickets: ts, Status: string(status),
-		Statuses: hosting.TicketStatuses, Page: page, Last: lastPage(total, ops.TicketsPageSize), Total: total})
+	l := ticketList{Tickets: ts, Status: string(status), Statuses: hosting.TicketStatuses, Page: page,
+		Last: lastPage(total, ops.TicketsPageSize), Total: total}
+	l.Prev, l.Next = pagerLinks(r, "/support", page, l.Last)
+	c.render(r, http.StatusOK, "support", "console.support.title", "support", l)
 	return nil
 }
 

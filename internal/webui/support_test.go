@@ -502,3 +502,46 @@ func containsString(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestTicketListsPaged: the Support page and the staff queue show 50 tickets a page,
+// latest activity first, with links to the other page that keep the filters.
+func TestTicketListsPaged(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	v, a := signedIn(t, env, "en")
+	bg := context.Background()
+	p := hosting.Principal{Account: a}
+	for i := range 51 {
+		subject, body := fmt.Sprintf("Ticket %02d", i), "x"
+		tk, err := env.App.Service.CreateTicket(bg, p, ops.TicketCreate{Subject: &subject, Body: &body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.App.Service.CloseTicket(bg, p, tk.ID); err != nil { // within the open-ticket quota
+			t.Fatal(err)
+		}
+	}
+	rows := regexp.MustCompile(`<tr data-ticket="\d+"`)
+	first := v.get("/support?status=closed")
+	if n := len(rows.FindAllString(first.body, -1)); n != 50 {
+		t.Errorf("page 1 has %d tickets, want 50", n)
+	}
+	wantText(t, first, "Page 1 of 2", `href="/support?page=2&status=closed"`, "Ticket 50")
+	second := v.get("/support?status=closed&page=2")
+	if n := len(rows.FindAllString(second.body, -1)); n != 1 {
+		t.Errorf("page 2 has %d tickets, want 1", n)
+	}
+	wantText(t, second, "Page 2 of 2", "Ticket 00")
+	if strings.Contains(second.body, "Ticket 01") {
+		t.Error("page 2 repeats page 1's ticket")
+	}
+
+	s, _ := signedInStaff(t, env, "Pat")
+	q := s.get("/staff/tickets?status=closed&email=" + url.QueryEscape(a.Email))
+	if n := len(rows.FindAllString(q.body, -1)); n != 50 {
+		t.Errorf("the queue's page 1 has %d tickets, want 50", n)
+	}
+	wantText(t, q, "Page 1 of 2", "Ticket 50", `href="/staff/tickets?email=`+url.QueryEscape(a.Email)+`&page=2&status=closed"`)
+	q = s.get("/staff/tickets?email=" + url.QueryEscape(a.Email) + "&status=closed&page=2")
+	wantText(t, q, "Page 2 of 2", "Ticket 00")
+}
