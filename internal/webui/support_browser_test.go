@@ -54,7 +54,8 @@ func TestBrowserSupport(t *testing.T) {
 	run(t, ctx, "the Support page", chromedp.Click(chromedp.CSS(`header nav a[href="/support"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`a.button[href="/support/new"]`)))
 	shot(t, ctx, dir, "support-empty")
-	run(t, ctx, "the form", chromedp.Click(chromedp.CSS(`a.button[href="/support/new"]`)), chromedp.WaitVisible(chromedp.CSS("#ticket_subject")))
+	run(t, ctx, "the form", chromedp.Click(chromedp.CSS(`a.button[href="/support/new"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[data-ticket-form] button[type="submit"]`))) // the whole form parsed
 
 	// A refused file first: the form says why, and keeps what was typed.
 	run(t, ctx, "fill the form", chromedp.SendKeys(chromedp.CSS("#ticket_subject"), "Disk is slow on web-1"),
@@ -183,7 +184,8 @@ func TestBrowserStaff(t *testing.T) {
 		t.Errorf("the note: %q", text)
 	}
 	run(t, ctx, "reply", chromedp.SendKeys(chromedp.CSS("#reply_body"), "We restarted the database; it is back."),
-		chromedp.Click(chromedp.CSS(`form[data-staff-reply] button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-ticket-status="answered"]`)))
+		chromedp.Click(chromedp.CSS(`form[data-staff-reply] button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-ticket-status="answered"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[data-staff-assign] button`))) // the page parsed to its end
 	me := get(t, ctx, "my option", chromedp.Evaluate[string](`[...document.querySelectorAll('#assignee_id option')].find(o => o.text === 'sam@example.com').value`))
 	run(t, ctx, "assign to me", chromedp.SetValue(chromedp.CSS("#assignee_id"), me),
 		chromedp.Click(chromedp.CSS(`form[data-staff-assign] button`)), chromedp.WaitReady(chromedp.CSS(`#assignee_id option[value="`+me+`"][selected]`)))
