@@ -202,7 +202,9 @@ func TestBrowserStaff(t *testing.T) {
 	run(t, ctx, "close it", chromedp.Click(chromedp.CSS("button[data-confirm]")), chromedp.WaitVisible(chromedp.CSS(`[data-ticket-status="closed"]`)))
 
 	// The customer's view of it.
-	run(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form.signout button`)), chromedp.WaitVisible(chromedp.CSS("#email")))
+	// Sign out from a page loaded whole (Navigate waits for its load event).
+	run(t, ctx, "sign out", chromedp.Navigate(root+"/support"), chromedp.Click(chromedp.CSS(`form.signout button`)),
+		chromedp.WaitVisible(chromedp.CSS("#email")))
 	signInBrowser(t, ctx, root, custEmail)
 	run(t, ctx, "the customer's ticket", chromedp.Navigate(root+"/support/"+itoa(tk.ID)), chromedp.WaitVisible(chromedp.CSS(`[data-ticket-status="closed"]`)))
 	text := pageText(t, ctx)
