@@ -181,6 +181,14 @@ func TestSupportTicket(t *testing.T) {
 	}
 }
 
+var elevenFiles = func() []file {
+	var out []file
+	for i := range 11 {
+		out = append(out, file{fmt.Sprintf("f%d.txt", i), "text/plain", []byte("x")})
+	}
+	return out
+}()
+
 // TestSupportFormErrors: what the core refuses of a form is said on the form in the
 // account's language (422), with what was entered; a file that was accepted is kept
 // on the form and named by the ticket opened next.
@@ -212,6 +220,7 @@ func TestSupportFormErrors(t *testing.T) {
 		{"svg file", "en", ok, []file{{"x.svg", "image/svg+xml", []byte("<svg/>")}}, "x.svg: An attachment is one of image/png, image/jpeg, application/pdf, text/plain"},
 		{"declared png, is text", "en", ok, []file{{"x.png", "image/png", []byte("hello")}}, "x.png: The file's content is not image/png"},
 		{"empty file", "fr", ok, []file{{"vide.txt", "text/plain", nil}}, "vide.txt: Le fichier est vide."},
+		{"eleven files", "en", ok, elevenFiles, "A message names at most 10 attachments."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
