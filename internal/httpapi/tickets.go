@@ -145,6 +145,12 @@ func (s *Server) getAttachment(r *request) (int, any, error) {
 	return http.StatusOK, download{contentType: a.ContentType, filename: a.Filename, data: a.Data}, nil
 }
 
+// WriteAttachment serves an attachment by the API's rules (writeDownload): the web
+// console's pages serve their downloads through it.
+func WriteAttachment(w http.ResponseWriter, a hosting.Attachment) {
+	writeDownload(w, http.StatusOK, download{contentType: a.ContentType, filename: a.Filename, data: a.Data})
+}
+
 // writeDownload serves d so that no browser runs or renders it in the API's origin:
 // always a download (Content-Disposition: attachment), never sniffed, sandboxed.
 func writeDownload(w http.ResponseWriter, status int, d download) {

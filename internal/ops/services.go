@@ -37,13 +37,14 @@ type Services struct {
 	RDNS       RDNSService
 	Licenses   LicenseService
 	Tickets    TicketService
+	Staff      StaffService
 }
 
 // Services is every one of the core's interfaces answered by s.
 func (s *Service) Services() Services {
 	return Services{Gate: s, Sessions: s, Accounts: s, Catalog: s, Servers: s, Snapshots: s, SSHKeys: s,
 		Projects: s, Recipes: s, Operations: s, Consoles: s, Sandbox: s, Events: s, Webhooks: s, Volumes: s,
-		Domains: s, RDNS: s, Licenses: s, Tickets: s}
+		Domains: s, RDNS: s, Licenses: s, Tickets: s, Staff: s}
 }
 
 // GateService is what every request passes through: its token, its idempotency key,

@@ -161,7 +161,8 @@ type route struct {
 }
 
 func (c *Console) routes() []route {
-	return slices.Concat(c.serverRoutes(), c.resourceRoutes(), c.domainRoutes(), c.settingsRoutes())
+	return slices.Concat(c.serverRoutes(), c.resourceRoutes(), c.domainRoutes(), c.settingsRoutes(), c.supportRoutes(),
+		c.staffRoutes())
 }
 
 // serverRoutes are the pages of servers and volumes.
@@ -293,6 +294,13 @@ type req struct {
 	csrf   string
 	secret string
 	flash  *flash
+	// auditRead: a GET that the audit log records too (a staff member's read of
+	// another account's ticket or file, staff.go); auditTargets are added to the
+	// entry's target.
+	auditRead    bool
+	auditTargets []string
+	// refused is the code of an error req.done told on the next page.
+	refused string
 }
 
 // handler renders a page or acts on a form; an error it returns is rendered by
@@ -340,12 +348,18 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 }
 
 // audit writes a form's outcome to the audit log, as the API does for its changes:
-// every POST of the console changes state (signing in and out included).
+// every POST of the console changes state (signing in and out included). The staff
+// pages' (/staff/) are written with actor "staff", as are their reads of another
+// account's ticket or file; the account is the staff member's.
 func (c *Console) audit(r *req, w *statusWriter, err error) {
-	if r.Method != http.MethodPost {
+	if r.Method != http.MethodPost && !r.auditRead {
 		return
 	}
-	e := hosting.AuditEntry{Actor: "console", Action: "POST " + strings.TrimPrefix(r.Pattern, "POST "), Status: w.status,
+	actor := "console"
+	if strings.HasPrefix(r.URL.Path, "/staff/") && r.p.Account.Staff {
+		actor = "staff"
+	}
+	e := hosting.AuditEntry{Actor: actor, Action: r.Method + " " + strings.TrimPrefix(r.Pattern, r.Method+" "), Status: w.status,
 		Client: clientAddr(r.Request)}
 	if r.p.Account.ID != 0 {
 		e.AccountID = &r.p.Account.ID
@@ -356,12 +370,14 @@ func (c *Console) audit(r *req, w *statusWriter, err error) {
 			targets = append(targets, name+"="+v)
 		}
 	}
-	e.Target = strings.Join(targets, " ")
+	e.Target = strings.Join(append(targets, r.auditTargets...), " ")
 	var he *hosting.Error
 	if errors.As(err, &he) {
 		e.Code = string(he.Code)
 	} else if err != nil {
 		e.Code = string(hosting.CodeInternal)
+	} else {
+		e.Code = r.refused // a refusal told on the page after the redirect (req.done)
 	}
 	c.svc.Gate.Audit(r.ctx(), e)
 }
@@ -438,7 +454,8 @@ func parseForm(r *req, hr *http.Request) error {
 	hr.Body = http.MaxBytesReader(r.w, hr.Body, limit)
 	var err error
 	if ct, _, _ := mime.ParseMediaType(hr.Header.Get("Content-Type")); ct == "multipart/form-data" {
-		err = hr.ParseMultipartForm(limit)
+		// Files past 8 MiB wait on disk (removed when the request ends).
+		err = hr.ParseMultipartForm(min(limit, 8<<20))
 	} else {
 		err = hr.ParseForm()
 	}
@@ -538,6 +555,7 @@ func (r *req) done(err error, to, okID string, kv ...any) error {
 			return err
 		}
 		setFlash(r.w, r.Request, flash{Msgs: r.c.messages(r.lang, err)})
+		r.refused = string(hosting.ErrorCode(err))
 		return r.redirect(to)
 	}
 	setFlash(r.w, r.Request, flash{OK: true, Msgs: []string{r.T(okID, kv...)}})
@@ -653,6 +671,9 @@ func (c *Console) render(r *req, status int, page, titleID, nav string, data any
 		c.log.Error("console template", "page", page, "err", err)
 		http.Error(r.w, "internal error", http.StatusInternalServerError)
 		return
+	}
+	if status == http.StatusUnprocessableEntity && r.refused == "" {
+		r.refused = string(hosting.CodeValidationFailed) // a form shown again with its mistakes
 	}
 	r.w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	r.w.WriteHeader(status)
