@@ -443,9 +443,8 @@ func (v *view) CustomerThread(t hosting.Ticket) []hosting.TicketMessage {
 
 // ticketPath is a ticket's page here, staffTicketPath its page in the staff console
 // (the paths mails link to).
-func ticketPath(id int64) string { return "/support/" + itoa(id) }
-
-func staffTicketPath(id int64) string { return "/staff/tickets/" + itoa(id) }
+// ticketPath and staffTicketPath are the ticket pages the core's mails link to.
+var ticketPath, staffTicketPath = ops.TicketPath, ops.StaffTicketPath
 
 // threadData is what the "thread" template draws.
 type threadData struct {
