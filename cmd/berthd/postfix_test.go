@@ -126,6 +126,32 @@ func decodePart(t *testing.T, cte string, r io.Reader) string {
 	return string(b)
 }
 
+// postfixBerth is a berthd serving with postfix as its SMTP server, and an account of
+// its, at an address of its own in berth.test.
+type postfixBerth struct {
+	bin, data, addr string
+	tag             string // random, in the addresses: the mails of this test
+	rcpt, support   string // the account's address, --support-email
+	account         any    // the account's id
+}
+
+// newPostfixBerth makes the account (in lang) and starts berthd.
+func newPostfixBerth(t *testing.T, lang string) postfixBerth {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	tag := hex.EncodeToString(b[:])
+	p := postfixBerth{bin: testenv.BerthdBinary(t), data: t.TempDir(), addr: testnet.FreeAddr(t), tag: tag,
+		rcpt: "user-" + tag + "@berth.test", support: "support-" + tag + "@support.berth.test"}
+	runJSON(t, p.bin, append([]string{"migrate"}, storeFlags(t, p.data)...)...)
+	acct := runJSON(t, p.bin, append([]string{"admin", "account", "create", "--email", p.rcpt, "--name", "Jörg",
+		"--password", "long-enough-pw", "--language", lang}, storeFlags(t, p.data)...)...)
+	p.account = acct["id"]
+	startServe(t, p.bin, p.data, p.addr, "1", "--smtp-url", "smtp://127.0.0.1:25", "--mail-from", "Berth <berth@berth.test>",
+		"--support-email", p.support, "--public-url", "http://"+p.addr)
+	return p
+}
+
 // TestPostfixPasswordReset: a password reset asked for on the console's form reaches a
 // real mail server's mailbox: from --mail-from to the account's address, a subject in
 // the account's language (RFC 2047 encoded where it is not ASCII), a Message-ID of
@@ -137,17 +163,8 @@ func TestPostfixPasswordReset(t *testing.T) {
 	}
 	maildir := postfixMaildir(t)
 	t.Parallel()
-	bin := testenv.BerthdBinary(t)
-	data := t.TempDir()
-	runJSON(t, bin, append([]string{"migrate"}, storeFlags(t, data)...)...)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	rcpt := "pf-" + hex.EncodeToString(b[:]) + "@berth.test"
-	runJSON(t, bin, append([]string{"admin", "account", "create", "--email", rcpt, "--name", "Jörg",
-		"--password", "long-enough-pw", "--language", "de"}, storeFlags(t, data)...)...)
-	addr := testnet.FreeAddr(t)
-	startServe(t, bin, data, addr, "1", "--smtp-url", "smtp://127.0.0.1:25", "--mail-from", "Berth <berth@berth.test>",
-		"--support-email", "support@support.berth.test", "--public-url", "http://"+addr)
+	p := newPostfixBerth(t, "de")
+	rcpt, addr := p.rcpt, p.addr
 
 	const pre = "0123456789abcdef0123456789abcdef"
 	form := url.Values{"csrf": {pre}, "email": {rcpt}}
@@ -216,20 +233,10 @@ func TestPostfixTicketThread(t *testing.T) {
 	}
 	maildir := postfixMaildir(t)
 	t.Parallel()
-	bin := testenv.BerthdBinary(t)
-	data := t.TempDir()
-	runJSON(t, bin, append([]string{"migrate"}, storeFlags(t, data)...)...)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	tag := hex.EncodeToString(b[:])
-	rcpt, support := "pt-"+tag+"@berth.test", "support-"+tag+"@support.berth.test"
-	acct := runJSON(t, bin, append([]string{"admin", "account", "create", "--email", rcpt, "--password", "long-enough-pw",
-		"--language", "fr"}, storeFlags(t, data)...)...)
-	tok := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", fmt.Sprint(acct["id"]), "--name", "t",
+	p := newPostfixBerth(t, "fr")
+	bin, data, addr, tag, rcpt, support := p.bin, p.data, p.addr, p.tag, p.rcpt, p.support
+	tok := runJSON(t, bin, append([]string{"admin", "token", "create", "--account", fmt.Sprint(p.account), "--name", "t",
 		"--scopes", "read,tickets"}, storeFlags(t, data)...)...)
-	addr := testnet.FreeAddr(t)
-	startServe(t, bin, data, addr, "1", "--smtp-url", "smtp://127.0.0.1:25", "--mail-from", "berth@berth.test",
-		"--support-email", support, "--public-url", "http://"+addr)
 
 	body, _ := json.Marshal(map[string]any{"subject": "Plus de réseau " + tag, "body": "Le serveur ne répond plus."})
 	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/tickets", bytes.NewReader(body))

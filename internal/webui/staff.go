@@ -256,21 +256,12 @@ func (c *Console) staffReply(r *req) error {
 		return err
 	}
 	f := &v.Reply
-	f.Body, f.Attached = r.FormValue("body"), carried(r)
-	if err := c.uploadFiles(r, f); err != nil {
-		return err
-	}
-	if len(f.Messages) == 0 {
+	return c.postMessage(r, f, func() error {
 		_, err := c.svc.Staff.StaffReply(r.ctx(), v.Ticket.ID, author(r), f.Body, f.ids())
-		if err == nil {
-			return r.done(nil, staffTicketPath(v.Ticket.ID), "console.staff.replied")
-		}
-		if err := f.failed(r, err); err != nil {
-			return err
-		}
-	}
-	c.render(r, http.StatusUnprocessableEntity, "staffticket", "console.staff.ticket", "staff", v)
-	return nil
+		return err
+	}, staffTicketPath(v.Ticket.ID), "console.staff.replied", func() {
+		c.render(r, http.StatusUnprocessableEntity, "staffticket", "console.staff.ticket", "staff", v)
+	})
 }
 
 func (c *Console) staffNote(r *req) error {

@@ -341,20 +341,33 @@ func (c *Console) replyTicket(r *req) error {
 		return err
 	}
 	f := &v.Reply
+	return c.postMessage(r, f, func() error {
+		_, err := c.svc.Tickets.AddTicketMessage(r.ctx(), r.p, v.Ticket.ID, ops.TicketReply{Body: &f.Body, AttachmentIDs: f.ids()})
+		return err
+	}, ticketPath(v.Ticket.ID), "console.support.sent", func() {
+		c.render(r, http.StatusUnprocessableEntity, "ticket", "console.support.ticket", "support", v)
+	})
+}
+
+// postMessage reads a message form (its body, the files carried from an earlier
+// try and those uploaded now) and sends it with send: done with flash when it is
+// taken; otherwise (a file refused, or the core's 422) redraw draws the page again
+// with the form's messages and the files uploaded, so they need not be chosen again.
+func (c *Console) postMessage(r *req, f *messageForm, send func() error, done, flash string, redraw func()) error {
 	f.Body, f.Attached = r.FormValue("body"), carried(r)
 	if err := c.uploadFiles(r, f); err != nil {
 		return err
 	}
 	if len(f.Messages) == 0 {
-		_, err := c.svc.Tickets.AddTicketMessage(r.ctx(), r.p, v.Ticket.ID, ops.TicketReply{Body: &f.Body, AttachmentIDs: f.ids()})
+		err := send()
 		if err == nil {
-			return r.done(nil, ticketPath(v.Ticket.ID), "console.support.sent")
+			return r.done(nil, done, flash)
 		}
 		if err := f.failed(r, err); err != nil {
 			return err
 		}
 	}
-	c.render(r, http.StatusUnprocessableEntity, "ticket", "console.support.ticket", "support", v)
+	redraw()
 	return nil
 }
 
