@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/testenv"
 	"github.com/berthhq/berth/internal/testnet"
 )
@@ -149,5 +150,59 @@ func TestDataFilesPrivate(t *testing.T) {
 	}
 	if !strings.Contains(logText(), "chmod 700") {
 		t.Errorf("no warning about the 0755 data directory in the log:\n%s", logText())
+	}
+}
+
+// TestDemoTokenGetsNewScopes: a demo token kept in DATA/demo-token from a build that
+// had fewer scopes (one of read only stands for it) is replaced at the next
+// serve --demo by one holding every scope, and revoked; a token that holds every scope
+// is kept across restarts.
+func TestDemoTokenGetsNewScopes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	t.Parallel()
+	bin := testenv.BerthdBinary(t)
+	dir := t.TempDir()
+	addr := testnet.FreeAddr(t)
+	serveDemo := func() string {
+		t.Helper()
+		d := startServeArgs(t, bin, addr, "serve", "--demo", "--data", dir, "--addr", addr)
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if b, err := os.ReadFile(filepath.Join(dir, "demo-token")); err == nil && len(b) > 0 {
+				_ = d.cmd.Process.Kill()
+				_ = d.cmd.Wait()
+				return strings.TrimSpace(string(b))
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no demo token:\n%s", d.log)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	first := serveDemo()
+	if again := serveDemo(); again != first {
+		t.Fatalf("a demo token holding every scope was replaced at a restart")
+	}
+	old := runJSON(t, bin, "admin", "token", "create", "--account", "1", "--name", "demo", "--scopes", "read", "--data", dir)
+	if err := os.WriteFile(filepath.Join(dir, "demo-token"), []byte(old["token"].(string)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	renewed := serveDemo()
+	if renewed == old["token"] || renewed == first {
+		t.Fatalf("the token of fewer scopes was kept")
+	}
+	tokens := runJSON(t, bin, "admin", "token", "list", "--account", "1", "--data", dir)["tokens"].([]any)
+	for _, tk := range tokens {
+		tk := tk.(map[string]any)
+		if tk["id"] == old["id"] && tk["revoked_at"] == nil {
+			t.Errorf("the replaced demo token is not revoked: %v", tk)
+		}
+		if tk["revoked_at"] == nil && tk["id"] != old["id"] {
+			if n := len(tk["scopes"].([]any)); n != len(hosting.AllScopes) {
+				t.Errorf("a live demo token with %d scopes, want %d: %v", n, len(hosting.AllScopes), tk)
+			}
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -486,8 +487,17 @@ func demo(ctx context.Context, a *app.App, dataDir, base string) error {
 	secret := ""
 	if b, err := os.ReadFile(tokenFile); err == nil {
 		secret = strings.TrimSpace(string(b))
-		if _, err := a.Service.Authenticate(ctx, secret); err != nil {
+		p, err := a.Service.Authenticate(ctx, secret)
+		switch {
+		case err != nil:
 			secret = "" // revoked or from another database: issue a new one
+		case slices.ContainsFunc(hosting.AllScopes, func(s hosting.Scope) bool { return !p.Token.Scopes.Has(s) }):
+			// Made by a build that had fewer scopes (tickets came later): the demo's
+			// token holds every scope, so it is replaced by one that does.
+			if _, err := a.Service.RevokeToken(ctx, p.Token.ID); err != nil {
+				return err
+			}
+			secret = ""
 		}
 	}
 	if secret == "" {
