@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -478,6 +479,14 @@ func TestAttachments(t *testing.T) {
 	e = wantInvalid(t, upload(t, a, "big.txt", "text/plain", bytes.Repeat([]byte("b"), 1<<20)), "body")
 	if e.Errors["body"][0] != msg("en", "validation.attachment_quota", "quota", 6) {
 		t.Errorf("quota: %v", e.Errors)
+	}
+	// A staff account has none: it uploads what it attaches to every account's tickets.
+	staff, sa := makeStaff(t, env)
+	if _, err := env.App.Service.SetQuotas(ctx, sa.ID, map[string]int{"attachment-mb": 1}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		upload(t, staff, fmt.Sprintf("log%d.txt", i), "text/plain", bytes.Repeat([]byte("s"), 1<<20)).Want(t, 201)
 	}
 
 	// An unattached file goes a day after its upload; one named by a message stays.
