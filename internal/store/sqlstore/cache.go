@@ -82,8 +82,29 @@ const (
 	kindDNS                       // zones, their RRsets, PTRs and servers: what DNS serves
 )
 
-// maxCached bounds each map; when full it is emptied (a burst of misses, no growth).
+// maxCached bounds each map: 100,000 servers are about 80 MB (a server's entry,
+// cloned, is about 780 bytes), as many tokens about 30 MB. A full map drops an
+// eighth of its entries, the first Go's map iteration meets (a random start), to make
+// room: it once dropped them all, a burst of misses each time it filled, which kept
+// it about half full on average when more servers were read than it holds.
 const maxCached = 100_000
+
+// evictShare: a full map drops 1/evictShare of its entries.
+const evictShare = 8
+
+// evict drops n entries of m, telling dropped of each.
+func evict[K comparable, V any](m map[K]V, n int, dropped func(K, V)) {
+	for k, v := range m {
+		if n <= 0 {
+			return
+		}
+		delete(m, k)
+		if dropped != nil {
+			dropped(k, v)
+		}
+		n--
+	}
+}
 
 type cache struct {
 	// SQLite: the counters, in the data dir's mapped file.
@@ -339,7 +360,7 @@ func (c *cache) token(ctx context.Context, hash []byte, load func() (hosting.Tok
 		c.tokens, c.tokenKeys = map[[32]byte]*cachedToken{}, map[int64][32]byte{}
 	}) {
 		if len(c.tokens) >= maxCached {
-			c.tokens, c.tokenKeys = map[[32]byte]*cachedToken{}, map[int64][32]byte{}
+			evict(c.tokens, maxCached/evictShare, func(_ [32]byte, e *cachedToken) { delete(c.tokenKeys, e.t.ID) })
 		}
 		c.tokens[key] = &cachedToken{gen: g, at: time.Now(), t: cloneToken(t), a: a}
 		c.tokenKeys[t.ID] = key
@@ -370,7 +391,7 @@ func (c *cache) server(ctx context.Context, accountID int64, ref hosting.ServerR
 	c.mu.Lock()
 	if admit(&c.heldServers, g, func() { c.servers = map[serverKey]*cachedServer{} }) {
 		if len(c.servers) >= maxCached {
-			c.servers = map[serverKey]*cachedServer{}
+			evict(c.servers, maxCached/evictShare, nil)
 		}
 		c.servers[key] = &cachedServer{gen: g, at: time.Now(), s: cloneServer(s)}
 	}

@@ -191,3 +191,41 @@ func TestStatementKinds(t *testing.T) {
 		}
 	}
 }
+
+// A full map makes room by dropping an eighth of its entries, not all of them: after
+// maxCached+1 servers and tokens are read, the map holds all but an eighth, the one
+// read last among them, and a token's entry and its key by id go together.
+func TestCacheEvictsAnEighthWhenFull(t *testing.T) {
+	t.Parallel()
+	c, err := openCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.close() })
+	ctx := context.Background()
+	for id := range int64(maxCached + 1) {
+		if _, err := c.server(ctx, 1, hosting.ServerRef{ID: id}, func() (hosting.Server, error) {
+			return hosting.Server{ID: id, AccountID: 1}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		hash := sha256.Sum256(fmt.Appendf(nil, "token-%d", id))
+		if _, _, err := c.token(ctx, hash[:], func() (hosting.Token, hosting.Account, error) {
+			return hosting.Token{ID: id, Hash: hash[:]}, hosting.Account{ID: 1}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := maxCached - maxCached/evictShare + 1
+	if len(c.servers) != want || len(c.tokens) != want || len(c.tokenKeys) != want {
+		t.Errorf("held %d servers, %d tokens, %d token keys; want %d each", len(c.servers), len(c.tokens), len(c.tokenKeys), want)
+	}
+	if _, ok := c.servers[serverKey{account: 1, id: maxCached}]; !ok {
+		t.Error("the server read last is not held")
+	}
+	for id, key := range c.tokenKeys {
+		if e, ok := c.tokens[key]; !ok || e.t.ID != id {
+			t.Fatalf("token key %d names no entry of that token", id)
+		}
+	}
+}
