@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/riverqueue/river/rivertype"
 	"log/slog"
 	netmail "net/mail"
 	"strings"
@@ -342,5 +344,52 @@ func TestMailTickets(t *testing.T) {
 	}
 	if n := len(srv.Messages()); n != 3 {
 		t.Errorf("%d mails, want 3", n)
+	}
+}
+
+// TestSandboxResetDropsQueuedMail: a sandbox reset drops the account's mails still
+// waiting to be sent (here one the SMTP server refused, waiting for its retry): they
+// told of what the reset took away. Another account's waiting mail stays.
+func TestSandboxResetDropsQueuedMail(t *testing.T) {
+	t.Parallel()
+	srv := mailtest.NewServer(t, mailtest.ServerOptions{})
+	srv.Refuse(451, 100)
+	o := mailOptions(srv)
+	o.Sandbox = true
+	o.Mail.Support = "support@hosting.example"
+	env := testenv.New(t, o)
+	a := env.NewAccount("en", "10", "")
+	b := env.NewAccount("en", "10", "")
+	for _, c := range []*testenv.Account{a, b} {
+		c.Do("POST", "/tickets", map[string]any{"subject": "s", "body": "b"}).Want(t, 201)
+	}
+	waiting := func() map[int64]int {
+		t.Helper()
+		jobs, err := env.App.Jobs(context.Background(), ops.MailKind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int64]int{}
+		for _, j := range jobs {
+			var args ops.MailArgs
+			if err := json.Unmarshal(j.EncodedArgs, &args); err != nil {
+				t.Fatal(err)
+			}
+			if j.State == rivertype.JobStateRetryable || j.State == rivertype.JobStateAvailable || j.State == rivertype.JobStateScheduled {
+				out[args.AccountID]++
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(time.Minute)
+	for srv.Attempts() < 2 || waiting()[a.ID] != 1 || waiting()[b.ID] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the two mails are not waiting for a retry: %v, %d attempts", waiting(), srv.Attempts())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	a.Sandbox("POST", "/reset", nil).Want(t, 200)
+	if got := waiting(); got[a.ID] != 0 || got[b.ID] != 1 {
+		t.Errorf("mails waiting after a's reset: %v, want only b's", got)
 	}
 }

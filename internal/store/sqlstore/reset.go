@@ -45,7 +45,8 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 
 	id := []any{accountID}
 	return out, q.execAll(ctx, []statement{
-		// The jobs of its operations and snapshot deletions that wait to run. A
+		// The jobs of its operations, snapshot deletions, webhook deliveries and mails
+		// (of what happened before the reset) that wait to run. A
 		// running one finds its operation or snapshot gone and is cancelled by its
 		// worker; a finished one is left to the job queue, which may still be
 		// recording its end (River's completer fails on a job row that is gone).
@@ -53,8 +54,9 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 			(kind = 'berth.operation' AND ` + q.jsonInt("args", "operation_id") + ` IN (SELECT id FROM operations WHERE account_id = ?))
 			OR (kind = 'berth.snapshot_delete' AND ` + q.jsonInt("args", "snapshot_id") + ` IN (SELECT id FROM snapshots WHERE account_id = ?))
 			OR (kind = 'berth.volume_delete' AND ` + q.jsonInt("args", "volume_id") + ` IN (SELECT id FROM volumes WHERE account_id = ?))
-			OR (kind = 'berth.webhook_delivery' AND ` + q.jsonInt("args", "delivery_id") + ` IN (SELECT id FROM webhook_deliveries WHERE account_id = ?)))`,
-			[]any{accountID, accountID, accountID, accountID}},
+			OR (kind = 'berth.webhook_delivery' AND ` + q.jsonInt("args", "delivery_id") + ` IN (SELECT id FROM webhook_deliveries WHERE account_id = ?))
+			OR (kind = 'berth.mail' AND ` + q.jsonInt("args", "account_id") + ` = ?))`,
+			[]any{accountID, accountID, accountID, accountID, accountID}},
 		// Deleted at once, without an operation; their projects are about to go.
 		{`UPDATE servers SET deleted_at = ? WHERE account_id = ? AND deleted_at IS NULL`, []any{ms(at), accountID}},
 		{`UPDATE servers SET operation_id = NULL WHERE account_id = ? AND operation_id IS NOT NULL`, id},
