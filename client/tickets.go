@@ -8,6 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"path"
+	"strings"
 
 	"github.com/berthhq/berth/api"
 )
@@ -110,6 +112,24 @@ func (c *Client) AddTicketMessage(ctx context.Context, id int64, req api.TicketM
 // with its messages. ErrNotFound.
 func (c *Client) CloseTicket(ctx context.Context, id int64) (*api.Ticket, error) {
 	return one[api.Ticket](c, ctx, http.MethodPost, idPath("/tickets", id)+"/close", nil, nil)
+}
+
+// AttachmentContentType is the type to declare for a file of filename whose content
+// starts with head (512 bytes are enough): by its extension the four types Berth
+// takes, else what the content looks like (net/http.DetectContentType). Berth checks
+// the declared type against the content either way.
+func AttachmentContentType(filename string, head []byte) string {
+	switch strings.ToLower(path.Ext(filename)) {
+	case ".png":
+		return "image/png"
+	case ".jpg", ".jpeg":
+		return "image/jpeg"
+	case ".pdf":
+		return "application/pdf"
+	case ".txt", ".log", ".text", ".conf", ".cfg", ".md", ".csv":
+		return "text/plain; charset=utf-8"
+	}
+	return http.DetectContentType(head)
 }
 
 // UploadAttachment stores the file read from r (at most MaxAttachmentSize bytes:

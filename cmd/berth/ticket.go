@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -178,21 +177,9 @@ type localFile struct {
 	data []byte
 }
 
-// contentType is what a file is declared as: by its extension the four types Berth
-// takes, else what its content looks like (net/http.DetectContentType); Berth checks
-// either against the content.
+// contentType is what a file is declared as (client.AttachmentContentType).
 func contentType(f localFile) string {
-	switch strings.ToLower(filepath.Ext(f.name)) {
-	case ".png":
-		return "image/png"
-	case ".jpg", ".jpeg":
-		return "image/jpeg"
-	case ".pdf":
-		return "application/pdf"
-	case ".txt", ".log", ".text", ".conf", ".cfg", ".md", ".csv":
-		return "text/plain; charset=utf-8"
-	}
-	return http.DetectContentType(f.data)
+	return client.AttachmentContentType(filepath.Base(f.name), f.data)
 }
 
 // upload uploads files and returns their ids, noting each.
