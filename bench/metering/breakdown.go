@@ -110,8 +110,8 @@ func (b *bench) exec(ctx context.Context, tx *sql.Tx, query string, args []any) 
 	query = b.db.Rebind(query)
 	if !strings.HasPrefix(strings.TrimSpace(query), "SELECT") {
 		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return 0, err
+		if err != nil || strings.HasPrefix(strings.TrimSpace(query), "CREATE") {
+			return 0, err // SQLite's count for a CREATE is the statement's before it
 		}
 		return res.RowsAffected()
 	}

@@ -70,6 +70,12 @@ func (b *bench) ledgerChecks() []ledgerCheck {
 			WHERE sl.status <> 'active' OR sl.paid_through <> ? OR sl.charged_vcpus <> s.vcpus`, []any{ms(firstOfMonth.AddDate(0, 1, 0))}, 0},
 		{fmt.Sprintf("%%d licenses' use recorded for the new month, want %d", licenses),
 			`SELECT COUNT(*) FROM license_usage WHERE month = ?`, []any{ms(firstOfMonth)}, licenses},
+		{"account_spend == the ledger's charges and refunds by account and day (%d pairs differ)", `SELECT COUNT(*) FROM (
+				SELECT account_id, day, SUM(amount) AS amount FROM (
+					SELECT account_id, period_start / 86400000 AS day, amount FROM transactions
+					WHERE type IN ('charge', 'refund') AND period_start IS NOT NULL
+					UNION ALL SELECT account_id, day, -amount FROM account_spend) AS u
+				GROUP BY account_id, day HAVING SUM(amount) <> 0) AS d`, nil, 0},
 		{"charge_batch left empty (%d rows)", `SELECT COUNT(*) FROM charge_batch`, nil, 0},
 		{"every account's burn is the sum of its active meters' rates (%d are not)", `SELECT COUNT(*) FROM accounts a
 			WHERE a.burn <> COALESCE((SELECT SUM(m.rate) FROM meters m WHERE m.account_id = a.id AND m.next_at IS NOT NULL AND m.stopped_at IS NULL), 0)`,

@@ -147,7 +147,12 @@ func (b *bench) seedSteps() []seedStep {
 		{"credit", `UPDATE accounts SET credit = credit - t.total, burn = t.total
 			FROM (SELECT account_id, SUM(rate) AS total FROM meters GROUP BY account_id) AS t
 			WHERE accounts.id = t.account_id`, nil},
-	}, b.licenseSteps()...)
+	}, append(b.licenseSteps(),
+		// What each account spent a day, as writing the ledger keeps it (Spent).
+		seedStep{"account spend", `INSERT INTO account_spend (account_id, day, amount)
+			SELECT account_id, period_start / 86400000, SUM(amount) FROM transactions
+			WHERE type IN ('charge', 'refund') AND period_start IS NOT NULL
+			GROUP BY account_id, period_start / 86400000`, nil})...)
 }
 
 // licensePrice is what a month of license l costs on server s (hosting.License's

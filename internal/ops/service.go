@@ -167,12 +167,14 @@ type Deps struct {
 }
 
 // DefaultMeterBatch is how many meter hours a metering transaction charges at most:
-// about 0.6 s of the database's one writer on SQLite on a slow 2-core machine
-// (bench/metering.sh), so that API writes behind it never wait for seconds.
+// about 0.3 s of the database's one writer on SQLite on a quiet 2-core machine, 0.6 s
+// on a busy one (bench/metering.sh), so that API writes behind it never wait for
+// seconds. 10,000 took a tenth longer a pass: each step writes the ledger's index by
+// account at about as many places whatever its size.
 // PostgresMeterBatch is berthd's on PostgreSQL, where an hour costs more (the row
 // locks, the server's round trips): 10,000 took 1.0-1.2 s there.
 const (
-	DefaultMeterBatch  = 10_000
+	DefaultMeterBatch  = 20_000
 	PostgresMeterBatch = 5_000
 )
 

@@ -58,6 +58,12 @@ func (q queries) writeTransaction(ctx context.Context, t hosting.Transaction, ba
 	t.ID, err = q.insert(ctx, `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id,
 		resource_name, period_start, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.AccountID, string(t.Type), int64(t.Amount), balance,
 		t.Description, t.ResourceType, t.ResourceID, t.ResourceName, msPtr(t.PeriodStart), ms(t.CreatedAt))
+	if err != nil || t.PeriodStart == nil || (t.Type != hosting.TxCharge && t.Type != hosting.TxRefund) {
+		return t, err
+	}
+	_, err = q.q.ExecContext(ctx, `INSERT INTO account_spend (account_id, day, amount) VALUES (?, ?, ?)
+		ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`,
+		t.AccountID, ms(*t.PeriodStart)/msPerDay, int64(t.Amount))
 	return t, err
 }
 
@@ -80,8 +86,9 @@ func (q queries) Transactions(ctx context.Context, accountID int64, limit, offse
 
 func (q queries) Spent(ctx context.Context, accountID int64, from time.Time) (hosting.Money, error) {
 	var sum int64
-	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM transactions
-		WHERE account_id = ? AND period_start >= ? AND type IN ('charge', 'refund')`, accountID, ms(from)).Scan(&sum)
+	// account_spend holds whole UTC days: from is one's start (a month's).
+	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM account_spend
+		WHERE account_id = ? AND day >= ?`, accountID, ms(from)/msPerDay).Scan(&sum)
 	return hosting.Money(-sum), err
 }
 
@@ -225,7 +232,7 @@ type NamedStatement struct {
 
 // chargeSQL is a charge step's statements, in the order ChargeDue runs them.
 type chargeSQL struct {
-	stage, lock, ledger, credit, meters, total, overdrawn, creditLow, creditMail, clear NamedStatement
+	stage, lock, ledger, spend, credit, meters, total, overdrawn, creditLow, creditMail, clear NamedStatement
 }
 
 // creditBelow is the statement that lists the accounts a charge batch took below
@@ -269,6 +276,11 @@ func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 			FROM charge_batch b JOIN accounts a ON a.id = b.account_id
 			WHERE b.amount > 0
 			ORDER BY b.account_id, b.meter_id`, []any{now}},
+		// The batch's charges by account and UTC day, in account_spend (Spent).
+		spend: NamedStatement{"spend: INSERT INTO account_spend", `INSERT INTO account_spend (account_id, day, amount)
+			SELECT account_id, period_start / 86400000, -SUM(amount) FROM charge_batch
+			WHERE amount > 0 GROUP BY account_id, period_start / 86400000 ORDER BY 1, 2
+			ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`, nil},
 		credit: NamedStatement{"credit: UPDATE accounts FROM", `UPDATE accounts SET credit = credit - t.total
 			FROM (SELECT account_id, SUM(amount) AS total FROM charge_batch WHERE amount > 0 GROUP BY account_id) AS t
 			WHERE accounts.id = t.account_id`, nil},
@@ -298,11 +310,13 @@ func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
 	q := on(db.d, db.write)
 	c := q.chargeStatements(st)
 	and, args := ofAccount(st.Account, ms(st.Upto))
-	list := []NamedStatement{{"EarliestDue: SELECT MIN(next_at)", `SELECT MIN(next_at) FROM meters WHERE` + dueWhere + and, args}, c.stage}
+	list := []NamedStatement{{"EarliestDue: SELECT MIN(next_at)", `SELECT MIN(next_at) FROM meters WHERE` + dueWhere + and, args}}
 	if db.d == dialectPostgres {
-		list = append(list, c.lock)
+		list = append(list, c.stage, c.lock)
+	} else {
+		list = append(list, stageSQLite, c.stage)
 	}
-	return append(list, c.ledger, c.credit, c.meters, c.total, c.overdrawn, c.creditLow, c.creditMail, c.clear)
+	return append(list, c.ledger, c.spend, c.credit, c.meters, c.total, c.overdrawn, c.creditLow, c.creditMail, c.clear)
 }
 
 // LicenseStepStatements are the statements of a license step (ChargeLicenses), in
@@ -315,11 +329,39 @@ func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 	c := q.chargeStatements(store.ChargeStep{MonthStart: st.Month, Upto: st.Now, Now: st.Now})
 	and, args := ofAccount(st.Account, ms(st.Now))
 	list := []NamedStatement{{"EarliestLicenseDue: SELECT MIN(paid_through)", `SELECT MIN(paid_through) FROM server_licenses
-		WHERE status IN ('pending', 'active') AND paid_through <= ?` + and, args}, stage}
+		WHERE status IN ('pending', 'active') AND paid_through <= ?` + and, args}}
 	if db.d == dialectPostgres {
-		list = append(list, c.lock)
+		list = append(list, stage, c.lock)
+	} else {
+		list = append(list, stageSQLite, stage)
 	}
-	return append(list, c.ledger, c.credit, advance, usage, c.total, c.overdrawn, c.creditLow, c.creditMail, c.clear)
+	return append(list, c.ledger, c.spend, c.credit, advance, usage, c.total, c.overdrawn, c.creditLow, c.creditMail, c.clear)
+}
+
+// stageSQLite makes the staging table of a metering step on SQLite: a TEMP table of
+// the write connection (made by the step that first needs it, so that migrations
+// never see it), so the rows a step stages and deletes never reach the WAL, the
+// checkpoints or the database file. With temp_store(2) it lives in the connection's
+// memory; a step stages at most its Limit of rows (ops.DefaultMeterBatch). On
+// PostgreSQL charge_batch is a table of the schema.
+var stageSQLite = NamedStatement{"staging: CREATE TEMP TABLE charge_batch", `CREATE TEMP TABLE IF NOT EXISTS charge_batch (
+    meter_id      INTEGER PRIMARY KEY,
+    account_id    INTEGER NOT NULL,
+    resource_type TEXT    NOT NULL,
+    resource_id   INTEGER NOT NULL,
+    resource_name TEXT    NOT NULL,
+    period_start  INTEGER NOT NULL,
+    amount        INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS temp.charge_batch_account ON charge_batch(account_id)`, nil}
+
+// stageTable makes sure a step's staging table is there (stageSQLite).
+func (q queries) stageTable(ctx context.Context) error {
+	if q.d == dialectPostgres {
+		return nil
+	}
+	_, err := q.q.ExecContext(ctx, stageSQLite.Query)
+	return err
 }
 
 // ChargeDue charges one hour for every meter due in the step's month (or the
@@ -330,6 +372,9 @@ func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.ChargeResult, error) {
 	var res store.ChargeResult
 	c := q.chargeStatements(st)
+	if err := q.stageTable(ctx); err != nil {
+		return res, err
+	}
 	stage, err := q.q.ExecContext(ctx, c.stage.Query, c.stage.Args...)
 	if err != nil {
 		return res, err
@@ -347,7 +392,7 @@ func (q queries) chargeStaged(ctx context.Context, c chargeSQL, stage sql.Result
 		return res, err
 	}
 	res.Hours = int(n)
-	steps := append([]NamedStatement{c.ledger, c.credit}, own...)
+	steps := append([]NamedStatement{c.ledger, c.spend, c.credit}, own...)
 	if q.d == dialectPostgres {
 		steps = append([]NamedStatement{c.lock}, steps...)
 	}

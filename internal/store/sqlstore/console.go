@@ -61,9 +61,10 @@ func (q queries) DeleteExpiredSessions(ctx context.Context, at time.Time) error 
 const msPerDay = 24 * 60 * 60 * 1000
 
 func (q queries) DailySpend(ctx context.Context, accountID int64, from time.Time) ([]hosting.DaySpend, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT period_start / ? AS day, SUM(amount) FROM transactions
-		WHERE account_id = ? AND period_start >= ? AND type IN ('charge', 'refund')
-		GROUP BY day ORDER BY day`, int64(msPerDay), accountID, ms(from))
+	// account_spend (kept by a trigger on transactions) holds whole UTC days: from is
+	// one's start.
+	rows, err := q.q.QueryContext(ctx, `SELECT day, amount FROM account_spend
+		WHERE account_id = ? AND day >= ? ORDER BY day`, accountID, ms(from)/msPerDay)
 	return orEmpty(collect(rows, err, func(sc func(...any) error) (hosting.DaySpend, error) {
 		var day, sum int64
 		if err := sc(&day, &sum); err != nil {

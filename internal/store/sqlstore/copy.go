@@ -14,14 +14,14 @@ import (
 // through River (internal/app); goose's version tables are each database's own.
 var storeTables = []string{
 	"accounts", "account_clocks", "tokens", "locations", "plans", "images", "apps", "location_plans", "location_images",
-	"licenses", "license_images", "ssh_keys", "projects", "recipes", "servers", "server_keys", "server_licenses", "license_keys", "license_usage", "volumes", "operations", "transactions",
+	"licenses", "license_images", "ssh_keys", "projects", "recipes", "servers", "server_keys", "server_licenses", "license_keys", "license_usage", "volumes", "operations", "transactions", "account_spend",
 	"snapshots", "metric_samples", "meters", "idempotency_keys", "audit_log", "sessions", "password_resets", "console_tickets", "events",
 	"webhooks", "webhook_deliveries", "webhook_attempts", "zones", "zone_rrsets", "server_ptrs", "zone_serials",
 	"tickets", "ticket_messages", "attachments", "settings",
 }
 
-// notCopied are the tables of the SQLite schema a copy leaves behind: staging that is
-// empty between transactions, the leases of the processes serving the source
+// notCopied are the tables a copy leaves behind: staging that is empty between
+// transactions (PostgreSQL's charge_batch; SQLite's is a TEMP table), the leases of the processes serving the source
 // (console_sessions: open serial consoles, which end with them), and what belongs to
 // goose, River and SQLite. goose's version tables of the drivers' lines are left
 // behind too (notCopied adds them).

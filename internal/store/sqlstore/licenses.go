@@ -273,6 +273,9 @@ func (q queries) ChargeLicenses(ctx context.Context, st store.LicenseStep) (stor
 	var res store.ChargeResult
 	stage, advance, usage := q.licenseChargeSQL(st)
 	c := q.chargeStatements(store.ChargeStep{MonthStart: st.Month, Upto: st.Now, Now: st.Now})
+	if err := q.stageTable(ctx); err != nil {
+		return res, err
+	}
 	n, err := q.q.ExecContext(ctx, stage.Query, stage.Args...)
 	if err != nil {
 		return res, err

@@ -10,6 +10,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,6 +42,8 @@ type DB struct {
 	// migration lines run after the store's, a copy writes their tables after its own.
 	drivers []compute.Storage
 	cache   *cache
+	// ckpt checkpoints SQLite's WAL beside the writer (nil on PostgreSQL).
+	ckpt *checkpointer
 	// stopWatch ends the change watcher (cache.watch).
 	stopWatch chan struct{}
 	watchDone chan struct{}
@@ -94,7 +97,11 @@ func OpenSQLite(ctx context.Context, dir string, drivers ...compute.Storage) (*D
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
 	cache := func(pages int) string { return fmt.Sprintf("&_pragma=cache_size(%d)", pages) }
-	write, err := sql.Open("sqlite", uri+"?"+pragmas+cache(writeCachePages)+"&_txlock=immediate")
+	// temp_store(2): the write connection's TEMP tables (billing.go: stageTable) and
+	// its statement journals live in its memory, never in temp files.
+	// wal_autocheckpoint(0): the checkpointer (checkpoint.go) copies the WAL into
+	// the database beside the writer, not in its commits.
+	write, err := sql.Open("sqlite", uri+"?"+pragmas+cache(writeCachePages)+"&_pragma=temp_store(2)&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +112,18 @@ func OpenSQLite(ctx context.Context, dir string, drivers ...compute.Storage) (*D
 		write.Close()
 		return nil, err
 	}
+	ckpt, err := sql.Open("sqlite", uri+"?"+pragmas+cache(16))
+	if err != nil {
+		write.Close()
+		read.Close()
+		return nil, err
+	}
+	ckpt.SetMaxOpenConns(1)
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 	db := &DB{queries: on(dialectSQLite, read), write: write, read: read, path: path, drivers: drivers,
-		stmts: map[string]*sql.Stmt{}, txStmts: &txStmts{m: map[string]*sql.Stmt{}}}
+		stmts: map[string]*sql.Stmt{}, txStmts: &txStmts{m: map[string]*sql.Stmt{}}, ckpt: startCheckpointer(ckpt)}
 	if db.cache, err = openCache(dir); err != nil {
 		db.Close()
 		return nil, err
@@ -191,6 +205,10 @@ func (db *DB) Close() error {
 		<-db.watchDone
 		db.stopWatch = nil
 	}
+	if err := db.ckpt.close(); err != nil {
+		slog.Warn("sqlite checkpointer close", "err", err)
+	}
+	db.ckpt = nil
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {
 		st.Close()
@@ -315,6 +333,7 @@ func (db *DB) commit(ctx context.Context, t *tx) error {
 	err := t.sqlTx.Commit()
 	// Counted even when the commit reports an error: it may have landed anyway.
 	db.cache.committed(&t.writes)
+	db.ckpt.committed()
 	if err != nil {
 		return err
 	}

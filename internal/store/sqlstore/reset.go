@@ -75,6 +75,7 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM operations WHERE account_id = ?`, id},
 		{`DELETE FROM meters WHERE account_id = ?`, id},
 		{`DELETE FROM transactions WHERE account_id = ?`, id},
+		{`DELETE FROM account_spend WHERE account_id = ?`, id},
 		{`DELETE FROM idempotency_keys WHERE account_id = ?`, id},
 		{`DELETE FROM ssh_keys WHERE account_id = ?`, id},
 		{`DELETE FROM projects WHERE account_id = ?`, id},

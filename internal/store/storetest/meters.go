@@ -172,3 +172,84 @@ func chargeLimit(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	}
 }
+
+// spent checks Spent and DailySpend (GET /billing's month_to_date, the console's
+// chart): charges net of refunds by the UTC day of the hour they paid for, from the
+// ledger's single writes and a charge step's set-based one alike; top-ups,
+// adjustments and entries without an hour not counted; each account its own; none
+// after a sandbox reset.
+func spent(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
+	oct31 := time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)
+	nov1 := oct31.AddDate(0, 0, 1)
+	nov2 := nov1.AddDate(0, 0, 1)
+	s, a, b := twoAccounts(t, open, "spent", now)
+	id := func(n int64) *int64 { return &n }
+	at := func(d time.Time, h int) *time.Time { p := d.Add(time.Duration(h) * time.Hour); return &p }
+	err := s.InTx(ctx, func(tx store.Tx) error {
+		for _, tr := range []hosting.Transaction{
+			{AccountID: a, Type: hosting.TxTopup, Amount: 100000},
+			{AccountID: a, Type: hosting.TxCharge, Amount: -100, ResourceType: hosting.ResourceServer, ResourceID: id(1), PeriodStart: at(oct31, 23)},
+			{AccountID: a, Type: hosting.TxCharge, Amount: -70, ResourceType: hosting.ResourceServer, ResourceID: id(1), PeriodStart: at(nov1, 0)},
+			{AccountID: a, Type: hosting.TxRefund, Amount: 20, ResourceType: hosting.ResourceServer, ResourceID: id(1), PeriodStart: at(nov1, 5)},
+			{AccountID: a, Type: hosting.TxAdjustment, Amount: -30, PeriodStart: at(nov1, 6)},
+			{AccountID: a, Type: hosting.TxCharge, Amount: -5, Description: "no hour"},
+			{AccountID: b, Type: hosting.TxTopup, Amount: 100000},
+			{AccountID: b, Type: hosting.TxCharge, Amount: -9, ResourceType: hosting.ResourceServer, ResourceID: id(2), PeriodStart: at(nov1, 1)},
+		} {
+			tr.CreatedAt = now
+			if _, err := tx.AddTransaction(ctx, tr); err != nil {
+				return err
+			}
+		}
+		next := nov2.Add(10 * time.Hour)
+		_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceServer, ResourceID: 3, ResourceName: "s3",
+			Rate: 40, StartedAt: next.Add(-time.Hour), NextAt: &next, MonthStart: nov1})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InTx(ctx, func(tx store.Tx) error {
+		res, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: nov1, Upto: now, Now: now})
+		if err == nil && res.Hours != 1 {
+			t.Errorf("charge step: %d hours, want 1", res.Hours)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, acct int64, from time.Time, want hosting.Money, days map[time.Time]hosting.Money) {
+		t.Helper()
+		if got, err := s.Spent(ctx, acct, from); err != nil || got != want {
+			t.Errorf("%s: account %d spent %s since %s, %v; want %s", when, acct, got, from.Format(time.DateOnly), err, want)
+		}
+		list, err := s.DailySpend(ctx, acct, oct31)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[time.Time]hosting.Money{}
+		for _, d := range list {
+			got[d.Day.UTC()] += d.Spent
+		}
+		for d, m := range got {
+			if m != days[d] {
+				t.Errorf("%s: account %d spent %s on %s, want %s", when, acct, m, d.Format(time.DateOnly), days[d])
+			}
+		}
+		for d, m := range days {
+			if _, ok := got[d]; !ok {
+				t.Errorf("%s: account %d has no spend on %s, want %s", when, acct, d.Format(time.DateOnly), m)
+			}
+		}
+	}
+	check("charged", a, nov1, 90, map[time.Time]hosting.Money{oct31: 100, nov1: 50, nov2: 40})
+	check("charged", a, oct31, 190, map[time.Time]hosting.Money{oct31: 100, nov1: 50, nov2: 40})
+	check("charged", b, nov1, 9, map[time.Time]hosting.Money{nov1: 9})
+	if err := s.InTx(ctx, func(tx store.Tx) error { _, err := tx.ResetAccount(ctx, a, now); return err }); err != nil {
+		t.Fatal(err)
+	}
+	check("after a reset", a, oct31, 0, nil)
+	check("after the other's reset", b, nov1, 9, map[time.Time]hosting.Money{nov1: 9})
+}

@@ -1,0 +1,76 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/hosting"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/sqlstore"
+	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
+)
+
+// The write connection never checkpoints in its commits (wal_autocheckpoint(0)), so
+// what copies the WAL into berth.db is the checkpointer beside it: after a commit of
+// several MB, berth.db grows by them while the store is open, not only at its close.
+// A metering step stages its charges in the write connection's own TEMP table, not
+// in one of the file's.
+func TestCheckpointerCopiesTheWAL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := sqlstoretest.SQLite(t, dir)
+	defer db.Close()
+	ctx := context.Background()
+	file := filepath.Join(dir, sqlstore.DBFile)
+	size := func() int64 {
+		fi, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	// Let the checkpoint of the migrations land first.
+	time.Sleep(2 * time.Second)
+	before := size()
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	err := db.InTx(ctx, func(tx store.Tx) error {
+		acct, err := tx.CreateAccount(ctx, hosting.Account{Email: "ckpt@example.com", Language: "en", Currency: "EUR", CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		for i := range 4000 { // about 4 MB
+			if _, err := tx.CreateProject(ctx, hosting.Project{AccountID: acct, Name: fmt.Sprintf("p-%d-%0900d", i, 0), CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for size() < before+3<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("berth.db is %d bytes 30 s after a commit of 4 MB (%d before it): the WAL was not checkpointed", size(), before)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := db.InTx(ctx, func(tx store.Tx) error {
+		_, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Upto: now, Now: now, Limit: 10})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var main int
+	if err := db.WriteDB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'charge_batch'`).Scan(&main); err != nil || main != 0 {
+		t.Errorf("charge_batch in the database file: %d, %v; want only the write connection's TEMP table", main, err)
+	}
+	var temp int
+	if err := db.WriteDB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_temp_master WHERE name = 'charge_batch'`).Scan(&temp); err != nil || temp != 1 {
+		t.Errorf("charge_batch among the write connection's TEMP tables: %d, %v; want 1", temp, err)
+	}
+}
