@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,12 +53,19 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	counters := db.CacheCounters()
 	deadline := time.Now().Add(30 * time.Second)
 	for size() < before+3<<20 {
 		if time.Now().After(deadline) {
 			t.Fatalf("berth.db is %d bytes 30 s after a commit of 4 MB (%d before it): the WAL was not checkpointed", size(), before)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// A checkpoint is no commit: the watcher, which empties the read cache when another
+	// connection commits, must not take the checkpointer's for one.
+	time.Sleep(2500 * time.Millisecond) // the watcher looks every second
+	if after := db.CacheCounters(); !slices.Equal(after, counters) {
+		t.Errorf("change counters %v after a checkpoint, were %v", after, counters)
 	}
 	if err := db.InTx(ctx, func(tx store.Tx) error {
 		_, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Upto: now, Now: now, Limit: 10})
