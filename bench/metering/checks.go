@@ -77,6 +77,7 @@ func (b *bench) ledgerChecks() []ledgerCheck {
 					UNION ALL SELECT account_id, day, -amount FROM account_spend) AS u
 				GROUP BY account_id, day HAVING SUM(amount) <> 0) AS d`, nil, 0},
 		{"charge_batch left empty (%d rows)", `SELECT COUNT(*) FROM charge_batch`, nil, 0},
+		{"charge_totals left empty (%d rows)", `SELECT COUNT(*) FROM charge_totals`, nil, 0},
 		{"every account's burn is the sum of its active meters' rates (%d are not)", `SELECT COUNT(*) FROM accounts a
 			WHERE a.burn <> COALESCE((SELECT SUM(m.rate) FROM meters m WHERE m.account_id = a.id AND m.next_at IS NOT NULL AND m.stopped_at IS NULL), 0)`,
 			nil, 0},

@@ -232,16 +232,24 @@ type NamedStatement struct {
 
 // chargeSQL is a charge step's statements, in the order ChargeDue runs them.
 type chargeSQL struct {
-	stage, lock, ledger, spend, credit, meters, total, overdrawn, creditLow, creditMail, clear NamedStatement
+	stage, totals, lock, ledger, spend, credit, meters, total, accounts, clear, clearTotals NamedStatement
 }
 
-// creditBelow is the statement that lists the accounts a charge batch took below
-// days of their burn, from at or above it.
-func creditBelow(name string, days int64) NamedStatement {
-	return NamedStatement{name, `SELECT a.id FROM accounts a
-		JOIN (SELECT account_id, SUM(amount) AS charged FROM charge_batch WHERE amount > 0 GROUP BY account_id) c ON c.account_id = a.id
-		WHERE a.burn > 0 AND a.credit < a.burn * ? AND a.credit + c.charged >= a.burn * ? ORDER BY a.id`,
-		[]any{days * 24, days * 24}}
+// crossedAccounts is the statement that lists the accounts of a charge batch that
+// are overdrawn, or that the batch took below CreditLowDays or CreditMailDays of
+// their burn (the rates of their active meters, as billing.Summarize counts it,
+// kept in accounts.burn) from at or above it: each with a flag for each (chargeStaged
+// sorts them out). Crossing either line means credit below the higher one
+// (CreditLowDays) and credit plus the batch's charges at or above the lower.
+func crossedAccounts() NamedStatement {
+	low, mail := hosting.CreditLowDays*24, hosting.CreditMailDays*24
+	return NamedStatement{"accounts: SELECT overdrawn, credit low, credit mail", `SELECT a.id,
+			CASE WHEN a.credit < 0 THEN 1 ELSE 0 END,
+			CASE WHEN a.burn > 0 AND a.credit < a.burn * ? AND a.credit + t.charged >= a.burn * ? THEN 1 ELSE 0 END,
+			CASE WHEN a.burn > 0 AND a.credit < a.burn * ? AND a.credit + t.charged >= a.burn * ? THEN 1 ELSE 0 END
+		FROM accounts a JOIN charge_totals t ON t.account_id = a.id
+		WHERE a.credit < 0 OR (a.burn > 0 AND a.credit < a.burn * ? AND a.credit + t.charged >= a.burn * ?)
+		ORDER BY a.id`, []any{low, low, mail, mail, max(low, mail), min(low, mail)}}
 }
 
 // chargeStatements are the statements of the charge step st.
@@ -261,12 +269,15 @@ func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 					WHEN ` + capLeft + ` < rate THEN ` + capLeft + `
 					ELSE rate END
 			FROM meters WHERE` + dueWhere + `AND next_at >= ?` + and + limit + q.forUpdate(), args},
+		// What the batch charges each account, once, for the statements after it.
+		totals: NamedStatement{"totals: INSERT INTO charge_totals", `INSERT INTO charge_totals (account_id, charged)
+			SELECT account_id, SUM(amount) FROM charge_batch WHERE amount > 0 GROUP BY account_id`, nil},
 		// Each charge's balance_after is read from its account's credit before the
 		// credit moves: no other transaction may move it in between (a top-up, an
 		// order). SQLite runs one write transaction at a time; PostgreSQL locks the
 		// rows, in id order so that two lockers never wait on each other.
 		lock: NamedStatement{"lock: SELECT accounts FOR UPDATE", `SELECT id FROM accounts
-			WHERE id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY id FOR UPDATE`, nil},
+			WHERE id IN (SELECT account_id FROM charge_totals) ORDER BY id FOR UPDATE`, nil},
 		// Each charge shows the balance after it: the account's credit less the
 		// charges before it in this batch (in id order, as they are written).
 		ledger: NamedStatement{"ledger: INSERT INTO transactions", `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at)
@@ -281,24 +292,18 @@ func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 			SELECT account_id, period_start / 86400000, -SUM(amount) FROM charge_batch
 			WHERE amount > 0 GROUP BY account_id, period_start / 86400000 ORDER BY 1, 2
 			ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`, nil},
-		credit: NamedStatement{"credit: UPDATE accounts FROM", `UPDATE accounts SET credit = credit - t.total
-			FROM (SELECT account_id, SUM(amount) AS total FROM charge_batch WHERE amount > 0 GROUP BY account_id) AS t
-			WHERE accounts.id = t.account_id`, nil},
+		credit: NamedStatement{"credit: UPDATE accounts FROM", `UPDATE accounts SET credit = credit - t.charged
+			FROM charge_totals AS t WHERE accounts.id = t.account_id`, nil},
 		meters: NamedStatement{"meters: UPDATE meters FROM", `UPDATE meters SET
 				month_charged = CASE WHEN meters.month_start = ? THEN meters.month_charged ELSE 0 END + b.amount,
 				month_start = ?,
 				next_at = CASE WHEN meters.stopped_at IS NOT NULL AND meters.next_at + 3600000 >= meters.stopped_at
 					THEN NULL ELSE meters.next_at + 3600000 END
 			FROM charge_batch AS b WHERE b.meter_id = meters.id AND meters.id IN (SELECT meter_id FROM charge_batch)`, []any{month, month}},
-		total: NamedStatement{"total: SELECT SUM(amount)", `SELECT COALESCE(SUM(amount), 0) FROM charge_batch`, nil},
-		overdrawn: NamedStatement{"overdrawn: SELECT accounts", `SELECT a.id FROM accounts a
-			WHERE a.credit < 0 AND a.id IN (SELECT account_id FROM charge_batch WHERE amount > 0) ORDER BY a.id`, nil},
-		// The accounts this batch took below CreditLowDays of their burn (the rates of
-		// their active meters, as billing.Summarize counts it, kept in accounts.burn),
-		// from at or above it; and below CreditMailDays.
-		creditLow:  creditBelow("credit low: SELECT accounts", hosting.CreditLowDays),
-		creditMail: creditBelow("credit mail: SELECT accounts", hosting.CreditMailDays),
-		clear:      NamedStatement{"clear: DELETE FROM charge_batch", `DELETE FROM charge_batch`, nil},
+		total:       NamedStatement{"total: SELECT SUM(charged)", `SELECT COALESCE(SUM(charged), 0) FROM charge_totals`, nil},
+		accounts:    crossedAccounts(),
+		clear:       NamedStatement{"clear: DELETE FROM charge_batch", `DELETE FROM charge_batch`, nil},
+		clearTotals: NamedStatement{"clear: DELETE FROM charge_totals", `DELETE FROM charge_totals`, nil},
 	}
 }
 
@@ -312,11 +317,11 @@ func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
 	and, args := ofAccount(st.Account, ms(st.Upto))
 	list := []NamedStatement{{"EarliestDue: SELECT MIN(next_at)", `SELECT MIN(next_at) FROM meters WHERE` + dueWhere + and, args}}
 	if db.d == dialectPostgres {
-		list = append(list, c.stage, c.lock)
+		list = append(list, c.stage, c.totals, c.lock)
 	} else {
-		list = append(list, stageSQLite, c.stage)
+		list = append(list, stageSQLite, c.stage, c.totals)
 	}
-	return append(list, c.ledger, c.spend, c.credit, c.meters, c.total, c.overdrawn, c.creditLow, c.creditMail, c.clear)
+	return append(list, c.ledger, c.spend, c.credit, c.meters, c.total, c.accounts, c.clear, c.clearTotals)
 }
 
 // LicenseStepStatements are the statements of a license step (ChargeLicenses), in
@@ -331,19 +336,20 @@ func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 	list := []NamedStatement{{"EarliestLicenseDue: SELECT MIN(paid_through)", `SELECT MIN(paid_through) FROM server_licenses
 		WHERE status IN ('pending', 'active') AND paid_through <= ?` + and, args}}
 	if db.d == dialectPostgres {
-		list = append(list, stage, c.lock)
+		list = append(list, stage, c.totals, c.lock)
 	} else {
-		list = append(list, stageSQLite, stage)
+		list = append(list, stageSQLite, stage, c.totals)
 	}
-	return append(list, c.ledger, c.spend, c.credit, advance, usage, c.total, c.overdrawn, c.creditLow, c.creditMail, c.clear)
+	return append(list, c.ledger, c.spend, c.credit, advance, usage, c.total, c.accounts, c.clear, c.clearTotals)
 }
 
-// stageSQLite makes the staging table of a metering step on SQLite: a TEMP table of
+// stageSQLite makes the staging tables of a metering step on SQLite (charge_batch, the
+// charges; charge_totals, their sum by account): TEMP tables of
 // the write connection (made by the step that first needs it, so that migrations
 // never see it), so the rows a step stages and deletes never reach the WAL, the
 // checkpoints or the database file. With temp_store(2) it lives in the connection's
 // memory; a step stages at most its Limit of rows (ops.DefaultMeterBatch). On
-// PostgreSQL charge_batch is a table of the schema.
+// PostgreSQL both are tables of the schema.
 var stageSQLite = NamedStatement{"staging: CREATE TEMP TABLE charge_batch", `CREATE TEMP TABLE IF NOT EXISTS charge_batch (
     meter_id      INTEGER PRIMARY KEY,
     account_id    INTEGER NOT NULL,
@@ -353,7 +359,11 @@ var stageSQLite = NamedStatement{"staging: CREATE TEMP TABLE charge_batch", `CRE
     period_start  INTEGER NOT NULL,
     amount        INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS temp.charge_batch_account ON charge_batch(account_id)`, nil}
+CREATE INDEX IF NOT EXISTS temp.charge_batch_account ON charge_batch(account_id);
+CREATE TEMP TABLE IF NOT EXISTS charge_totals (
+    account_id INTEGER PRIMARY KEY,
+    charged    INTEGER NOT NULL
+)`, nil}
 
 // stageTable makes sure a step's staging table is there (stageSQLite).
 func (q queries) stageTable(ctx context.Context) error {
@@ -392,9 +402,9 @@ func (q queries) chargeStaged(ctx context.Context, c chargeSQL, stage sql.Result
 		return res, err
 	}
 	res.Hours = int(n)
-	steps := append([]NamedStatement{c.ledger, c.spend, c.credit}, own...)
+	steps := append([]NamedStatement{c.totals, c.ledger, c.spend, c.credit}, own...)
 	if q.d == dialectPostgres {
-		steps = append([]NamedStatement{c.lock}, steps...)
+		steps = append([]NamedStatement{c.totals, c.lock}, steps[1:]...)
 	}
 	for _, s := range steps {
 		if _, err := q.q.ExecContext(ctx, s.Query, s.Args...); err != nil {
@@ -406,16 +416,37 @@ func (q queries) chargeStaged(ctx context.Context, c chargeSQL, stage sql.Result
 		return res, err
 	}
 	res.Total = hosting.Money(total)
-	if res.Overdrawn, err = column[int64](ctx, q.q, c.overdrawn.Query); err != nil {
+	rows, err := q.q.QueryContext(ctx, c.accounts.Query, c.accounts.Args...)
+	if err != nil {
 		return res, err
 	}
-	if res.CreditLow, err = column[int64](ctx, q.q, c.creditLow.Query, c.creditLow.Args...); err != nil {
+	for rows.Next() {
+		var id int64
+		var overdrawn, low, mail bool
+		if err := rows.Scan(&id, &overdrawn, &low, &mail); err != nil {
+			rows.Close()
+			return res, err
+		}
+		if overdrawn {
+			res.Overdrawn = append(res.Overdrawn, id)
+		}
+		if low {
+			res.CreditLow = append(res.CreditLow, id)
+		}
+		if mail {
+			res.CreditMail = append(res.CreditMail, id)
+		}
+	}
+	if err := rows.Close(); err != nil {
 		return res, err
 	}
-	if res.CreditMail, err = column[int64](ctx, q.q, c.creditMail.Query, c.creditMail.Args...); err != nil {
+	if err := rows.Err(); err != nil {
 		return res, err
 	}
-	_, err = q.q.ExecContext(ctx, c.clear.Query)
+	if _, err := q.q.ExecContext(ctx, c.clear.Query); err != nil {
+		return res, err
+	}
+	_, err = q.q.ExecContext(ctx, c.clearTotals.Query)
 	return res, err
 }
 

@@ -21,11 +21,12 @@ var storeTables = []string{
 }
 
 // notCopied are the tables a copy leaves behind: staging that is empty between
-// transactions (PostgreSQL's charge_batch; SQLite's is a TEMP table), the leases of the processes serving the source
-// (console_sessions: open serial consoles, which end with them), and what belongs to
+// transactions (PostgreSQL's charge_batch and charge_totals; SQLite's are TEMP
+// tables), the leases of the processes serving the source (console_sessions: open
+// serial consoles, which end with them), and what belongs to
 // goose, River and SQLite. goose's version tables of the drivers' lines are left
 // behind too (notCopied adds them).
-var notCopied = []string{"charge_batch", "console_sessions", storeTable, "sqlite_sequence"}
+var notCopied = []string{"charge_batch", "charge_totals", "console_sessions", storeTable, "sqlite_sequence"}
 
 // copyTables lists the tables a copy of db writes, in the order it writes them: the
 // store's, then each driver's.

@@ -99,9 +99,10 @@ func OpenSQLite(ctx context.Context, dir string, drivers ...compute.Storage) (*D
 	cache := func(pages int) string { return fmt.Sprintf("&_pragma=cache_size(%d)", pages) }
 	// temp_store(2): the write connection's TEMP tables (billing.go: stageTable) and
 	// its statement journals live in its memory, never in temp files.
-	// wal_autocheckpoint(0): the checkpointer (checkpoint.go) copies the WAL into
-	// the database beside the writer, not in its commits.
-	write, err := sql.Open("sqlite", uri+"?"+pragmas+cache(writeCachePages)+"&_pragma=temp_store(2)&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
+	// The checkpointer (checkpoint.go) copies the WAL into the database beside the
+	// writer; the writer's own checkpoint (SQLite's wal_autocheckpoint) finishes what
+	// is left, so the WAL is restarted and stays small.
+	write, err := sql.Open("sqlite", uri+"?"+pragmas+cache(writeCachePages)+"&_pragma=temp_store(2)&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}

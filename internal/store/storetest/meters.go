@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -252,4 +253,92 @@ func spent(t *testing.T, open func(t *testing.T) store.Store) {
 	}
 	check("after a reset", a, oct31, 0, nil)
 	check("after the other's reset", b, nov1, 9, map[time.Time]hosting.Money{nov1: 9})
+}
+
+// chargeCrossings checks what a charge step tells of the accounts it charged: those
+// it left overdrawn, and those it took below CreditLowDays or CreditMailDays of their
+// burn from at or above that line (once, in the step that crosses it), in id order.
+func chargeCrossings(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	s := open(t)
+	low, mail := hosting.Money(hosting.CreditLowDays*24), hosting.Money(hosting.CreditMailDays*24)
+	const rate = 10
+	type acct struct {
+		name   string
+		credit hosting.Money // before the step
+		extra  hosting.Money // the rate of a stopped meter with an hour still due (charged, not in the burn)
+		id     int64
+	}
+	accts := []*acct{
+		{name: "overdrawn", credit: rate / 2},
+		{name: "low", credit: low * rate},
+		{name: "mail", credit: mail * rate},
+		{name: "all", credit: low * rate, extra: 1000 * rate},
+		{name: "none", credit: 1000 * low * rate},
+		{name: "below already", credit: mail*rate - 1},
+	}
+	next := now.Add(time.Hour)
+	stopped := next.Add(30 * time.Minute)
+	err := s.InTx(ctx, func(tx store.Tx) error {
+		for i, a := range accts {
+			var err error
+			if a.id, err = tx.CreateAccount(ctx, hosting.Account{Email: "cross-" + a.name + "@example.com", Language: "en", Currency: "EUR",
+				CreatedAt: now}); err != nil {
+				return err
+			}
+			if _, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: a.id, Type: hosting.TxTopup, Amount: a.credit, CreatedAt: now}); err != nil {
+				return err
+			}
+			if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a.id, ResourceType: hosting.ResourceServer, ResourceID: int64(10*i + 1),
+				ResourceName: "s", Rate: rate, StartedAt: now, NextAt: &next, MonthStart: month}); err != nil {
+				return err
+			}
+			if a.extra > 0 {
+				if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a.id, ResourceType: hosting.ResourceServer, ResourceID: int64(10*i + 2),
+					ResourceName: "big", Rate: a.extra, StartedAt: now, NextAt: &next, StoppedAt: &stopped, MonthStart: month}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res store.ChargeResult
+	if err := s.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		res, err = tx.ChargeDue(ctx, store.ChargeStep{MonthStart: month, Upto: next, Now: next})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(names ...string) []int64 {
+		var out []int64
+		for _, a := range accts {
+			for _, n := range names {
+				if a.name == n {
+					out = append(out, a.id)
+				}
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		what      string
+		got, want []int64
+	}{
+		{"overdrawn", res.Overdrawn, ids("overdrawn", "all")},
+		{"credit low", res.CreditLow, ids("low", "all")},
+		{"credit mail", res.CreditMail, ids("mail", "all")},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s: accounts %v, want %v", c.what, c.got, c.want)
+		}
+	}
+	if want := hosting.Money(len(accts)*rate + 1000*rate); res.Total != want || res.Hours != len(accts)+1 {
+		t.Errorf("step: %d hours, %s; want %d, %s", res.Hours, res.Total, len(accts)+1, want)
+	}
 }
