@@ -105,9 +105,13 @@ func dnsCmd(g *globals) *cobra.Command {
 			}
 			return g.withApp(cmd, app.Config{DNS: opts}, func(ctx context.Context, s *ops.Service) (any, error) {
 				r, err := s.ResyncDNS(ctx)
-				out := resyncOut{Zones: r.Zones, Servers: r.Servers, ReverseZones: r.ReverseZones, Withdrawn: r.Withdrawn}
+				out := resyncOut{Zones: r.Zones, Servers: r.Servers, ReverseZones: r.ReverseZones, Withdrawn: r.Withdrawn,
+					StaleNames: r.StaleNames}
 				if out.Withdrawn == nil {
 					out.Withdrawn = []string{}
+				}
+				if out.StaleNames == nil {
+					out.StaleNames = []string{}
 				}
 				return out, err
 			})
@@ -121,10 +125,12 @@ func dnsCmd(g *globals) *cobra.Command {
 }
 
 // resyncOut is what `admin dns resync` prints: how many customers' zones, servers'
-// names and reverse zones it published, and the zones it withdrew.
+// names and reverse zones it published, the zones it withdrew, and the default
+// domain's names of servers that are gone, which it removed.
 type resyncOut struct {
 	Zones        int      `json:"zones"`
 	Servers      int      `json:"servers"`
 	ReverseZones int      `json:"reverse_zones"`
 	Withdrawn    []string `json:"withdrawn"`
+	StaleNames   []string `json:"stale_names"`
 }

@@ -85,8 +85,8 @@ func orderServer(t *testing.T, d *daemon, token string) pdnsServer {
 // real PowerDNS, which answers it over DNS: a zone and its RRsets, a server's default
 // name and its addresses' PTRs, an rDNS change, deletions. Changes made while PowerDNS
 // is down and berthd is then SIGKILLed land once both are back. After PowerDNS lost
-// its database, `berthd admin dns resync` publishes everything again and withdraws a
-// zone of Berth's the store does not have.
+// its database, `berthd admin dns resync` publishes everything again, withdraws a
+// zone of Berth's the store does not have and removes a gone server's name.
 func TestServePowerDNS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the daemon")
@@ -157,10 +157,18 @@ func TestServePowerDNS(t *testing.T) {
 		Nameservers: []string{"ns1.example.net"}}); err != nil {
 		t.Fatal(err)
 	}
+	// And a name of a server that is gone in the default domain (PowerDNS restored
+	// from an older backup).
+	if err := pub.Publish(context.Background(), nameserver.Zone{Name: "srv.example.net", TTL: 300, Partial: true,
+		Nameservers: []string{"ns1.example.net", "ns2.example.net"},
+		RRsets:      []nameserver.RRset{{Name: "ghost.srv.example.net", Type: "A", TTL: 300, Values: []string{"192.0.2.66"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	pdnsWithin(t, a, "ghost.srv.example.net", dns.TypeA, "NOERROR 192.0.2.66")
 	out := runJSON(t, bin, append(append([]string{"admin", "dns", "resync", "--powerdns-url", pdns.URL,
 		"--powerdns-api-key-file", key}, dnsFlags...), storeFlags(t, data)...)...)
 	b, _ := json.Marshal(out)
-	if string(b) != `{"reverse_zones":2,"servers":1,"withdrawn":["orphan.example"],"zones":2}` {
+	if string(b) != `{"reverse_zones":2,"servers":1,"stale_names":["ghost.srv.example.net"],"withdrawn":["orphan.example"],"zones":2}` {
 		t.Errorf("admin dns resync printed %s", b)
 	}
 	pdnsWithin(t, a, "www.example.com", dns.TypeA, "NOERROR 192.0.2.9")
@@ -170,6 +178,7 @@ func TestServePowerDNS(t *testing.T) {
 	pdnsWithin(t, a, keep.rev4, dns.TypePTR, "NOERROR "+keep.host+".")
 	pdnsWithin(t, a, keep.rev6, dns.TypePTR, "NOERROR "+keep.host+".")
 	pdnsWithin(t, a, "orphan.example", dns.TypeSOA, "REFUSED")
+	pdnsWithin(t, a, "ghost.srv.example.net", dns.TypeA, "NXDOMAIN")
 	names, err := pub.Zones(context.Background())
 	if err != nil || slices.Contains(names, "orphan.example") || !slices.Contains(names, "srv.example.net") {
 		t.Errorf("PowerDNS's zones after the resync: %v, %v", names, err)

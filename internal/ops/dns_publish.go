@@ -68,6 +68,9 @@ func (DNSPublishArgs) InsertOpts() river.InsertOpts {
 type DNSPublisher interface {
 	nameserver.Publisher
 	Zones(ctx context.Context) ([]string, error)
+	// Names lists the names below a zone's apex that the nameserver holds records
+	// of (a resync removes those of servers that are gone).
+	Names(ctx context.Context, zone string) ([]string, error)
 }
 
 // ZoneLock runs fn while no other publish of the zone named zone runs, in any process
@@ -314,11 +317,13 @@ func (s *Service) publishResetDNS(ctx context.Context, tx store.Tx, accountID in
 }
 
 // DNSResync is what ResyncDNS published: the customers' zones, the servers whose
-// names it published in the default domain, the reverse zones, and the names of the
-// zones it withdrew.
+// names it published in the default domain, the reverse zones, the names of the
+// zones it withdrew, and the default domain's names of servers that are gone, which
+// it removed.
 type DNSResync struct {
 	Zones, Servers, ReverseZones int
 	Withdrawn                    []string
+	StaleNames                   []string
 }
 
 // resyncPage is how many zones, or servers, a resync reads at a time.
@@ -362,6 +367,7 @@ func (s *Service) ResyncDNS(ctx context.Context) (DNSResync, error) {
 	}
 	published[s.dns.DefaultDomain] = true
 	nets := map[netip.Prefix]bool{}
+	live := map[string]bool{} // the default domain's names of live servers
 	for after := int64(0); ; {
 		page, err := s.store.LiveServers(ctx, after, resyncPage)
 		if err != nil {
@@ -382,8 +388,35 @@ func (s *Service) ResyncDNS(ctx context.Context) (DNSResync, error) {
 		if err := s.PublishZone(ctx, s.dns.DefaultDomain, names); err != nil {
 			return r, fmt.Errorf("zone %s: %w", s.dns.DefaultDomain, err)
 		}
+		for _, n := range names {
+			live[strings.ToLower(n)+"."+s.dns.DefaultDomain] = true
+		}
 		r.Servers += len(page)
 		after = page[len(page)-1].ID
+	}
+	// The names the default domain still holds of servers that are gone (their
+	// deletion's job given up, or PowerDNS restored from an older backup): published
+	// as their jobs would, which removes them unless such a server was made meanwhile.
+	held, err := s.dns.Publisher.Names(ctx, s.dns.DefaultDomain)
+	if err != nil {
+		return r, fmt.Errorf("zone %s: %w", s.dns.DefaultDomain, err)
+	}
+	var stale []string
+	for _, owner := range held {
+		label, ok := strings.CutSuffix(owner, "."+s.dns.DefaultDomain)
+		if live[owner] || !ok || strings.Contains(label, ".") || slices.Contains(s.dns.Nameservers, owner) {
+			continue
+		}
+		stale = append(stale, label)
+	}
+	for start := 0; start < len(stale); start += resyncPage {
+		page := stale[start:min(start+resyncPage, len(stale))]
+		if err := s.PublishZone(ctx, s.dns.DefaultDomain, page); err != nil {
+			return r, fmt.Errorf("zone %s: %w", s.dns.DefaultDomain, err)
+		}
+		for _, label := range page {
+			r.StaleNames = append(r.StaleNames, label+"."+s.dns.DefaultDomain)
+		}
 	}
 	for p := range nets {
 		zone := dnsserve.ReverseZone(p)
@@ -393,11 +426,11 @@ func (s *Service) ResyncDNS(ctx context.Context) (DNSResync, error) {
 		published[zone] = true
 		r.ReverseZones++
 	}
-	held, err := s.dns.Publisher.Zones(ctx)
+	zones, err := s.dns.Publisher.Zones(ctx)
 	if err != nil {
 		return r, err
 	}
-	for _, name := range held {
+	for _, name := range zones {
 		if published[name] {
 			continue
 		}

@@ -198,7 +198,8 @@ func TestDNSPublishNeverGoesBack(t *testing.T) {
 }
 
 // TestDNSResyncWithdrawsWhatTheStoreLacks: a resync publishes the store's zones to a
-// PowerDNS that lost them and withdraws a zone of Berth's the store does not have.
+// PowerDNS that lost them, withdraws a zone of Berth's the store does not have, and
+// removes the default domain's name of a server that is gone.
 func TestDNSResyncWithdrawsWhatTheStoreLacks(t *testing.T) {
 	t.Parallel()
 	env, pdns, p, pub := dnsEnv(t)
@@ -214,12 +215,28 @@ func TestDNSResyncWithdrawsWhatTheStoreLacks(t *testing.T) {
 	if err := pub.Publish(ctx, nameserverZone("gone.example", orphan)); err != nil {
 		t.Fatal(err)
 	}
+	// Names in the default domain: a server's that is gone, one below a server's
+	// name (not Berth's, kept), a nameserver's (kept).
+	ghosts := []nameserver.RRset{
+		{Name: "ghost.srv.example.net", Type: "A", TTL: 60, Values: []string{"192.0.2.66"}},
+		{Name: "ghost.srv.example.net", Type: "AAAA", TTL: 60, Values: []string{"2001:db8::66"}},
+		{Name: "a.b.srv.example.net", Type: "TXT", TTL: 60, Values: []string{`"kept"`}},
+	}
+	if err := pub.Publish(ctx, nameserver.Zone{Name: "srv.example.net", TTL: 60, Partial: true, Nameservers: orphan, RRsets: ghosts}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, pdns.DNSAddr, "ghost.srv.example.net", dns.TypeA, "NOERROR 192.0.2.66")
 	r, err := svc.ResyncDNS(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Zones != 2 || !slices.Equal(r.Withdrawn, []string{"gone.example"}) {
-		t.Errorf("resync: %+v; want 2 zones published, gone.example withdrawn", r)
+	if r.Zones != 2 || !slices.Equal(r.Withdrawn, []string{"gone.example"}) || !slices.Equal(r.StaleNames, []string{"ghost.srv.example.net"}) {
+		t.Errorf("resync: %+v; want 2 zones published, gone.example withdrawn, ghost.srv.example.net removed", r)
+	}
+	eventually(t, pdns.DNSAddr, "ghost.srv.example.net", dns.TypeA, "NXDOMAIN")
+	eventually(t, pdns.DNSAddr, "a.b.srv.example.net", dns.TypeTXT, `NOERROR "kept"`)
+	if held, err := pub.Names(ctx, "srv.example.net"); err != nil || !slices.Equal(held, []string{"a.b.srv.example.net"}) {
+		t.Errorf("the default domain holds %v, %v; want only a.b", held, err)
 	}
 	eventually(t, pdns.DNSAddr, "a.example", dns.TypeNS, "NOERROR ns1.example.net.")
 	eventually(t, pdns.DNSAddr, "gone.example", dns.TypeSOA, "REFUSED")

@@ -201,6 +201,30 @@ func (c *Client) Zones(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
+// Names lists the owner names below the apex of the zone named zone that PowerDNS
+// holds RRsets of (lower case, without the trailing dot, sorted, each once); none
+// when it has no such zone. A resync compares the operator's zone of servers' names
+// with the servers there are: it reads the zone whole, once.
+func (c *Client) Names(ctx context.Context, zone string) ([]string, error) {
+	if err := checkName(zone); err != nil {
+		return nil, err
+	}
+	z, err := c.readZone(ctx, zone, true)
+	if err != nil || z == nil {
+		return nil, err
+	}
+	apex := strings.ToLower(fqdn(zone))
+	var names []string
+	for _, set := range z.RRsets {
+		n := strings.ToLower(set.Name)
+		if n != apex {
+			names = append(names, strings.TrimSuffix(n, "."))
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
 // readZone is the zone, with its RRsets when rrsets (else its metadata and serial
 // only), nil when PowerDNS has none of that name.
 func (c *Client) readZone(ctx context.Context, name string, rrsets bool) (*zone, error) {
