@@ -63,8 +63,12 @@ type Backend interface {
 // Targets lists the servers to sample: the SQL store, whichever Backend keeps the
 // samples.
 type Targets interface {
-	// MetricTargets lists every live server (not deleted) with its machine's name.
+	// MetricTargets lists every live server (not deleted) with its machine's name,
+	// by id.
 	MetricTargets(ctx context.Context) ([]Target, error)
+	// MetricTargetsAfter lists the live servers with an id above after, by id: those
+	// made since a MetricTargets (ids grow in creation order).
+	MetricTargetsAfter(ctx context.Context, after int64) ([]Target, error)
 }
 
 // Store is the SQL store's side of metrics: the targets and a Backend. sqlstore.DB

@@ -46,6 +46,13 @@ type Sampler struct {
 	read    map[int64]time.Time
 	sampled map[int64]bool
 	pruned  time.Time
+	// list is the servers to sample as last listed whole (at listed, once an
+	// interval), with those made since (ids above the last one) added each tick: a
+	// tick between two lists reads only the new servers, not all of them. A server
+	// deleted meanwhile stays a target until the next list; its machine is gone, so
+	// it is skipped as one not made yet is.
+	list   []Target
+	listed time.Time
 }
 
 // NewSampler returns a sampler reading the machines of targets every interval from
@@ -97,7 +104,7 @@ func (s *Sampler) Tick(ctx context.Context) error { return s.sample(ctx, false) 
 
 func (s *Sampler) sample(ctx context.Context, all bool) error {
 	now := s.Now()
-	targets, err := s.targets.MetricTargets(ctx)
+	targets, err := s.listTargets(ctx, now, all)
 	if err != nil {
 		return fmt.Errorf("metric targets: %w", err)
 	}
@@ -161,6 +168,29 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 		s.pruned = now
 	}
 	return firstErr
+}
+
+// listTargets is the servers to sample now: listed whole when all, on the first
+// tick and once an interval, else the last list and the servers made since.
+func (s *Sampler) listTargets(ctx context.Context, now time.Time, all bool) ([]Target, error) {
+	if all || s.listed.IsZero() || now.Sub(s.listed) >= s.interval || now.Before(s.listed) {
+		t, err := s.targets.MetricTargets(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.list, s.listed = t, now
+		return t, nil
+	}
+	after := int64(0)
+	if n := len(s.list); n > 0 {
+		after = s.list[n-1].ServerID
+	}
+	more, err := s.targets.MetricTargetsAfter(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	s.list = append(s.list, more...)
+	return s.list, nil
 }
 
 // readStats reads the counters of the due targets: many a call when the driver can

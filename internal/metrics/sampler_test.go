@@ -18,14 +18,28 @@ import (
 // memStore is an in-memory metrics.Store.
 type memStore struct {
 	mu      sync.Mutex
-	targets []metrics.Target
+	targets []metrics.Target // by id, as the store lists them
 	samples map[int64][]metrics.Sample
+	lists   int // calls of MetricTargets
 }
 
 func (m *memStore) MetricTargets(context.Context) ([]metrics.Target, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.lists++
 	return append([]metrics.Target(nil), m.targets...), nil
+}
+
+func (m *memStore) MetricTargetsAfter(_ context.Context, after int64) ([]metrics.Target, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []metrics.Target
+	for _, t := range m.targets {
+		if t.ServerID > after {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 func (m *memStore) AddMetricSamples(_ context.Context, ss []metrics.Sample) error {
@@ -261,6 +275,11 @@ func TestSamplerFirstPointSoon(t *testing.T) {
 	}
 	if got, want := at(2), []time.Duration{35 * sec, 95 * sec}; !slicesEqual(got, want) {
 		t.Errorf("new server's points at %v, want %v (the first within 10 s of it coming up)", got, want)
+	}
+	// 26 ticks in 126 s: every server listed once an interval (at 0, 60 and 120 s),
+	// not every tick.
+	if st.lists != 3 {
+		t.Errorf("every server listed %d times in 26 ticks over 2 minutes, want 3 (once a minute)", st.lists)
 	}
 }
 

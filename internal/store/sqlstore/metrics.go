@@ -19,6 +19,11 @@ func (db *DB) MetricTargets(ctx context.Context) ([]metrics.Target, error) {
 	return db.metricTargets(ctx, `SELECT id, account_id, name FROM servers WHERE deleted_at IS NULL ORDER BY id`)
 }
 
+// MetricTargetsAfter implements metrics.Store.
+func (db *DB) MetricTargetsAfter(ctx context.Context, after int64) ([]metrics.Target, error) {
+	return db.metricTargets(ctx, db.Rebind(`SELECT id, account_id, name FROM servers WHERE id > ? AND deleted_at IS NULL ORDER BY id`), after)
+}
+
 // AccountMetricTargets is MetricTargets of one account's servers.
 func (db *DB) AccountMetricTargets(ctx context.Context, accountID int64) ([]metrics.Target, error) {
 	return db.metricTargets(ctx, db.Rebind(`SELECT id, account_id, name FROM servers WHERE account_id = ? AND deleted_at IS NULL ORDER BY id`), accountID)

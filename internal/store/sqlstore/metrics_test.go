@@ -41,6 +41,14 @@ func TestMetricSamples(t *testing.T) {
 	if other, err := db.AccountMetricTargets(ctx, 2); err != nil || len(other) != 0 {
 		t.Fatalf("AccountMetricTargets(2) = %+v, %v; want none", other, err)
 	}
+	for _, c := range []struct {
+		after int64
+		want  int
+	}{{0, 2}, {1, 1}, {2, 0}, {3, 0}, {-1, 2}, {1 << 62, 0}} {
+		if got, err := db.MetricTargetsAfter(ctx, c.after); err != nil || len(got) != c.want || c.want > 0 && got[len(got)-1] != targets[1] {
+			t.Errorf("MetricTargetsAfter(%d) = %+v, %v; want the last %d live servers", c.after, got, err, c.want)
+		}
+	}
 
 	t0 := time.Unix(1_800_000_000, 0).UTC()
 	s := func(id int64, min int, cpu float64) metrics.Sample {
