@@ -84,6 +84,16 @@ func (q queries) Transactions(ctx context.Context, accountID int64, limit, offse
 	return out, total, nil
 }
 
+// AccountSpendMismatches counts the (account, UTC day) pairs where account_spend is
+// not the sum of the ledger's charges and refunds of that day: 0 when the two agree.
+// For checks of the ledger (testenv.AssertLedger, bench/metering), on either store.
+const AccountSpendMismatches = `SELECT COUNT(*) FROM (
+	SELECT account_id, day, SUM(amount) AS amount FROM (
+		SELECT account_id, period_start / 86400000 AS day, amount FROM transactions
+		WHERE type IN ('charge', 'refund') AND period_start IS NOT NULL
+		UNION ALL SELECT account_id, day, -amount FROM account_spend) AS u
+	GROUP BY account_id, day HAVING SUM(amount) <> 0) AS d`
+
 func (q queries) Spent(ctx context.Context, accountID int64, from time.Time) (hosting.Money, error) {
 	var sum int64
 	// account_spend holds whole UTC days: from is one's start (a month's).
@@ -316,12 +326,28 @@ func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
 	c := q.chargeStatements(st)
 	and, args := ofAccount(st.Account, ms(st.Upto))
 	list := []NamedStatement{{"EarliestDue: SELECT MIN(next_at)", `SELECT MIN(next_at) FROM meters WHERE` + dueWhere + and, args}}
-	if db.d == dialectPostgres {
-		list = append(list, c.stage, c.totals, c.lock)
-	} else {
-		list = append(list, stageSQLite, c.stage, c.totals)
+	return append(q.stepList(list, c.stage, c, c.meters), c.total, c.accounts, c.clear, c.clearTotals)
+}
+
+// stepWrites are the writes of a charge step after its stage, in the order
+// chargeStaged runs them: the totals, on PostgreSQL the accounts' row locks, the
+// ledger, the spend and the credit, then the step's own (own).
+func (q queries) stepWrites(c chargeSQL, own ...NamedStatement) []NamedStatement {
+	w := []NamedStatement{c.totals}
+	if q.d == dialectPostgres {
+		w = append(w, c.lock)
 	}
-	return append(list, c.ledger, c.spend, c.credit, c.meters, c.total, c.accounts, c.clear, c.clearTotals)
+	return append(append(w, c.ledger, c.spend, c.credit), own...)
+}
+
+// stepList is list followed by a step's statements up to its own writes, as
+// ChargeDue and ChargeLicenses run them: on SQLite the staging tables made, then
+// stage, then stepWrites.
+func (q queries) stepList(list []NamedStatement, stage NamedStatement, c chargeSQL, own ...NamedStatement) []NamedStatement {
+	if q.d != dialectPostgres {
+		list = append(list, stageSQLite)
+	}
+	return append(append(list, stage), q.stepWrites(c, own...)...)
 }
 
 // LicenseStepStatements are the statements of a license step (ChargeLicenses), in
@@ -335,12 +361,7 @@ func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 	and, args := ofAccount(st.Account, ms(st.Now))
 	list := []NamedStatement{{"EarliestLicenseDue: SELECT MIN(paid_through)", `SELECT MIN(paid_through) FROM server_licenses
 		WHERE status IN ('pending', 'active') AND paid_through <= ?` + and, args}}
-	if db.d == dialectPostgres {
-		list = append(list, stage, c.totals, c.lock)
-	} else {
-		list = append(list, stageSQLite, stage, c.totals)
-	}
-	return append(list, c.ledger, c.spend, c.credit, advance, usage, c.total, c.accounts, c.clear, c.clearTotals)
+	return append(q.stepList(list, stage, c, advance, usage), c.total, c.accounts, c.clear, c.clearTotals)
 }
 
 // stageSQLite makes the staging tables of a metering step on SQLite (charge_batch, the
@@ -402,11 +423,7 @@ func (q queries) chargeStaged(ctx context.Context, c chargeSQL, stage sql.Result
 		return res, err
 	}
 	res.Hours = int(n)
-	steps := append([]NamedStatement{c.totals, c.ledger, c.spend, c.credit}, own...)
-	if q.d == dialectPostgres {
-		steps = append([]NamedStatement{c.totals, c.lock}, steps[1:]...)
-	}
-	for _, s := range steps {
+	for _, s := range q.stepWrites(c, own...) {
 		if _, err := q.q.ExecContext(ctx, s.Query, s.Args...); err != nil {
 			return res, conflict(err)
 		}
