@@ -60,6 +60,7 @@ type serveFlags struct {
 	sweepEvery      time.Duration
 	metricsAddr     string
 	metricsURL      string
+	readCache       int
 	// serial consoles
 	consolesPerServer  int
 	consolesPerAccount int
@@ -132,6 +133,8 @@ func serveCmd(g *globals) *cobra.Command {
 		"(default: none); plain HTTP, keep it off public networks")
 	fl.StringVar(&f.metricsURL, "metrics-url", "", "a VictoriaMetrics to keep servers' load samples in, e.g. http://127.0.0.1:8428 "+
 		"(default: none, the database keeps them; docs/operating.md, Metrics)")
+	fl.IntVar(&f.readCache, "read-cache-servers", app.DefaultReadCacheServers, "servers the read cache holds at most, about 1.5 KB "+
+		"of memory each: GET /servers/{id} of a server it holds costs no query (docs/operating.md, Memory)")
 	fl.IntVar(&f.consolesPerServer, "console-sessions-per-server", ops.DefaultConsolesPerServer,
 		"serial console sessions one server may have open at once, over every berthd on the database (past it: 409)")
 	fl.IntVar(&f.consolesPerAccount, "console-sessions-per-account", ops.DefaultConsolesPerAccount,
@@ -287,6 +290,9 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 			return fmt.Errorf("--metrics-url: %w", err)
 		}
 	}
+	if f.readCache < 1 {
+		return fmt.Errorf("--read-cache-servers %d: must be at least 1", f.readCache)
+	}
 	if f.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {
 			return fmt.Errorf("--metrics-addr %q: %v", f.metricsAddr, err)
@@ -339,7 +345,8 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 		Libvirt: libvirtdriver.Options{Prefix: f.libvirtPrefix, MaxMemoryMB: f.libvirtMaxMemory}, Telemetry: tel,
 		PublicURL: f.publicURL, CORSOrigins: f.corsOrigins, TrustedProxies: proxies, Grouping: grouping, Sandbox: f.sandbox,
 		Consoles:            ops.ConsoleCaps{PerServer: f.consolesPerServer, PerAccount: f.consolesPerAccount, Lease: f.consoleLease},
-		WebhookAllowPrivate: f.webhookAllowPrivate, DNS: dnsOpts, DNSServer: dnsServer, Mail: mailCfg, MetricsURL: f.metricsURL})
+		WebhookAllowPrivate: f.webhookAllowPrivate, DNS: dnsOpts, DNSServer: dnsServer, Mail: mailCfg, MetricsURL: f.metricsURL,
+		ReadCacheServers: f.readCache})
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,9 @@ type Config struct {
 	// MetricsURL, when set, is a VictoriaMetrics (http://host:port) that keeps the
 	// servers' metrics samples instead of the database (docs/operating.md, Metrics).
 	MetricsURL string
+	// ReadCacheServers bounds the servers the store's read cache holds (0: the
+	// store's default, 100,000; docs/operating.md, Memory).
+	ReadCacheServers int
 	// WrapDriver, when set, wraps the compute driver (tests inject faults with it):
 	// operations call the wrapper, and what only some drivers can do (compute.As) is
 	// found on the driver it wraps.
@@ -154,6 +157,10 @@ func dnsOptions(o ops.DNSOptions) ops.DNSOptions {
 var ErrSandboxDriver = errors.New("--sandbox works with --driver sim only: a sandbox injects faults and moves clocks, " +
 	"which real machines under --driver libvirt would not follow")
 
+// DefaultReadCacheServers is the servers the store's read cache holds by default
+// (Config.ReadCacheServers).
+const DefaultReadCacheServers = sqlstore.DefaultReadCacheServers
+
 // App is a wired Berth.
 type App struct {
 	cfg     Config
@@ -223,6 +230,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	db, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ReadCacheServers > 0 {
+		db.SetReadCacheServers(cfg.ReadCacheServers)
 	}
 	if cfg.MailFromStore {
 		if err := mailFromStore(ctx, db, &cfg); err != nil {

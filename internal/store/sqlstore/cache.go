@@ -82,12 +82,16 @@ const (
 	kindDNS                       // zones, their RRsets, PTRs and servers: what DNS serves
 )
 
-// maxCached bounds each map: 100,000 servers are about 80 MB (a server's entry,
-// cloned, is about 780 bytes), as many tokens about 30 MB. A full map drops an
-// eighth of its entries, the first Go's map iteration meets (a random start), to make
-// room: it once dropped them all, a burst of misses each time it filled, which kept
-// it about half full on average when more servers were read than it holds.
+// maxCached bounds each map unless told otherwise (DB.SetReadCacheServers for the
+// servers'): 100,000 servers are about 80 MB (a server's entry, cloned, is about 780
+// bytes), as many tokens about 30 MB. A full map drops an eighth of its entries, the
+// first Go's map iteration meets (a random start), to make room: it once dropped them
+// all, a burst of misses each time it filled, which kept it about half full on
+// average when more servers were read than it holds.
 const maxCached = 100_000
+
+// DefaultReadCacheServers is the servers the read cache holds unless told otherwise.
+const DefaultReadCacheServers = maxCached
 
 // evictShare: a full map drops 1/evictShare of its entries.
 const evictShare = 8
@@ -123,10 +127,21 @@ type cache struct {
 	// map starts afresh: it holds what was read since the last write that concerns
 	// it, not everything ever read (on a busy server, most of it stale, up to
 	// maxCached each).
+	//
+	// On SQLite this process's own writes of servers and operations drop only the
+	// entries of the rows they changed (rowHook): the map's counter values move on
+	// with the commit, its other entries stay (forget).
 	heldServers gen
 	heldTokens  gen
-	servers     map[serverKey]*cachedServer
-	tokens      map[[32]byte]*cachedToken
+	// servers holds the entries by server id; names finds one by its account and
+	// name, ops by the operation it shows (an operation's row changing changes it).
+	// Every names and ops entry names a server entry that has that name or
+	// operation.
+	servers    map[int64]*cachedServer
+	names      map[nameKey]int64
+	ops        map[int64]int64
+	maxServers int
+	tokens     map[[32]byte]*cachedToken
 	// tokenKeys finds a token's entry by its id, for a touch.
 	tokenKeys map[int64][32]byte
 	// touches counts the touches committed; a token read while one committed is not
@@ -148,16 +163,14 @@ type cachedToken struct {
 	a   hosting.Account
 }
 
-type serverKey struct {
+type nameKey struct {
 	account int64
-	id      int64
 	name    string
 }
 
 type cachedServer struct {
-	gen gen
-	at  time.Time
-	s   hosting.Server
+	at time.Time
+	s  hosting.Server
 }
 
 // openCache maps the data dir's change counters.
@@ -183,16 +196,35 @@ func openCache(dir string) (*cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("change counter: map: %w", err)
 	}
-	c := &cache{
-		mapping:   m,
-		servers:   map[serverKey]*cachedServer{},
-		tokens:    map[[32]byte]*cachedToken{},
-		tokenKeys: map[int64][32]byte{},
-	}
+	c := newCache()
+	c.mapping = m
 	for i := range c.gens {
 		c.gens[i] = (*atomic.Uint64)(unsafe.Pointer(&m[8*i]))
 	}
 	return c, nil
+}
+
+func newCache() *cache {
+	c := &cache{maxServers: maxCached, tokens: map[[32]byte]*cachedToken{}, tokenKeys: map[int64][32]byte{}}
+	c.resetServers()
+	return c
+}
+
+// resetServers empties the servers' maps (new maps rather than clear, as a map keeps
+// the room it once grew to). c.mu must be held for writing, or c not yet shared.
+func (c *cache) resetServers() {
+	c.servers, c.names, c.ops = map[int64]*cachedServer{}, map[nameKey]int64{}, map[int64]int64{}
+}
+
+// setMaxServers bounds the servers' map at n entries (at least 1), dropping what
+// is over.
+func (c *cache) setMaxServers(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.maxServers = max(n, 1)
+	if over := len(c.servers) - c.maxServers; over > 0 {
+		c.evictServers(over)
+	}
 }
 
 func (c *cache) close() error {
@@ -290,7 +322,11 @@ func (c *cache) committed(w *writes) {
 	k := w.kinds
 	if c.pg == nil { // PostgreSQL's were added to in the transaction (pgGens.add)
 		if k&kindServers != 0 {
-			c.gens[serversGen].Add(1)
+			if w.rows.precise() {
+				c.forget(w.rows.servers, w.rows.ops)
+			} else {
+				c.gens[serversGen].Add(1)
+			}
 		}
 		if k&kindTokens != 0 {
 			c.gens[tokensGen].Add(1)
@@ -311,6 +347,61 @@ func (c *cache) committed(w *writes) {
 		}
 		c.touches++
 		c.mu.Unlock()
+	}
+}
+
+// forget counts a write of servers whose changed rows are known, servers and ops
+// (the ids of the servers and operations rows it inserted, changed or deleted): the
+// other processes, which do not know them, empty their maps at the count; this one
+// drops only those rows' entries and keeps the rest, its counter value moving on
+// with the count. It does so only when the map was read under the counters' values
+// just before (nothing else was counted since): else the map is out of date anyway
+// and the next read empties it. The count and the move are one step under c.mu, so
+// no read can see the new value before the entries it dropped are gone; a read that
+// began before the write and files after it is refused (admit: it is older), one
+// that filed before forget is dropped with the rows it may have read stale.
+func (c *cache) forget(servers, ops []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.gens[serversGen].Add(1)
+	if c.heldServers != (gen{any: c.gens[anyGen].Load(), kind: v - 1}) {
+		return
+	}
+	c.heldServers.kind = v
+	for _, id := range servers {
+		c.dropServer(id)
+	}
+	for _, op := range ops {
+		if id, ok := c.ops[op]; ok {
+			c.dropServer(id)
+		}
+	}
+}
+
+// dropServer removes a server's entry with its name's and operation's. c.mu must be
+// held for writing.
+func (c *cache) dropServer(id int64) {
+	e, ok := c.servers[id]
+	if !ok {
+		return
+	}
+	delete(c.servers, id)
+	if k := (nameKey{e.s.AccountID, e.s.Name}); c.names[k] == id {
+		delete(c.names, k)
+	}
+	if e.s.Operation != nil && c.ops[e.s.Operation.ID] == id {
+		delete(c.ops, e.s.Operation.ID)
+	}
+}
+
+// evictServers drops n entries of the servers' map (evict).
+func (c *cache) evictServers(n int) {
+	for id := range c.servers {
+		if n <= 0 {
+			return
+		}
+		c.dropServer(id)
+		n--
 	}
 }
 
@@ -373,15 +464,15 @@ func (c *cache) server(ctx context.Context, accountID int64, ref hosting.ServerR
 	if c == nil {
 		return load()
 	}
-	key := serverKey{account: accountID, id: ref.ID, name: ref.Name}
 	g, known := c.now(ctx, serversGen)
 	if !known {
 		return load()
 	}
 	c.mu.RLock()
-	e, ok := c.servers[key]
+	e := c.lookup(accountID, ref)
+	held := c.heldServers
 	c.mu.RUnlock()
-	if ok && e.gen == g && c.fresh(e.at) {
+	if e != nil && held == g && c.fresh(e.at) {
 		return cloneServer(e.s), nil
 	}
 	s, err := load()
@@ -389,14 +480,33 @@ func (c *cache) server(ctx context.Context, accountID int64, ref hosting.ServerR
 		return s, err
 	}
 	c.mu.Lock()
-	if admit(&c.heldServers, g, func() { c.servers = map[serverKey]*cachedServer{} }) {
-		if len(c.servers) >= maxCached {
-			evict(c.servers, maxCached/evictShare, nil)
+	if admit(&c.heldServers, g, c.resetServers) {
+		if _, ok := c.servers[s.ID]; !ok && len(c.servers) >= c.maxServers {
+			c.evictServers(max(c.maxServers/evictShare, 1))
 		}
-		c.servers[key] = &cachedServer{gen: g, at: time.Now(), s: cloneServer(s)}
+		c.dropServer(s.ID) // its name or operation may have changed
+		c.servers[s.ID] = &cachedServer{at: time.Now(), s: cloneServer(s)}
+		c.names[nameKey{s.AccountID, s.Name}] = s.ID
+		if s.Operation != nil {
+			c.ops[s.Operation.ID] = s.ID
+		}
 	}
 	c.mu.Unlock()
 	return s, nil
+}
+
+// lookup finds the entry of an account's server by ref, nil when there is none.
+// c.mu must be held.
+func (c *cache) lookup(accountID int64, ref hosting.ServerRef) *cachedServer {
+	id := ref.ID
+	if ref.Name != "" {
+		id = c.names[nameKey{accountID, ref.Name}]
+	}
+	e := c.servers[id]
+	if e == nil || e.s.AccountID != accountID || ref.Name != "" && e.s.Name != ref.Name {
+		return nil
+	}
+	return e
 }
 
 // admit reports whether an entry read under g is worth filing in a map whose entries
@@ -421,6 +531,8 @@ type writes struct {
 	kinds kinds
 	// touched lists the tokens whose last use it recorded.
 	touched []int64
+	// rows are the servers and operations rows it changed, when known (rowHook).
+	rows changedRows
 }
 
 // markingQuerier runs a write transaction's statements, noting in w what each may
@@ -428,6 +540,9 @@ type writes struct {
 type markingQuerier struct {
 	q querier
 	w *writes
+	// hook notes the rows of servers and operations the transaction changes (SQLite;
+	// nil on PostgreSQL).
+	hook *rowHook
 }
 
 func (m markingQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -446,7 +561,12 @@ func (m markingQuerier) QueryRowContext(ctx context.Context, query string, args 
 }
 
 func (m markingQuerier) mark(query string) {
-	m.w.kinds |= statementKinds(query)
+	k := statementKinds(query)
+	m.w.kinds |= k
+	if k&kindServers != 0 && !m.w.rows.started {
+		m.w.rows.started = true
+		m.w.rows.tracking = m.hook.start(&m.w.rows)
+	}
 }
 
 // touched notes on q's transaction, if it is one the cache follows, that it
@@ -555,4 +675,12 @@ func cloneInto[T any](p *T, into *T) *T {
 	}
 	*into = *p
 	return into
+}
+
+// SetReadCacheServers bounds the servers the read cache holds at n (at least 1;
+// about 1.5 KB of memory each: docs/operating.md, Memory). maxCached by default.
+func (db *DB) SetReadCacheServers(n int) {
+	if db.cache != nil {
+		db.cache.setMaxServers(n)
+	}
 }

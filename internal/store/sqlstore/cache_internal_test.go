@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -220,7 +221,7 @@ func TestCacheEvictsAnEighthWhenFull(t *testing.T) {
 	if len(c.servers) != want || len(c.tokens) != want || len(c.tokenKeys) != want {
 		t.Errorf("held %d servers, %d tokens, %d token keys; want %d each", len(c.servers), len(c.tokens), len(c.tokenKeys), want)
 	}
-	if _, ok := c.servers[serverKey{account: 1, id: maxCached}]; !ok {
+	if _, ok := c.servers[maxCached]; !ok {
 		t.Error("the server read last is not held")
 	}
 	for id, key := range c.tokenKeys {
@@ -229,3 +230,81 @@ func TestCacheEvictsAnEighthWhenFull(t *testing.T) {
 		}
 	}
 }
+
+// forget drops the entries of the rows a write of this process changed, found by
+// server id or by the operation an entry shows, with their names; it drops nothing
+// and leaves the map to be emptied when a change it does not know was counted
+// since the map was read.
+func TestCacheForgetsChangedRows(t *testing.T) {
+	t.Parallel()
+	c, err := openCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.close() })
+	ctx := context.Background()
+	loads := 0
+	read := func(ref hosting.ServerRef) hosting.Server {
+		t.Helper()
+		s, err := c.server(ctx, 1, ref, func() (hosting.Server, error) {
+			loads++
+			id := ref.ID
+			if ref.Name != "" {
+				_, _ = fmt.Sscanf(ref.Name, "server-%d", &id)
+			}
+			s := hosting.Server{ID: id, AccountID: 1, Name: fmt.Sprintf("server-%d", id)}
+			if id == 1 {
+				s.Operation = &hosting.Operation{ID: 7}
+			}
+			return s, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for id := range int64(4) {
+		read(hosting.ServerRef{ID: id + 1})
+	}
+	read(hosting.ServerRef{Name: "server-3"})
+	if loads != 4 {
+		t.Fatalf("%d loads for 4 servers, one read twice (by id, then by name)", loads)
+	}
+	c.forget([]int64{2}, []int64{7, 99}) // server 2, and server 1 through its operation
+	if len(c.servers) != 2 || len(c.names) != 2 || len(c.ops) != 0 {
+		t.Errorf("after forget: %d servers, %d names, %d operations held; want 2, 2, 0", len(c.servers), len(c.names), len(c.ops))
+	}
+	loads = 0
+	read(hosting.ServerRef{Name: "server-3"})
+	read(hosting.ServerRef{ID: 4})
+	if loads != 0 {
+		t.Errorf("%d loads of servers the write did not change, want 0", loads)
+	}
+	read(hosting.ServerRef{ID: 1})
+	read(hosting.ServerRef{Name: "server-2"})
+	if loads != 2 {
+		t.Errorf("%d loads of the servers the write changed, want 2", loads)
+	}
+	// Another account's server by the same id or name is not this entry.
+	if _, err := c.server(ctx, 2, hosting.ServerRef{ID: 3}, func() (hosting.Server, error) { return hosting.Server{}, errNotHere }); err != errNotHere {
+		t.Errorf("another account's read by id: %v, want a load", err)
+	}
+	if _, err := c.server(ctx, 2, hosting.ServerRef{Name: "server-3"}, func() (hosting.Server, error) { return hosting.Server{}, errNotHere }); err != errNotHere {
+		t.Errorf("another account's read by name: %v, want a load", err)
+	}
+
+	// A change counted that forget does not know (another process's): forget keeps
+	// its hands off, and the next read empties the map.
+	c.changed()
+	c.forget([]int64{4}, nil)
+	if len(c.servers) != 4 {
+		t.Errorf("forget after an unknown change: %d servers held, want the 4 left for the next read to drop", len(c.servers))
+	}
+	loads = 0
+	read(hosting.ServerRef{ID: 3})
+	if loads != 1 || len(c.servers) != 1 {
+		t.Errorf("after an unknown change: %d loads, %d servers held; want 1 and 1", loads, len(c.servers))
+	}
+}
+
+var errNotHere = errors.New("not here")

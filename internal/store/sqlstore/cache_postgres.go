@@ -57,12 +57,9 @@ type fence struct {
 
 // newPostgresCache is the cache of a PostgreSQL database.
 func newPostgresCache(db *DB) *cache {
-	return &cache{
-		pg:        &pgGens{db: db},
-		servers:   map[serverKey]*cachedServer{},
-		tokens:    map[[32]byte]*cachedToken{},
-		tokenKeys: map[int64][32]byte{},
-	}
+	c := newCache()
+	c.pg = &pgGens{db: db}
+	return c
 }
 
 // read returns the counters as a query begun after it was called found them.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -362,8 +363,8 @@ func cacheOutlivesWritesOfOtherRows(t *testing.T, db *sqlstore.DB) {
 		if _, _, err := db.TokenByHash(ctx, f.hash); err != nil {
 			t.Fatal(err)
 		}
-		if s, tk := db.CachedEntries(); s != 2 || tk != 1 {
-			t.Errorf("after %s: cache holds %d servers and %d tokens, want 2 and 1", after, s, tk)
+		if s, tk := db.CachedEntries(); s != 1 || tk != 1 {
+			t.Errorf("after %s: cache holds %d servers and %d tokens, want 1 (by id and by name) and 1", after, s, tk)
 		}
 	}
 	unchanged("filling")
@@ -402,8 +403,8 @@ func cacheOutlivesWritesOfOtherRows(t *testing.T, db *sqlstore.DB) {
 	if err := db.InTx(ctx, func(tx store.Tx) error { return tx.TouchToken(ctx, f.tok, used) }); err != nil {
 		t.Fatal(err)
 	}
-	if s, tk := db.CachedEntries(); s != 2 || tk != 0 {
-		t.Errorf("after a last use: cache holds %d servers and %d tokens, want 2 and 0", s, tk)
+	if s, tk := db.CachedEntries(); s != 1 || tk != 0 {
+		t.Errorf("after a last use: cache holds %d servers and %d tokens, want 1 and 0", s, tk)
 	}
 	if tk, _, err := db.TokenByHash(ctx, f.hash); err != nil || tk.LastUsedAt == nil || !tk.LastUsedAt.Equal(used) {
 		t.Errorf("token after its last use: %v, %v", tk.LastUsedAt, err)
@@ -524,4 +525,106 @@ func TestCachedReadsAreCopies(t *testing.T) {
 		*srv.ProjectID = -1
 		srv.DisplayName = "changed"
 	}
+}
+
+// On SQLite, a write of this process drops the entries of the servers whose rows it
+// changed and keeps the others (the pre-update hook names the rows); another
+// process, which cannot know them, empties its map; a transaction changing more rows
+// than are noted counts as changing every server.
+func TestOwnWritesDropOnlyTheirServers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	serve, admin := sqlstoretest.SQLite(t, dir), sqlstoretest.SQLite(t, dir)
+	f := seedCacheFixture(t, serve)
+	newServer := func(tx store.Tx, name string) (int64, error) {
+		return tx.CreateServer(ctx, hosting.Server{AccountID: f.acct, Name: name, Status: hosting.StatusRunning, LocationID: 1, PlanID: 1,
+			ImageID: 1, VCPUs: 1, MemoryMB: 1024, DiskGB: 20, SSHKeyIDs: []int64{}, CreatedAt: cacheNow})
+	}
+	var other int64
+	if err := serve.InTx(ctx, func(tx store.Tx) (err error) { other, err = newServer(tx, "server-other"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	read := func(db *sqlstore.DB, ref hosting.ServerRef) hosting.Server {
+		t.Helper()
+		s, err := db.Server(ctx, f.acct, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	entries := func(when string, want int) {
+		t.Helper()
+		if s, _ := serve.CachedEntries(); s != want {
+			t.Errorf("%s: %d servers held, want %d", when, s, want)
+		}
+	}
+	byName := hosting.ServerRef{Name: "server-abc123"}
+	read(serve, byName)
+	read(serve, hosting.ServerRef{ID: other})
+	read(admin, byName)
+	entries("filled", 2)
+
+	counters := serve.CacheCounters()
+	if err := serve.InTx(ctx, func(tx store.Tx) error { return tx.SetServerStatus(ctx, f.srv, hosting.StatusStopped) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := serve.CacheCounters(); got[1] == counters[1] {
+		t.Error("the servers' counter did not move: another process would answer the older server")
+	}
+	entries("after its own write of one server", 1)
+	if s := read(serve, byName); s.Status != hosting.StatusStopped {
+		t.Errorf("status %s after the write, want stopped", s.Status)
+	}
+	if s := read(admin, byName); s.Status != hosting.StatusStopped {
+		t.Errorf("another process: status %s after the write, want stopped", s.Status)
+	}
+	entries("the written server read again", 2) // the other one's entry outlived the write
+
+	// An operation started and finished changes the server it runs on only.
+	var op int64
+	if err := serve.InTx(ctx, func(tx store.Tx) (err error) {
+		op, err = tx.StartOperation(ctx, hosting.Operation{AccountID: f.acct, ServerID: f.srv, Type: hosting.OpPower,
+			Action: hosting.PowerOn, StartedAt: cacheNow})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	entries("after an operation started", 1)
+	if s := read(serve, byName); s.Operation == nil || s.Operation.ID != op {
+		t.Errorf("operation %+v, want %d", s.Operation, op)
+	}
+	if err := serve.InTx(ctx, func(tx store.Tx) error { return tx.FinishOperation(ctx, op, hosting.OpSuccess, "", cacheNow) }); err != nil {
+		t.Fatal(err)
+	}
+	entries("after it finished", 1)
+	if s := read(serve, byName); s.Operation != nil {
+		t.Errorf("operation %+v after it finished", s.Operation)
+	}
+	entries("read again", 2)
+
+	// Another process's write empties the map at the next read.
+	if err := admin.InTx(ctx, func(tx store.Tx) error { return tx.SetServerStatus(ctx, other, hosting.StatusStopped) }); err != nil {
+		t.Fatal(err)
+	}
+	read(serve, byName)
+	entries("after another process's write", 1)
+	if s := read(serve, hosting.ServerRef{ID: other}); s.Status != hosting.StatusStopped {
+		t.Errorf("status %s after another process's write, want stopped", s.Status)
+	}
+	entries("both read again", 2)
+
+	// Too many rows to note: every server counts as changed.
+	if err := serve.InTx(ctx, func(tx store.Tx) error {
+		for i := range 4100 {
+			if _, err := newServer(tx, fmt.Sprintf("server-bulk%d", i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read(serve, byName)
+	entries("after a write of 4,100 servers", 1)
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
@@ -42,6 +42,9 @@ type DB struct {
 	// migration lines run after the store's, a copy writes their tables after its own.
 	drivers []compute.Storage
 	cache   *cache
+	// rowHook tells write transactions the rows of servers and operations they
+	// change (SQLite; nil on PostgreSQL).
+	rowHook *rowHook
 	// ckpt checkpoints SQLite's WAL beside the writer (nil on PostgreSQL).
 	ckpt *checkpointer
 	// stopWatch ends the change watcher (cache.watch).
@@ -102,10 +105,12 @@ func OpenSQLite(ctx context.Context, dir string, drivers ...compute.Storage) (*D
 	// The checkpointer (checkpoint.go) copies the WAL into the database beside the
 	// writer; the writer's own checkpoint (SQLite's wal_autocheckpoint) finishes what
 	// is left, so the WAL is restarted and stays small.
-	write, err := sql.Open("sqlite", uri+"?"+pragmas+cache(writeCachePages)+"&_pragma=temp_store(2)&_txlock=immediate")
+	connector, err := sqlite.NewConnector(uri + "?" + pragmas + cache(writeCachePages) + "&_pragma=temp_store(2)&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
+	hook := &rowHook{}
+	write := sql.OpenDB(writeConnector{Connector: connector, hook: hook})
 	write.SetMaxOpenConns(1)
 	write.SetConnMaxIdleTime(0)
 	read, err := sql.Open("sqlite", uri+"?"+pragmas+cache(readCachePages)+"&_pragma=query_only(1)")
@@ -123,7 +128,7 @@ func OpenSQLite(ctx context.Context, dir string, drivers ...compute.Storage) (*D
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	db := &DB{queries: on(dialectSQLite, read), write: write, read: read, path: path, drivers: drivers,
+	db := &DB{queries: on(dialectSQLite, read), write: write, read: read, path: path, drivers: drivers, rowHook: hook,
 		stmts: map[string]*sql.Stmt{}, txStmts: &txStmts{m: map[string]*sql.Stmt{}}, ckpt: startCheckpointer(ckpt)}
 	if db.cache, err = openCache(dir); err != nil {
 		db.Close()
@@ -296,17 +301,19 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 		q = preparedQuerier{t: t}
 	}
 	if db.cache != nil {
-		q = markingQuerier{q: q, w: &t.writes}
+		q = markingQuerier{q: q, w: &t.writes, hook: db.rowHook}
 	}
 	t.queries = on(db.d, q)
 	t.queries.tx = true
 	if err := fn(t); err != nil {
+		t.writes.rows.stop()
 		_ = sqlTx.Rollback()
 		return err
 	}
 	if hold.Take() {
 		hold.Park(t, func(commit bool) error {
 			if !commit {
+				t.writes.rows.stop()
 				return sqlTx.Rollback()
 			}
 			return transient(db.commit(context.WithoutCancel(ctx), t))
@@ -321,6 +328,7 @@ func (db *DB) inTx(ctx context.Context, fn func(tx store.Tx) error) error {
 func (db *DB) commit(ctx context.Context, t *tx) error {
 	for i := 0; i < len(t.before); i++ { // a step may ask for another
 		if err := t.before[i](ctx); err != nil {
+			t.writes.rows.stop()
 			_ = t.sqlTx.Rollback()
 			return err
 		}
@@ -331,6 +339,7 @@ func (db *DB) commit(ctx context.Context, t *tx) error {
 			return err
 		}
 	}
+	t.writes.rows.stop() // before the connection is another's
 	err := t.sqlTx.Commit()
 	// Counted even when the commit reports an error: it may have landed anyway.
 	db.cache.committed(&t.writes)
