@@ -19,11 +19,19 @@ if token ~= "" then
   headers["Authorization"] = "Bearer " .. token
 end
 
--- Give each thread its own random sequence.
+-- SEQUENTIAL=1: the threads take the ids in turn instead, first to last and over
+-- again (THREADS: how many there are), so that a run of (LAST_ID - FIRST_ID + 1)
+-- requests reads every server once: get-server.sh's warm-up of the read cache.
+local sequential = os.getenv("SEQUENTIAL") == "1"
+local nthreads = tonumber(os.getenv("THREADS") or "1")
+local count = 0
+
+-- Give each thread its own random sequence, and its place in turn.
 local n = 0
 function setup(thread)
   n = n + 1
   thread:set("seed", os.time() * 100 + n)
+  thread:set("tid", n - 1)
 end
 
 function init(args)
@@ -34,5 +42,12 @@ function request()
   if #tokens > 0 then
     headers["Authorization"] = "Bearer " .. tokens[math.random(1, #tokens)]
   end
-  return wrk.format("GET", "/v1/servers/" .. math.random(first, last), headers)
+  local id
+  if sequential then
+    id = first + (count * nthreads + tid) % (last - first + 1)
+    count = count + 1
+  else
+    id = math.random(first, last)
+  end
+  return wrk.format("GET", "/v1/servers/" .. id, headers)
 end

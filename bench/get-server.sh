@@ -5,14 +5,28 @@
 # (serve --rate-limit), so its cost is paid. Prints a table and writes it, with wrk's
 # raw output, to bench/results/get-server-<date>.txt. Figures only: nothing is asserted.
 #
+# Several sizes in one run (issue 34: 10,000, 100,000 and 1,000,000 servers):
+#   SIZES="10000 100000 1000000" SEED_MODE=store bash bench/get-server.sh
+# runs the whole benchmark once per size, each on a fresh store, and adds a table of
+# the sizes side by side: server CPU per request against the first size's, p99, and
+# berthd's memory (RSS at the end, and its peak).
+#
 # Usage: bash bench/get-server.sh          (from any directory)
 # Environment (all optional):
 #   BERTH_PORT=18080 BARE_PORT=18081   ports on 127.0.0.1
 #   SERVERS=10000                      servers to seed
+#   SIZES=$SERVERS                     sizes to run one after the other (see above)
+#   READ_CACHE=max(SERVERS, 100000)    berthd serve --read-cache-servers
+#   IDLE=5                             seconds berthd's CPU is measured with no load
+#                                      before the rounds (its background work: the
+#                                      metrics sampler); "net us/r" leaves it out
 #   SEED_MODE=order                    order (OrderServer, as the API does) or store (batched inserts)
 #   THREADS=2 CONNS=32 DURATION=10s    wrk parameters
 #   ROUNDS=1                           Berth/bare pairs to run, alternating; >1 adds medians
 #   WARMUP=2s                          unreported wrk run on each server first (0: none)
+#   WARM_ALL=1                         before it, read every server once, in turn, so that
+#                                      the rounds meet the read cache as a berthd that has
+#                                      served for a while holds it (0: don't)
 #   QUIET_WAIT=60 QUIET_CORES=0.3      before each run, wait up to QUIET_WAIT s for the
 #                                      machine to idle below QUIET_CORES cores (0: don't)
 #   RATE_LIMIT=100000000               berthd serve --rate-limit (requests/min/token)
@@ -24,6 +38,42 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH="$ROOT/bench"
 # shellcheck source=lib.sh
 . "$BENCH/lib.sh"
+
+read -r -a SIZE_LIST <<<"${SIZES:-${SERVERS:-10000}}"
+if ((${#SIZE_LIST[@]} > 1)); then
+	ALL_TMP="$(mktemp -d "${TMPDIR:-/tmp}/berth-bench-sizes.XXXXXX")"
+	trap 'rm -rf "$ALL_TMP"' EXIT
+	for n in "${SIZE_LIST[@]}"; do
+		log "=== $n servers ==="
+		SERVERS=$n SIZES=$n FIGURES_FILE="$ALL_TMP/figures" OUT_FILE="$ALL_TMP/get-server-$n.txt" bash "${BASH_SOURCE[0]}"
+	done
+	TABLE="$(
+		echo "GET /v1/servers/{id} at ${#SIZE_LIST[@]} sizes — $(date -u '+%F %T UTC')"
+		echo "machine: $(machine)"
+		echo "commit: $(commit)"
+		echo "each size: its own fresh store and berthd (seed mode ${SEED_MODE:-order}), the runs below; medians when ROUNDS > 1"
+		echo "us/r: berthd's CPU per request; net us/r: less its CPU with no load (idle cores, measured ${IDLE:-5} s before)"
+		echo
+		printf '%-9s %9s %7s %6s %6s %6s %6s %5s %8s %7s %7s %9s %6s\n' servers "req/s" "p99 ms" "us/r" "x 1st" "net" "x 1st" "idle" "cache" "RSS MB" "peak" "bare r/s" "ratio"
+		awk 'NR == 1 {u = $4; n = $6} {printf "%-9s %9s %7s %6s %6.2f %6s %6.2f %5s %8s %7s %7s %9s %6s\n", $1, $2, $3, $4, $4 / u, $6, $6 / n, $5, $7, $8, $9, $10, $11}' "$ALL_TMP/figures"
+	)"
+	OUT="$BENCH/results/get-server-$(date +%F)-sizes.txt"
+	mkdir -p "$BENCH/results"
+	{
+		echo "$TABLE"
+		for n in "${SIZE_LIST[@]}"; do
+			echo
+			echo "======== $n servers ========"
+			cat "$ALL_TMP/get-server-$n.txt"
+		done
+	} >"$OUT"
+	echo
+	echo "$TABLE"
+	echo
+	echo "written to ${OUT#"$ROOT"/}"
+	exit 0
+fi
+SERVERS=${SIZE_LIST[0]}
 BERTH_PORT="${BERTH_PORT:-18080}"
 BARE_PORT="${BARE_PORT:-18081}"
 SERVERS="${SERVERS:-10000}"
@@ -34,6 +84,8 @@ DURATION="${DURATION:-10s}"
 ROUNDS="${ROUNDS:-1}"
 WARMUP="${WARMUP:-2s}"
 RATE_LIMIT="${RATE_LIMIT:-100000000}"
+READ_CACHE="${READ_CACHE:-$((SERVERS > 100000 ? SERVERS : 100000))}"
+IDLE="${IDLE:-5}"
 
 for tool in go wrk curl; do
 	command -v "$tool" >/dev/null || { echo "get-server.sh: $tool is missing (wrk: apt-get install -y wrk)" >&2; exit 1; }
@@ -80,7 +132,7 @@ AUTH="Authorization: Bearer $TOKEN"
 
 log "starting berthd on $BERTH"
 "$TMP/berthd" serve --data "$TMP/data" --addr "127.0.0.1:$BERTH_PORT" --sim-time-scale 0.001 \
-	--rate-limit "$RATE_LIMIT" >"$TMP/berthd.out" 2>"$TMP/berthd.log" &
+	--rate-limit "$RATE_LIMIT" --read-cache-servers "$READ_CACHE" >"$TMP/berthd.out" 2>"$TMP/berthd.log" &
 BERTH_PID=$!
 wait_http "$BERTH/v1/openapi.json" 300
 log "waiting for provisioning to finish"
@@ -93,7 +145,7 @@ log "restarting berthd at --sim-time-scale 1"
 kill "$BERTH_PID"
 wait "$BERTH_PID" 2>/dev/null || true
 "$TMP/berthd" serve --data "$TMP/data" --addr "127.0.0.1:$BERTH_PORT" --sim-time-scale 1 \
-	--rate-limit "$RATE_LIMIT" >>"$TMP/berthd.out" 2>>"$TMP/berthd.log" &
+	--rate-limit "$RATE_LIMIT" --read-cache-servers "$READ_CACHE" >>"$TMP/berthd.out" 2>>"$TMP/berthd.log" &
 BERTH_PID=$!
 wait_http "$BERTH/v1/openapi.json" 300
 
@@ -108,11 +160,29 @@ BODY_BARE="$(curl -sf -H "$AUTH" "$BARE/v1/servers/$SAMPLE_ID")"
 [ "$BODY_BERTH" = "$BODY_BARE" ] || { echo "get-server.sh: bodies differ" >&2; exit 1; }
 BODY_BYTES=$(($(printf '%s' "$BODY_BERTH" | wc -c) + 1)) # + the newline $(...) strips
 
-export FIRST_ID LAST_ID TOKEN
+export FIRST_ID LAST_ID TOKEN THREADS
+if [ "${WARM_ALL:-1}" = 1 ]; then
+	# wrk runs for a time, not a count: long enough for every id at 10,000 req/s.
+	WARM_SECONDS=$((SERVERS / 10000 + 2))
+	log "reading every server once, in turn (${WARM_SECONDS}s, not reported)"
+	SEQUENTIAL=1 measure "$TMP/warm-all.txt" "$BERTH" "$BERTH_PID" "${WARM_SECONDS}s"
+	WARM_REQS=$(awk '/requests in/ {print $1}' "$TMP/warm-all.txt")
+	((WARM_REQS >= SERVERS)) || log "  only $WARM_REQS requests for $SERVERS servers: not every server was read"
+fi
 if [ "$WARMUP" != 0 ]; then
 	log "warming up ($WARMUP each, not reported)"
 	measure "$TMP/warmup-berth.txt" "$BERTH" "$BERTH_PID" "$WARMUP"
 	measure "$TMP/warmup-bare.txt" "$BARE" "$BARE_PID" "$WARMUP"
+fi
+IDLE_CORES=0.00
+if ((IDLE > 0)); then
+	log "berthd's CPU with no load, ${IDLE}s"
+	wait_quiet
+	i0=$(proc_cpu "$BERTH_PID")
+	sleep "$IDLE"
+	i1=$(proc_cpu "$BERTH_PID")
+	IDLE_CORES=$(awk -v d=$((i1 - i0)) -v s="$IDLE" -v hz="$CLK_TCK" 'BEGIN {printf "%.2f", d / hz / s}')
+	log "  $IDLE_CORES cores"
 fi
 for ((r = 1; r <= ROUNDS; r++)); do
 	log "round $r/$ROUNDS: wrk -t$THREADS -c$CONNS -d$DURATION --latency on Berth"
@@ -125,6 +195,15 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	cat "$TMP/wrk-bare-$r.txt" >&2
 done
 
+RSS_MB=$(awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$BERTH_PID/status")
+PEAK_MB=$(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$BERTH_PID/status")
+
+# net_us FILE: server CPU per request less berthd's CPU with no load.
+net_us() {
+	local srv_c
+	read -r srv_c _ <"$1.cpu"
+	awk -v c="$srv_c" -v i="$IDLE_CORES" -v r="$(wrk_rps "$1")" 'BEGIN {n = c - i; if (n < 0) n = 0; printf "%.0f", n * 1e6 / r}'
+}
 row() { # row LABEL FILE
 	read -r srv_c wrk_c other_c <"$2.cpu"
 	printf '%-20s %10s %8s %8s %8s %8s  %6s %6s %6s %8s\n' "$1" "$(wrk_rps "$2")" "$(wrk_pct "$2" 50)" "$(wrk_pct "$2" 99)" \
@@ -134,6 +213,8 @@ med() { # med NAME FIELD: median over rounds; FIELD rps|p50|p99
 	for ((r = 1; r <= ROUNDS; r++)); do
 		case $2 in
 		rps) wrk_rps "$TMP/wrk-$1-$r.txt" ;;
+		us) us_per_req "$TMP/wrk-$1-$r.txt" ;;
+		net) net_us "$TMP/wrk-$1-$r.txt" ;;
 		*) wrk_pct "$TMP/wrk-$1-$r.txt" "${2#p}" ;;
 		esac
 		echo
@@ -151,6 +232,7 @@ SUMMARY="$(
 	echo "machine: $(machine)"
 	echo "commit: $(commit)"
 	echo "store: $SERVERS servers (seed mode $SEED_MODE: ${SEED_SECONDS}s; provisioning at --sim-time-scale 0.001: ${PROVISION_SECONDS}s; measured at 1)"
+	echo "read cache: --read-cache-servers $READ_CACHE, every server read once before the warm-up: ${WARM_ALL:-1} (1 yes); berthd with no load: $IDLE_CORES cores; RSS after the rounds $RSS_MB MB, peak $PEAK_MB MB"
 	echo "load: wrk -t$THREADS -c$CONNS -d$DURATION --latency, random id in $FIRST_ID..$LAST_ID, warm-up $WARMUP, $ROUNDS round(s); body $BODY_BYTES bytes"
 	echo "berthd: serve --rate-limit $RATE_LIMIT (limiter on), GOMAXPROCS $(grep -o '"gomaxprocs":[0-9]*' "$TMP/berthd.log" | tail -1 | cut -d: -f2)" \
 		"(serve's default: the CPUs + 1; bare: ${GOMAXPROCS:-the runtime default, $(nproc)})"
@@ -170,10 +252,14 @@ SUMMARY="$(
 	fi
 	echo
 	echo "ratio berth/bare req/s: $RATIO, berth p99 ${B_P99} ms (targets >= 0.7 and <= 10 ms: $MET)"
+	echo "server CPU per request: $(med berth us) us, $(med berth net) us less its CPU with no load"
 )"
 
+if [ -n "${FIGURES_FILE:-}" ]; then
+	echo "$SERVERS $B_RPS $B_P99 $(med berth us) $IDLE_CORES $(med berth net) $READ_CACHE $RSS_MB $PEAK_MB $N_RPS $RATIO" >>"$FIGURES_FILE"
+fi
 mkdir -p "$BENCH/results"
-OUT="$BENCH/results/get-server-$(date +%F).txt"
+OUT="${OUT_FILE:-$BENCH/results/get-server-$(date +%F).txt}"
 {
 	echo "$SUMMARY"
 	for ((r = 1; r <= ROUNDS; r++)); do
