@@ -35,6 +35,11 @@ import (
 // once: the cache never answers older data than a fresh query would have after the
 // write was reported done.
 //
+// On SQLite, this process's own write transactions also learn which rows of those
+// tables they changed (rowhook.go): the counters move as above, for the other
+// processes, while this one drops only the entries of those rows (forget,
+// forgetTokens) and keeps the rest.
+//
 // A token's last use (TouchToken) is the exception: it is written once a minute per
 // token, by the process that authenticates (on SQLite, the one serving), and counting
 // it would empty the token cache as often. Instead, once it commits, that process
@@ -96,20 +101,6 @@ const DefaultReadCacheServers = maxCached
 // evictShare: a full map drops 1/evictShare of its entries.
 const evictShare = 8
 
-// evict drops n entries of m, telling dropped of each.
-func evict[K comparable, V any](m map[K]V, n int, dropped func(K, V)) {
-	for k, v := range m {
-		if n <= 0 {
-			return
-		}
-		delete(m, k)
-		if dropped != nil {
-			dropped(k, v)
-		}
-		n--
-	}
-}
-
 type cache struct {
 	// SQLite: the counters, in the data dir's mapped file.
 	mapping []byte
@@ -142,8 +133,10 @@ type cache struct {
 	ops        map[int64]int64
 	maxServers int
 	tokens     map[[32]byte]*cachedToken
-	// tokenKeys finds a token's entry by its id, for a touch.
-	tokenKeys map[int64][32]byte
+	// tokenKeys finds a token's entry by its id; accountTokens the tokens of an
+	// account that have one.
+	tokenKeys     map[int64][32]byte
+	accountTokens map[int64]map[int64]struct{}
 	// touches counts the touches committed; a token read while one committed is not
 	// filed (it may hold the last use from before).
 	touches uint64
@@ -157,10 +150,9 @@ type gen struct{ any, kind uint64 }
 func (g gen) before(h gen) bool { return g.any < h.any || g.kind < h.kind }
 
 type cachedToken struct {
-	gen gen
-	at  time.Time // when it was read (PostgreSQL: pgEntryTTL)
-	t   hosting.Token
-	a   hosting.Account
+	at time.Time // when it was read (PostgreSQL: pgEntryTTL)
+	t  hosting.Token
+	a  hosting.Account
 }
 
 type nameKey struct {
@@ -205,9 +197,15 @@ func openCache(dir string) (*cache, error) {
 }
 
 func newCache() *cache {
-	c := &cache{maxServers: maxCached, tokens: map[[32]byte]*cachedToken{}, tokenKeys: map[int64][32]byte{}}
+	c := &cache{maxServers: maxCached}
 	c.resetServers()
+	c.resetTokens()
 	return c
+}
+
+// resetTokens empties the tokens' maps, as resetServers the servers'.
+func (c *cache) resetTokens() {
+	c.tokens, c.tokenKeys, c.accountTokens = map[[32]byte]*cachedToken{}, map[int64][32]byte{}, map[int64]map[int64]struct{}{}
 }
 
 // resetServers empties the servers' maps (new maps rather than clear, as a map keeps
@@ -329,7 +327,11 @@ func (c *cache) committed(w *writes) {
 			}
 		}
 		if k&kindTokens != 0 {
-			c.gens[tokensGen].Add(1)
+			if w.rows.precise() {
+				c.forgetTokens(w.rows.tokens, w.rows.accounts)
+			} else {
+				c.gens[tokensGen].Add(1)
+			}
 		}
 		if k&kindDNS != 0 {
 			c.gens[dnsGen].Add(1)
@@ -340,10 +342,7 @@ func (c *cache) committed(w *writes) {
 	if len(w.touched) > 0 {
 		c.mu.Lock()
 		for _, id := range w.touched {
-			if key, ok := c.tokenKeys[id]; ok {
-				delete(c.tokens, key)
-				delete(c.tokenKeys, id)
-			}
+			c.dropToken(id)
 		}
 		c.touches++
 		c.mu.Unlock()
@@ -374,6 +373,52 @@ func (c *cache) forget(servers, ops []int64) {
 	for _, op := range ops {
 		if id, ok := c.ops[op]; ok {
 			c.dropServer(id)
+		}
+	}
+}
+
+// forgetTokens is forget for tokens: the entries of the tokens changed, and of every
+// token of the accounts changed.
+func (c *cache) forgetTokens(tokens, accounts []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.gens[tokensGen].Add(1)
+	if c.heldTokens != (gen{any: c.gens[anyGen].Load(), kind: v - 1}) {
+		return
+	}
+	c.heldTokens.kind = v
+	for _, id := range tokens {
+		c.dropToken(id)
+	}
+	for _, a := range accounts {
+		for id := range c.accountTokens[a] {
+			c.dropToken(id)
+		}
+	}
+}
+
+// dropToken removes a token's entry, found by its id, with its keys. c.mu must be
+// held for writing.
+func (c *cache) dropToken(id int64) {
+	key, ok := c.tokenKeys[id]
+	if !ok {
+		return
+	}
+	c.dropTokenEntry(key, c.tokens[key])
+}
+
+func (c *cache) dropTokenEntry(key [32]byte, e *cachedToken) {
+	delete(c.tokens, key)
+	if e == nil {
+		return
+	}
+	if c.tokenKeys[e.t.ID] == key {
+		delete(c.tokenKeys, e.t.ID)
+	}
+	if ts := c.accountTokens[e.a.ID]; ts != nil {
+		delete(ts, e.t.ID)
+		if len(ts) == 0 {
+			delete(c.accountTokens, e.a.ID)
 		}
 	}
 }
@@ -437,9 +482,10 @@ func (c *cache) token(ctx context.Context, hash []byte, load func() (hosting.Tok
 	}
 	c.mu.RLock()
 	e, ok := c.tokens[key]
+	held := c.heldTokens
 	touches := c.touches
 	c.mu.RUnlock()
-	if ok && e.gen == g && c.fresh(e.at) {
+	if ok && held == g && c.fresh(e.at) {
 		return cloneToken(e.t), e.a, nil
 	}
 	t, a, err := load()
@@ -447,14 +493,27 @@ func (c *cache) token(ctx context.Context, hash []byte, load func() (hosting.Tok
 		return t, a, err
 	}
 	c.mu.Lock()
-	if touches == c.touches && admit(&c.heldTokens, g, func() {
-		c.tokens, c.tokenKeys = map[[32]byte]*cachedToken{}, map[int64][32]byte{}
-	}) {
-		if len(c.tokens) >= maxCached {
-			evict(c.tokens, maxCached/evictShare, func(_ [32]byte, e *cachedToken) { delete(c.tokenKeys, e.t.ID) })
+	if touches == c.touches && admit(&c.heldTokens, g, c.resetTokens) {
+		if old, ok := c.tokens[key]; ok {
+			c.dropTokenEntry(key, old)
+		} else if len(c.tokens) >= maxCached {
+			n := maxCached / evictShare
+			for k, e := range c.tokens {
+				if n <= 0 {
+					break
+				}
+				c.dropTokenEntry(k, e)
+				n--
+			}
 		}
-		c.tokens[key] = &cachedToken{gen: g, at: time.Now(), t: cloneToken(t), a: a}
+		c.tokens[key] = &cachedToken{at: time.Now(), t: cloneToken(t), a: a}
 		c.tokenKeys[t.ID] = key
+		ts := c.accountTokens[a.ID]
+		if ts == nil {
+			ts = map[int64]struct{}{}
+			c.accountTokens[a.ID] = ts
+		}
+		ts[t.ID] = struct{}{}
 	}
 	c.mu.Unlock()
 	return t, a, nil
@@ -546,27 +605,27 @@ type markingQuerier struct {
 }
 
 func (m markingQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	m.mark(query)
+	if m.w.rows.on(m.hook, m.mark(query), false) {
+		defer m.w.rows.pause()
+	}
 	return m.q.ExecContext(ctx, query, args...)
 }
 
 func (m markingQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	m.mark(query)
+	m.w.rows.on(m.hook, m.mark(query), true)
 	return m.q.QueryContext(ctx, query, args...)
 }
 
 func (m markingQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	m.mark(query)
+	m.w.rows.on(m.hook, m.mark(query), true)
 	return m.q.QueryRowContext(ctx, query, args...)
 }
 
-func (m markingQuerier) mark(query string) {
+// mark notes what a statement may change, and returns it.
+func (m markingQuerier) mark(query string) kinds {
 	k := statementKinds(query)
 	m.w.kinds |= k
-	if k&kindServers != 0 && !m.w.rows.started {
-		m.w.rows.started = true
-		m.w.rows.tracking = m.hook.start(&m.w.rows)
-	}
+	return k
 }
 
 // touched notes on q's transaction, if it is one the cache follows, that it

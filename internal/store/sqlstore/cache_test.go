@@ -628,3 +628,88 @@ func TestOwnWritesDropOnlyTheirServers(t *testing.T) {
 	read(serve, byName)
 	entries("after a write of 4,100 servers", 1)
 }
+
+// The same for tokens: this process's write of an account drops the tokens of that
+// account, of a token that token; the others stay. Another process's empties them.
+func TestOwnWritesDropOnlyTheirTokens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	serve, admin := sqlstoretest.SQLite(t, dir), sqlstoretest.SQLite(t, dir)
+	f := seedCacheFixture(t, serve)
+	hash2, hash3 := sha256.Sum256([]byte("second")), sha256.Sum256([]byte("other account's"))
+	var tok2, acct3 int64
+	if err := serve.InTx(ctx, func(tx store.Tx) (err error) {
+		if tok2, err = tx.CreateToken(ctx, hosting.Token{AccountID: f.acct, Name: "t2", Hash: hash2[:], Scopes: hosting.Scopes{hosting.ScopeRead}, CreatedAt: cacheNow}); err != nil {
+			return err
+		}
+		if acct3, err = tx.CreateAccount(ctx, hosting.Account{Email: "d@example.com", Name: "d", Language: "en", Currency: "EUR", CreatedAt: cacheNow}); err != nil {
+			return err
+		}
+		_, err = tx.CreateToken(ctx, hosting.Token{AccountID: acct3, Name: "t3", Hash: hash3[:], Scopes: hosting.Scopes{hosting.ScopeRead}, CreatedAt: cacheNow})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hashes := [][]byte{f.hash, hash2[:], hash3[:]}
+	read := func(h []byte) (hosting.Token, hosting.Account) {
+		t.Helper()
+		tk, a, err := serve.TokenByHash(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk, a
+	}
+	entries := func(when string, want int) {
+		t.Helper()
+		if _, tk := serve.CachedEntries(); tk != want {
+			t.Errorf("%s: %d tokens held, want %d", when, tk, want)
+		}
+	}
+	in := func(db *sqlstore.DB, fn func(tx store.Tx) error) {
+		t.Helper()
+		if err := db.InTx(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill := func(when string) {
+		t.Helper()
+		for _, h := range hashes {
+			read(h)
+		}
+		entries(when, 3)
+	}
+	fill("filled")
+
+	// An account's change: both its tokens go, the other account's stays.
+	in(serve, func(tx store.Tx) error { return tx.SetAccountLanguage(ctx, f.acct, "de") })
+	entries("after its own write of an account", 1)
+	if _, a := read(hash2[:]); a.Language != "de" {
+		t.Errorf("language %q after the write, want de", a.Language)
+	}
+	entries("one of its tokens read again", 2) // the other account's outlived the write
+	fill("read again")
+
+	// A token's change: that token goes.
+	in(serve, func(tx store.Tx) error { return tx.RevokeToken(ctx, tok2, cacheNow) })
+	entries("after its own write of a token", 2)
+	if tk, _ := read(hash2[:]); tk.RevokedAt == nil {
+		t.Error("token not revoked after the write")
+	}
+	fill("read again")
+
+	// A new account (an insert of accounts) drops nothing held.
+	in(serve, func(tx store.Tx) error {
+		_, err := tx.CreateAccount(ctx, hosting.Account{Email: "e@example.com", Name: "e", Language: "en", Currency: "EUR", CreatedAt: cacheNow})
+		return err
+	})
+	entries("after a new account", 3)
+
+	// Another process's write empties the map at the next read.
+	in(admin, func(tx store.Tx) error { return tx.SetAccountLanguage(ctx, acct3, "fr") })
+	read(f.hash)
+	entries("after another process's write", 1)
+	if _, a := read(hash3[:]); a.Language != "fr" {
+		t.Errorf("language %q after another process's write, want fr", a.Language)
+	}
+}

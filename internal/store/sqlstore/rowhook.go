@@ -9,21 +9,27 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// A write transaction on SQLite learns which rows of servers and operations it
-// changed from SQLite itself: the write connection's pre-update hook, which SQLite
-// calls for every row a statement inserts, updates or deletes. The cache then drops
-// only those rows' servers (cache.forget) instead of every server it holds, so that
-// a server's change, which happens many times a second on a large installation,
-// costs the entries of that server and not the whole read cache.
+// A write transaction on SQLite learns which rows of the cached tables (servers,
+// operations, tokens, accounts) it changed from SQLite itself: the write
+// connection's pre-update hook, which SQLite calls for every row a statement
+// inserts, updates or deletes. The cache then drops only those rows' entries
+// (cache.forget, forgetTokens) instead of every entry of their kind, so that a
+// server's or an account's change, which happens many times a second on a large
+// installation, costs the entries of that server or account and not the whole read
+// cache.
 //
-// The hook is on only from a transaction's first statement that names servers or
-// operations (markingQuerier) to its end: the metering's steps, which write hundreds
-// of thousands of rows of other tables, never pay for it. A statement that does not
-// name those tables cannot change them (Berth's schema has no triggers or
-// cascades; TestNoRawWritesToCachedTables, statementKinds), so nothing is missed.
+// The hook is on only while a statement that names one of those tables runs
+// (markingQuerier): a statement that does not name them cannot change them (Berth's
+// schema has no triggers or cascades; TestNoRawWritesToCachedTables,
+// statementKinds), so nothing is missed, and the metering's steps, which write
+// hundreds of thousands of rows of other tables beside one statement of accounts,
+// do not pay for it on those. A query (INSERT ... RETURNING) changes rows as its
+// result is read, after the call returns: from the first, the hook stays on to the
+// transaction's end.
 
 // maxChangedRows is the most rows a transaction notes; one that changes more (a
-// sandbox reset, a bulk suspension) counts as changing every server.
+// sandbox reset, a bulk suspension) counts as changing every entry of the kinds it
+// wrote.
 const maxChangedRows = 4096
 
 // rowHook reaches the write connection's hooks. The write pool holds one
@@ -75,8 +81,8 @@ func (w writeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return c, nil
 }
 
-// changedRows are the ids of the servers and operations rows a write transaction
-// changed, from when its hook started (rowHook.start).
+// changedRows are the ids of the rows of the cached tables a write transaction
+// changed, as its hook saw them (rowHook.start).
 type changedRows struct {
 	// mu guards what note writes: a transaction database/sql rolls back when its
 	// context ends may leave the hook on past its end (note then ignores the rows).
@@ -84,19 +90,54 @@ type changedRows struct {
 	conn     sqlite.HookRegisterer // the connection whose hook it is, while on
 	started  bool                  // the hook was asked for (rowHook.start)
 	tracking bool                  // the hook was on for every statement that could change them
+	keep     bool                  // on to the end (a query ran)
 	overflow bool                  // more than maxChangedRows: not kept
 	stopped  bool
 	servers  []int64
 	ops      []int64
+	tokens   []int64
+	accounts []int64
+}
+
+// on turns the hook on for a statement of kinds k, if it concerns the cache, and
+// reports whether to turn it off after it (pause).
+func (r *changedRows) on(h *rowHook, k kinds, query bool) (pause bool) {
+	if k&(kindServers|kindTokens) == 0 {
+		return false
+	}
+	if query {
+		r.keep = true
+	}
+	switch {
+	case !r.started:
+		r.started = true
+		r.tracking = h.start(r)
+	case r.tracking && r.conn == nil:
+		r.tracking = h.start(r)
+	}
+	return r.conn != nil && !r.keep
+}
+
+// pause turns the hook off between statements.
+func (r *changedRows) pause() {
+	if r.conn != nil {
+		r.conn.RegisterPreUpdateHook(nil)
+		r.conn = nil
+	}
 }
 
 // note is the pre-update hook.
 func (r *changedRows) note(d sqlite.SQLitePreUpdateData) {
-	var servers bool
+	var ids *[]int64
 	switch d.TableName {
 	case "servers":
-		servers = true
+		ids = &r.servers
 	case "operations":
+		ids = &r.ops
+	case "tokens":
+		ids = &r.tokens
+	case "accounts":
+		ids = &r.accounts
 	default:
 		return
 	}
@@ -107,10 +148,6 @@ func (r *changedRows) note(d sqlite.SQLitePreUpdateData) {
 	defer r.mu.Unlock()
 	if r.stopped || r.overflow {
 		return
-	}
-	ids := &r.ops
-	if servers {
-		ids = &r.servers
 	}
 	switch d.Op {
 	case sqlite3.SQLITE_INSERT:
@@ -123,25 +160,24 @@ func (r *changedRows) note(d sqlite.SQLitePreUpdateData) {
 			*ids = append(*ids, d.NewRowID)
 		}
 	}
-	if len(r.servers)+len(r.ops) > maxChangedRows {
-		r.overflow, r.servers, r.ops = true, nil, nil
+	if len(r.servers)+len(r.ops)+len(r.tokens)+len(r.accounts) > maxChangedRows {
+		r.overflow, r.servers, r.ops, r.tokens, r.accounts = true, nil, nil, nil, nil
 	}
 }
 
 // stop turns the hook off. It must run before the transaction commits or rolls
 // back: afterwards the connection is another goroutine's.
 func (r *changedRows) stop() {
-	if r.conn == nil {
+	if !r.started {
 		return
 	}
-	r.conn.RegisterPreUpdateHook(nil)
-	r.conn = nil
+	r.pause()
 	r.mu.Lock()
 	r.stopped = true
 	r.mu.Unlock()
 }
 
-// precise reports whether the rows are every row of servers and operations the
+// precise reports whether the rows are every row of the cached tables the
 // transaction changed. Called after stop.
 func (r *changedRows) precise() bool {
 	r.mu.Lock()
