@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/compute"
+	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/telemetry"
 )
 
@@ -28,31 +29,71 @@ func (a *App) prepareHosts(h compute.Hosted) {
 }
 
 // startReconcile makes idle servers' statuses follow their machines, on a Hosted
-// driver: a guest that powered itself off becomes stopped. A host that cannot be reached is skipped (its
-// machines keep their statuses until it answers again).
+// driver: a guest that powered itself off becomes stopped. A host that cannot be
+// reached is skipped (its machines keep their statuses until it answers again).
 func (a *App) startReconcile() {
 	d := a.cfg.ReconcileEvery
 	if d <= 0 {
 		d = 5 * time.Second
 	}
 	a.stopReconcile = every(d, func(ctx context.Context) {
-		if !a.lead.Leads(ctx) {
-			return
+		if a.lead.Leads(ctx) {
+			a.reconcile(ctx)
 		}
-		targets, err := a.DB.MetricTargets(ctx)
-		if err != nil {
-			return
+	})
+}
+
+// reconcile compares every idle server's status with its machine's power once. A
+// driver that reads many machines' states at once (compute.StatesBatcher: the
+// libvirt driver, one call a host) is asked so, and each machine whose state
+// differs is read again alone (Machine, which checks the domain is Berth's) before
+// its server changes; another is asked machine by machine. Only a server whose
+// state differs is written: a round of 10,000 servers where nothing changed is one
+// query of the store and one call a host.
+func (a *App) reconcile(ctx context.Context) {
+	targets, err := a.DB.PowerTargets(ctx)
+	if err != nil || len(targets) == 0 {
+		return
+	}
+	batch, batched := compute.As[compute.StatesBatcher](a.driver)
+	states := make(map[string]compute.State, len(targets))
+	if batched {
+		names := make([]string, len(targets))
+		for i, tg := range targets {
+			names[i] = tg.Name
 		}
+		states, _ = batch.StatesOf(ctx, names) // a machine whose host failed is left as it is
+	} else {
 		for _, tg := range targets {
+			if m, err := a.driver.Machine(ctx, tg.Name); err == nil {
+				states[tg.Name] = m.State
+			}
+		}
+	}
+	for _, tg := range targets {
+		st, ok := states[tg.Name]
+		if !ok || st == powerState(tg.Status) {
+			continue
+		}
+		if batched {
 			m, err := a.driver.Machine(ctx, tg.Name)
 			if err != nil {
 				continue
 			}
-			if _, err := a.Service.ReconcilePower(ctx, tg.ServerID, m.State); err != nil && ctx.Err() == nil {
-				a.log.Warn("reconcile", "server", tg.Name, "err", err)
-			}
+			st = m.State
 		}
-	})
+		if _, err := a.Service.ReconcilePower(ctx, tg.ServerID, st); err != nil && ctx.Err() == nil {
+			a.log.Warn("reconcile", "server", tg.Name, "err", err)
+		}
+	}
+}
+
+// powerState is the machine's state a server's status stands for.
+func powerState(s hosting.Status) compute.State {
+	if s == hosting.StatusRunning {
+		return compute.StateRunning
+	}
+	return compute.StateStopped
 }
 
 // watchHosts shows a Hosted driver's hosts in the operators' metrics: capacity and

@@ -158,6 +158,17 @@ type StatsBatcher interface {
 	StatsOf(ctx context.Context, names []string) (got map[string]Stats, failed map[string]error)
 }
 
+// StatesBatcher is a driver that reads the power state of many machines at once, as
+// the reconcile loop of a Hosted driver does every few seconds (the libvirt driver:
+// one call a host). got holds each machine read; failed each machine whose read
+// failed, with why (its host could not be reached): one host's failure is not the
+// others'. A machine in neither does not exist. The batch may be looser than Machine
+// (libvirt reads the domains' names and not Berth's marker in each): a caller
+// confirms a state it acts on with Machine.
+type StatesBatcher interface {
+	StatesOf(ctx context.Context, names []string) (got map[string]State, failed map[string]error)
+}
+
 // Stats are a machine's cumulative counters at one moment, as libvirt's domain stats
 // report them. A stopped machine's counters do not move.
 type Stats struct {

@@ -262,6 +262,21 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 			st, ok := got[s.Name]
 			return st, ok
 		}
+		// So does one that reads many machines' power states (compute.StatesBatcher)
+		// as Machine does.
+		states, statesBatch := d.(compute.StatesBatcher)
+		stateAll := func() (compute.State, bool) {
+			t.Helper()
+			got, failed := states.StatesOf(ctx, []string{"server-absent", s.Name})
+			if len(failed) != 0 {
+				t.Fatalf("StatesOf: %v", failed)
+			}
+			if _, ok := got["server-absent"]; ok || len(got) > 1 {
+				t.Fatalf("StatesOf read %+v; want no machine that does not exist", got)
+			}
+			st, ok := got[s.Name]
+			return st, ok
+		}
 		prev := read()
 		if !prev.Running || prev.VCPUs != 1 {
 			t.Fatalf("Stats of a running machine = %+v", prev)
@@ -295,6 +310,11 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 				t.Fatalf("Stats %+v went back from StatsOf %+v", next, cur)
 			}
 		}
+		if statesBatch {
+			if st, ok := stateAll(); !ok || st != compute.StateRunning {
+				t.Fatalf("StatesOf of a running machine = %q (%v)", st, ok)
+			}
+		}
 		if err := d.Stop(ctx, "t2", s.Name); err != nil {
 			t.Fatal(err)
 		}
@@ -308,6 +328,11 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 				t.Fatalf("StatsOf of a stopped machine = %+v (%v), Stats %+v", all, ok, stopped)
 			}
 		}
+		if statesBatch {
+			if st, ok := stateAll(); !ok || st != compute.StateStopped {
+				t.Fatalf("StatesOf of a stopped machine = %q (%v)", st, ok)
+			}
+		}
 		if err := d.Destroy(ctx, "t3", s.Name); err != nil {
 			t.Fatal(err)
 		}
@@ -319,6 +344,11 @@ func ExerciseWith(t *testing.T, opts Options, newDriver func(t *testing.T) compu
 		if batches {
 			if st, ok := readAll(); ok {
 				t.Errorf("StatsOf of a destroyed machine = %+v, want none", st)
+			}
+		}
+		if statesBatch {
+			if st, ok := stateAll(); ok {
+				t.Errorf("StatesOf of a destroyed machine = %q, want none", st)
 			}
 		}
 	})

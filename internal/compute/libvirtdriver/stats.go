@@ -95,7 +95,24 @@ const statsHosts = 16
 // and the machine's): unlike Stats, the batch reads no domain's marker, as reading
 // a foreign domain's counters changes nothing.
 func (d *Driver) StatsOf(ctx context.Context, names []string) (map[string]compute.Stats, map[string]error) {
-	got, failed := make(map[string]compute.Stats, len(names)), map[string]error{}
+	return perHost(ctx, d, names, d.hostStats)
+}
+
+var _ compute.StatesBatcher = (*Driver)(nil)
+
+// StatesOf implements compute.StatesBatcher: one ConnectListAllDomains a host, of
+// its running domains, instead of a lookup, a marker read and a state read a
+// machine. A domain is matched by name only (its marker is not read): the reconcile
+// loop confirms with Machine what it acts on.
+func (d *Driver) StatesOf(ctx context.Context, names []string) (map[string]compute.State, map[string]error) {
+	return perHost(ctx, d, names, d.hostStates)
+}
+
+// perHost reads names' machines grouped by host, read(host, its machines) for each,
+// statsHosts hosts at once. A machine of a host whose read failed, or that could not
+// be found in the store, is in failed; one that does not exist in neither map.
+func perHost[T any](ctx context.Context, d *Driver, names []string, read func(context.Context, int64, []machine) (map[string]T, error)) (map[string]T, map[string]error) {
+	got, failed := make(map[string]T, len(names)), map[string]error{}
 	byHost := map[int64][]machine{}
 	for len(names) > 0 {
 		n := min(len(names), statsChunk)
@@ -117,7 +134,7 @@ func (d *Driver) StatsOf(ctx context.Context, names []string) (map[string]comput
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			st, err := d.hostStats(ctx, hostID, ms)
+			st, err := read(ctx, hostID, ms)
 			mu.Lock()
 			defer mu.Unlock()
 			for _, m := range ms {
@@ -131,6 +148,34 @@ func (d *Driver) StatsOf(ctx context.Context, names []string) (map[string]comput
 	}
 	wg.Wait()
 	return got, failed
+}
+
+// hostStates reads which of a host's machines run, in one call.
+func (d *Driver) hostStates(ctx context.Context, hostID int64, ms []machine) (map[string]compute.State, error) {
+	h, err := d.host(ctx, hostID)
+	if err != nil {
+		return nil, err
+	}
+	l, err := d.conn(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	doms, _, err := l.ConnectListAllDomains(1, libvirt.ConnectListDomainsActive)
+	if err != nil {
+		return nil, d.lv(h, "list domains", err)
+	}
+	running := make(map[string]bool, len(doms))
+	for _, dom := range doms {
+		running[dom.Name] = true
+	}
+	out := make(map[string]compute.State, len(ms))
+	for _, m := range ms {
+		out[m.Name] = compute.StateStopped
+		if running[m.Domain] {
+			out[m.Name] = compute.StateRunning
+		}
+	}
+	return out, nil
 }
 
 // liveMachines are the machines of names that exist (not destroyed), with their

@@ -13,7 +13,7 @@ import (
 	"github.com/berthhq/berth/internal/store/sqlstore/sqlstoretest"
 )
 
-// TestStatsOfHostDown (libvirt tier): StatsOf reads a round's machines one call a
+// TestStatsOfHostDown (libvirt tier): StatsOf (and StatesOf) reads a round's machines one call a
 // host; a host that cannot be reached fails its own machines only. The machine on
 // the host that answers has no running domain, so it answers its kept counters (as
 // Stats does) without a guest to boot; a destroyed or unknown machine is in neither
@@ -67,5 +67,17 @@ func TestStatsOfHostDown(t *testing.T) {
 	one, err := d.Stats(ctx, "server-so-up")
 	if err != nil || one.CPUTimeNS != 123 || one.Running {
 		t.Errorf("Stats of the same machine: %+v, %v", one, err)
+	}
+
+	// The power states, the same way: one call a host, the host down failing its own.
+	states, sfailed := d.StatesOf(ctx, []string{"server-so-up", "server-so-down", "server-so-gone", "server-absent"})
+	if st, ok := states["server-so-up"]; !ok || st != compute.StateStopped {
+		t.Errorf("the state of the machine on the host that answers: %q (%v); want stopped (it has no domain)", st, ok)
+	}
+	if err := sfailed["server-so-down"]; !errors.Is(err, compute.ErrUnavailable) {
+		t.Errorf("the state of the machine on the host that cannot be reached: %v; want ErrUnavailable", err)
+	}
+	if len(states) != 1 || len(sfailed) != 1 {
+		t.Errorf("states %v, failed %v; want one of each", states, sfailed)
 	}
 }

@@ -276,3 +276,22 @@ func (q queries) RunningOperations(ctx context.Context) ([]hosting.Operation, er
 	rows, err := q.q.QueryContext(ctx, `SELECT `+opCols+` FROM operations WHERE status = 'running' ORDER BY id`)
 	return collect(rows, err, scanOp)
 }
+
+// PowerTarget is a server whose status follows its machine's power: running or
+// stopped, with no operation under way.
+type PowerTarget struct {
+	ServerID int64
+	Name     string
+	Status   hosting.Status
+}
+
+// PowerTargets lists the servers whose status follows their machines' power
+// (PowerTarget), for the reconcile loop of a driver whose machines run on hosts.
+func (db *DB) PowerTargets(ctx context.Context) ([]PowerTarget, error) {
+	rows, err := db.read.QueryContext(ctx, db.Rebind(`SELECT id, name, status FROM servers
+		WHERE deleted_at IS NULL AND operation_id IS NULL AND status IN (?, ?) ORDER BY id`), string(hosting.StatusRunning), string(hosting.StatusStopped))
+	return collect(rows, err, func(sc func(...any) error) (t PowerTarget, err error) {
+		err = sc(&t.ServerID, &t.Name, &t.Status)
+		return t, err
+	})
+}
