@@ -18,13 +18,53 @@
 # by 5-10 % within minutes, which one round takes for a difference between servers.
 # Environment (optional): SERVERS=10000 THREADS=2 CONNS=32 DURATION=10s ROUNDS=3
 #   ORDER_CONNS=8 WARMUP=2s QUIET_WAIT=60 QUIET_CORES=0.3 RATE_LIMIT=100000000 KEEP=1
+#   READ_CACHE=max(SERVERS, 100000): every berthd's --read-cache-servers
+#   WARM_ALL=1: SQLite's berthd reads every server once, in turn, before the rounds
+#     (get-server.sh); PostgreSQL's keep an entry 30 s, so theirs is not warmed
+#   SIZES="10000 100000 1000000": the whole run once per size, each on fresh stores,
+#     and a table of the sizes side by side (issue 34: PostgreSQL >= 0.5 of SQLite at
+#     each size)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH="$ROOT/bench"
 # shellcheck source=lib.sh
 . "$BENCH/lib.sh"
-SERVERS="${SERVERS:-10000}"
+
+read -r -a SIZE_LIST <<<"${SIZES:-${SERVERS:-10000}}"
+if ((${#SIZE_LIST[@]} > 1)); then
+	ALL_TMP="$(mktemp -d "${TMPDIR:-/tmp}/berth-scale-sizes.XXXXXX")"
+	trap 'rm -rf "$ALL_TMP"' EXIT
+	for n in "${SIZE_LIST[@]}"; do
+		log "=== $n servers ==="
+		SERVERS=$n SIZES=$n FIGURES_FILE="$ALL_TMP/figures" OUT_FILE="$ALL_TMP/scale-$n.txt" bash "${BASH_SOURCE[0]}"
+	done
+	TABLE="$(
+		echo "Berth at scale at ${#SIZE_LIST[@]} sizes: GET /v1/servers/{id} — $(date -u '+%F %T UTC')"
+		echo "machine: $(machine)"
+		echo "commit: $(commit)"
+		echo "each size: fresh stores and berthd processes, the runs below; req/s medians over ${ROUNDS:-3} rounds; us/r: that berthd's CPU per request"
+		echo
+		printf '%-9s %10s %10s %8s %10s %8s %10s %9s %9s\n' servers "bare r/s" "SQLite" "us/r" "PG x1" "us/r" "PG x3" "SQL/bare" "PG1/SQL"
+		awk '{printf "%-9s %10s %10s %8s %10s %8s %10s %9s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9}' "$ALL_TMP/figures"
+	)"
+	OUT="$BENCH/results/scale-$(date +%F)-sizes.txt"
+	mkdir -p "$BENCH/results"
+	{
+		echo "$TABLE"
+		for n in "${SIZE_LIST[@]}"; do
+			echo
+			echo "======== $n servers ========"
+			cat "$ALL_TMP/scale-$n.txt"
+		done
+	} >"$OUT"
+	echo
+	echo "$TABLE"
+	echo
+	echo "written to ${OUT#"$ROOT"/}"
+	exit 0
+fi
+SERVERS=${SIZE_LIST[0]}
 THREADS="${THREADS:-2}"
 CONNS="${CONNS:-32}"
 DURATION="${DURATION:-10s}"
@@ -32,6 +72,7 @@ ROUNDS="${ROUNDS:-3}"
 ORDER_CONNS="${ORDER_CONNS:-8}"
 WARMUP="${WARMUP:-2s}"
 RATE_LIMIT="${RATE_LIMIT:-100000000}"
+READ_CACHE="${READ_CACHE:-$((SERVERS > 100000 ? SERVERS : 100000))}"
 PORTS=(18180 18181 18182 18183 18184) # bare, sqlite, pg x3
 
 for tool in go wrk curl psql; do
@@ -95,7 +136,7 @@ P_TOKENS="$(tokens --database "$PGURL")"
 serve() { # serve NAME PORT STORE-FLAGS...
 	local name=$1 port=$2
 	shift 2
-	"$TMP/berthd" serve --addr "127.0.0.1:$port" --sim-time-scale 1 --rate-limit "$RATE_LIMIT" "$@" \
+	"$TMP/berthd" serve --addr "127.0.0.1:$port" --sim-time-scale 1 --rate-limit "$RATE_LIMIT" --read-cache-servers "$READ_CACHE" "$@" \
 		>"$TMP/$name.out" 2>"$TMP/$name.log" &
 	PIDS+=($!)
 	wait_http "http://127.0.0.1:$port/v1/openapi.json" 300
@@ -113,7 +154,12 @@ PIDS+=($!)
 BARE_PID=${PIDS[-1]}
 wait_http "http://127.0.0.1:${PORTS[0]}/v1/servers/1" 300
 
-export FIRST_ID LAST_ID
+export FIRST_ID LAST_ID THREADS
+if [ "${WARM_ALL:-1}" = 1 ]; then
+	WARM_SECONDS=$((SERVERS / 10000 + 2))
+	log "SQLite's berthd reads every server once, in turn (${WARM_SECONDS}s, not reported)"
+	TOKENS=$S_TOKENS SEQUENTIAL=1 measure "$TMP/warm-all" "http://127.0.0.1:${PORTS[1]}" "$SQLITE_PID" "${WARM_SECONDS}s"
+fi
 get() { # get NAME OUT PID PORT TOKENS DURATION
 	TOKENS=$5 measure "$2" "http://127.0.0.1:$4" "$3" "$6"
 }
@@ -171,6 +217,7 @@ SUMMARY="$(
 	echo "machine: $(machine)"
 	echo "commit: $(commit)"
 	echo "store: $SERVERS servers each (seeded straight into the store, running); PostgreSQL $(psql "$PGADMIN" -Atc 'SHOW server_version')"
+	echo "read cache: --read-cache-servers $READ_CACHE; SQLite's read every server once before the rounds: ${WARM_ALL:-1} (1 yes)"
 	echo "clients: $TOKEN_COUNT tokens, each request one at random; every berthd --rate-limit $RATE_LIMIT"
 	echo "load: wrk -t$THREADS -c$CONNS -d$DURATION --latency (PostgreSQL x3: three wrk -t1 -c$((CONNS / 3)), one per process); orders: wrk -t1 -c$ORDER_CONNS -d$DURATION"
 	echo "GOMAXPROCS: berthd $(grep -ho '"gomaxprocs":[0-9]*' "$TMP"/*.log | head -1 | cut -d: -f2) (serve's default: the CPUs + 1), bare ${GOMAXPROCS:-the runtime default, $(nproc)}"
@@ -196,8 +243,12 @@ SUMMARY="$(
 	echo "orders on SQLite:        $(orders "$TMP/order-sqlite")"
 	echo "orders on PostgreSQL x1: $(orders "$TMP/order-pg1")"
 )"
+if [ -n "${FIGURES_FILE:-}" ]; then
+	medus() { for ((r = 1; r <= ROUNDS; r++)); do us_per_req "$TMP/$1-$r"; echo; done | median; }
+	echo "$SERVERS $B $S $(medus sqlite) $P1 $(medus pg1) $P3 $(ratio "$S" "$B") $(ratio "$P1" "$S")" >>"$FIGURES_FILE"
+fi
 mkdir -p "$BENCH/results"
-OUT="$BENCH/results/scale-$(date +%F).txt"
+OUT="${OUT_FILE:-$BENCH/results/scale-$(date +%F).txt}"
 {
 	echo "$SUMMARY"
 	for f in "$TMP"/bare-* "$TMP"/sqlite-* "$TMP"/pg1-* "$TMP"/pg3-*.? "$TMP"/order-*; do
