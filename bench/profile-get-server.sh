@@ -11,6 +11,7 @@
 #   FROM=/tmp/berth-bench.XXXXXX   reuse the seeded dir a `KEEP=1 bash bench/get-server.sh` left
 #   API_PORT=18090 PPROF_PORT=18092 BARE_PORT=18091
 #   SERVERS=10000 THREADS=2 CONNS=32 DURATION=10s WARMUP=2s RATE_LIMIT=100000000
+#   READ_CACHE=max(SERVERS, 100000)  -read-cache-servers (as serve's)
 #   QUIET_WAIT=60 QUIET_CORES=0.3  wait for an idle machine before each run (see lib.sh)
 #   NODES=25                       rows of pprof -top
 #   KEEP=1                         keep the temp dir (binaries, profiles, logs)
@@ -30,6 +31,7 @@ CONNS="${CONNS:-32}"
 DURATION="${DURATION:-10s}"
 WARMUP="${WARMUP:-2s}"
 RATE_LIMIT="${RATE_LIMIT:-100000000}"
+READ_CACHE="${READ_CACHE:-$((SERVERS > 100000 ? SERVERS : 100000))}"
 NODES="${NODES:-25}"
 PROFILE_SECONDS=10
 
@@ -92,7 +94,7 @@ ROWS=()
 for variant in $VARIANTS; do
 	log "[$variant] starting bench/profile on $API (pprof on $PPROF_PORT)"
 	"$TMP/profile" -data "$TMP/data" -addr "127.0.0.1:$API_PORT" -pprof "127.0.0.1:$PPROF_PORT" \
-		-rate-limit "$RATE_LIMIT" >"$TMP/profile-$variant.out" 2>"$TMP/profile-$variant.log" &
+		-rate-limit "$RATE_LIMIT" -read-cache-servers "$READ_CACHE" >"$TMP/profile-$variant.out" 2>"$TMP/profile-$variant.log" &
 	SRV_PID=$!
 	wait_http "$API/v1/openapi.json" 300
 	wait_provisioned "$API" "$AUTH" 600 >/dev/null

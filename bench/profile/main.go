@@ -31,6 +31,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "API address")
 	pprofAddr := flag.String("pprof", "127.0.0.1:18082", "pprof address")
 	rateLimit := flag.Int("rate-limit", 100000000, "requests per minute per token")
+	readCache := flag.Int("read-cache-servers", app.DefaultReadCacheServers, "as serve --read-cache-servers")
 	scale := flag.Float64("sim-time-scale", 1, "sim driver time scale (1, as bench/scale.sh runs berthd: at 0.001 the sampler reads all servers every 60 ms)")
 	mutexRate := flag.Int("mutex-fraction", 0, "runtime.SetMutexProfileFraction (0: off)")
 	blockRate := flag.Int("block-rate", 0, "runtime.SetBlockProfileRate in ns (0: off)")
@@ -54,7 +55,7 @@ func main() {
 	if *dnsNameservers != "" {
 		nameservers = strings.Split(*dnsNameservers, ",")
 	}
-	a, err := app.Open(ctx, app.Config{DataDir: *data, DatabaseURL: *database, Driver: "sim", SimTimeScale: *scale, RateLimit: *rateLimit, Logger: logger,
+	a, err := app.Open(ctx, app.Config{DataDir: *data, DatabaseURL: *database, Driver: "sim", SimTimeScale: *scale, RateLimit: *rateLimit, Logger: logger, ReadCacheServers: *readCache,
 		DNS: ops.DNSOptions{Nameservers: nameservers}, DNSServer: app.DNSServer{Addr: *dnsAddr}})
 	if err != nil {
 		log.Fatalf("profile: %v", err)
