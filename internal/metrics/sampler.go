@@ -41,11 +41,10 @@ type Sampler struct {
 	// (the sandbox's test clocks): its servers' samples are stored at times on it.
 	Shift func(accountID int64) time.Duration
 
-	prev map[int64]compute.Stats
-	// read is when each server was last read (by Now); sampled, which have a sample.
-	read    map[int64]time.Time
-	sampled map[int64]bool
-	pruned  time.Time
+	// seen is what the sampler knows of each server it read: one map, looked up once
+	// a server a tick (at a million servers, three maps cost three lookups each).
+	seen   map[int64]seen
+	pruned time.Time
 	// list is the servers to sample as last listed whole (at listed, once an
 	// interval), with those made since (ids above the last one) added each tick: a
 	// tick between two lists reads only the new servers, not all of them. A server
@@ -55,6 +54,13 @@ type Sampler struct {
 	listed time.Time
 }
 
+// seen is a server as the sampler last read it.
+type seen struct {
+	prev    compute.Stats // its last reading, the next sample's baseline
+	read    time.Time     // when it was read (by Now)
+	sampled bool          // it has a sample
+}
+
 // NewSampler returns a sampler reading the machines of targets every interval from
 // driver into st.
 func NewSampler(targets Targets, st Backend, driver StatsReader, interval time.Duration, log *slog.Logger) *Sampler {
@@ -62,7 +68,7 @@ func NewSampler(targets Targets, st Backend, driver StatsReader, interval time.D
 		log = slog.Default()
 	}
 	return &Sampler{targets: targets, store: st, driver: driver, interval: interval, log: log, Now: time.Now, Retention: Retention,
-		First: max(interval/12, time.Second), prev: map[int64]compute.Stats{}, read: map[int64]time.Time{}, sampled: map[int64]bool{}}
+		First: max(interval/12, time.Second), seen: map[int64]seen{}}
 }
 
 // Period is how often Run looks for servers due to be read.
@@ -104,15 +110,13 @@ func (s *Sampler) Tick(ctx context.Context) error { return s.sample(ctx, false) 
 
 func (s *Sampler) sample(ctx context.Context, all bool) error {
 	now := s.Now()
-	targets, err := s.listTargets(ctx, now, all)
+	targets, relisted, err := s.listTargets(ctx, now, all)
 	if err != nil {
 		return fmt.Errorf("metric targets: %w", err)
 	}
-	live := make(map[int64]bool, len(targets))
 	due := make([]Target, 0, len(targets))
 	for _, tg := range targets {
-		live[tg.ServerID] = true
-		if !all && s.sampled[tg.ServerID] && now.Sub(s.read[tg.ServerID]) < s.interval-s.Period()/2 {
+		if e, ok := s.seen[tg.ServerID]; !all && ok && e.sampled && now.Sub(e.read) < s.interval-s.Period()/2 {
 			continue
 		}
 		due = append(due, tg)
@@ -126,34 +130,35 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 		}
 		if !ok {
 			// Gone, or not made yet: no baseline to rate against.
-			delete(s.prev, tg.ServerID)
-			delete(s.sampled, tg.ServerID)
+			delete(s.seen, tg.ServerID)
 			continue
 		}
-		prev, ok := s.prev[tg.ServerID]
-		s.prev[tg.ServerID] = st
-		s.read[tg.ServerID] = now
-		if !ok {
-			continue
-		}
-		if sm, ok := Rates(prev, st); ok {
-			sm.ServerID, sm.AccountID = tg.ServerID, tg.AccountID
-			if s.Shift != nil {
-				sm.At = sm.At.Add(s.Shift(tg.AccountID))
+		e, had := s.seen[tg.ServerID]
+		prev := e.prev
+		e.prev, e.read = st, now
+		if had {
+			if sm, ok := Rates(prev, st); ok {
+				sm.ServerID, sm.AccountID = tg.ServerID, tg.AccountID
+				if s.Shift != nil {
+					sm.At = sm.At.Add(s.Shift(tg.AccountID))
+				}
+				samples = append(samples, sm)
+				e.sampled = true
 			}
-			samples = append(samples, sm)
-			s.sampled[tg.ServerID] = true
 		}
+		s.seen[tg.ServerID] = e
 	}
-	for id := range s.prev {
-		if !live[id] {
-			delete(s.prev, id)
+	if relisted {
+		// What the sampler knows of servers no longer listed (deleted) goes; between
+		// two lists the list only grows.
+		live := make(map[int64]struct{}, len(targets))
+		for _, tg := range targets {
+			live[tg.ServerID] = struct{}{}
 		}
-	}
-	for id := range s.read {
-		if !live[id] {
-			delete(s.read, id)
-			delete(s.sampled, id)
+		for id := range s.seen {
+			if _, ok := live[id]; !ok {
+				delete(s.seen, id)
+			}
 		}
 	}
 	if len(samples) > 0 {
@@ -171,15 +176,16 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 }
 
 // listTargets is the servers to sample now: listed whole when all, on the first
-// tick and once an interval, else the last list and the servers made since.
-func (s *Sampler) listTargets(ctx context.Context, now time.Time, all bool) ([]Target, error) {
+// tick and once an interval (relisted), else the last list and the servers made
+// since.
+func (s *Sampler) listTargets(ctx context.Context, now time.Time, all bool) (targets []Target, relisted bool, err error) {
 	if all || s.listed.IsZero() || now.Sub(s.listed) >= s.interval || now.Before(s.listed) {
 		t, err := s.targets.MetricTargets(ctx)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		s.list, s.listed = t, now
-		return t, nil
+		return t, true, nil
 	}
 	after := int64(0)
 	if n := len(s.list); n > 0 {
@@ -187,10 +193,10 @@ func (s *Sampler) listTargets(ctx context.Context, now time.Time, all bool) ([]T
 	}
 	more, err := s.targets.MetricTargetsAfter(ctx, after)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s.list = append(s.list, more...)
-	return s.list, nil
+	return s.list, false, nil
 }
 
 // readStats reads the counters of the due targets: many a call when the driver can

@@ -54,9 +54,10 @@ func (d *Driver) StatsOf(ctx context.Context, names []string) (got map[string]co
 			}
 		}
 	}
+	chunk := make(map[string]compute.Stats, min(len(names), statsChunk)) // one a call, emptied each chunk
 	for len(names) > 0 {
 		n := min(len(names), statsChunk)
-		chunk := make(map[string]compute.Stats, n)
+		clear(chunk)
 		if err := d.statsChunk(ctx, &stmts, names[:n], chunk); err != nil {
 			if failed == nil {
 				failed = map[string]error{}
