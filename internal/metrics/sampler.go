@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/berthhq/berth/internal/compute"
@@ -53,6 +54,9 @@ type Sampler struct {
 	list   []Target
 	listed time.Time
 }
+
+// roundChunk is how many servers a round reads, rates and stores at a time.
+const roundChunk = 10_000
 
 // seen is a server as the sampler last read it.
 type seen struct {
@@ -121,32 +125,46 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 		}
 		due = append(due, tg)
 	}
-	read, failed, firstErr := s.readStats(ctx, due)
-	var samples []Sample
-	for _, tg := range due {
-		st, ok := read[tg.Name]
-		if failed[tg.Name] {
-			continue // a gap in the charts; the baseline stays
+	// A chunk at a time: read, rated and stored before the next is read, so what a
+	// round holds at once (the readings, the samples) does not grow with the
+	// installation.
+	var firstErr error
+	for chunk := range slices.Chunk(due, roundChunk) {
+		read, failed, err := s.readStats(ctx, chunk)
+		if firstErr == nil {
+			firstErr = err
 		}
-		if !ok {
-			// Gone, or not made yet: no baseline to rate against.
-			delete(s.seen, tg.ServerID)
-			continue
-		}
-		e, had := s.seen[tg.ServerID]
-		prev := e.prev
-		e.prev, e.read = st, now
-		if had {
-			if sm, ok := Rates(prev, st); ok {
-				sm.ServerID, sm.AccountID = tg.ServerID, tg.AccountID
-				if s.Shift != nil {
-					sm.At = sm.At.Add(s.Shift(tg.AccountID))
+		var samples []Sample
+		for _, tg := range chunk {
+			st, ok := read[tg.Name]
+			if failed[tg.Name] {
+				continue // a gap in the charts; the baseline stays
+			}
+			if !ok {
+				// Gone, or not made yet: no baseline to rate against.
+				delete(s.seen, tg.ServerID)
+				continue
+			}
+			e, had := s.seen[tg.ServerID]
+			prev := e.prev
+			e.prev, e.read = st, now
+			if had {
+				if sm, ok := Rates(prev, st); ok {
+					sm.ServerID, sm.AccountID = tg.ServerID, tg.AccountID
+					if s.Shift != nil {
+						sm.At = sm.At.Add(s.Shift(tg.AccountID))
+					}
+					samples = append(samples, sm)
+					e.sampled = true
 				}
-				samples = append(samples, sm)
-				e.sampled = true
+			}
+			s.seen[tg.ServerID] = e
+		}
+		if len(samples) > 0 {
+			if err := s.store.AddMetricSamples(ctx, samples); err != nil {
+				return fmt.Errorf("store samples: %w", err)
 			}
 		}
-		s.seen[tg.ServerID] = e
 	}
 	if relisted {
 		// What the sampler knows of servers no longer listed (deleted) goes; between
@@ -159,11 +177,6 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 			if _, ok := live[id]; !ok {
 				delete(s.seen, id)
 			}
-		}
-	}
-	if len(samples) > 0 {
-		if err := s.store.AddMetricSamples(ctx, samples); err != nil {
-			return fmt.Errorf("store samples: %w", err)
 		}
 	}
 	if all || now.Sub(s.pruned) >= s.interval {

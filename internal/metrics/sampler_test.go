@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,7 +21,8 @@ type memStore struct {
 	mu      sync.Mutex
 	targets []metrics.Target // by id, as the store lists them
 	samples map[int64][]metrics.Sample
-	lists   int // calls of MetricTargets
+	lists   int   // calls of MetricTargets
+	adds    []int // the samples of each call of AddMetricSamples
 }
 
 func (m *memStore) MetricTargets(context.Context) ([]metrics.Target, error) {
@@ -45,6 +47,7 @@ func (m *memStore) MetricTargetsAfter(_ context.Context, after int64) ([]metrics
 func (m *memStore) AddMetricSamples(_ context.Context, ss []metrics.Sample) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.adds = append(m.adds, len(ss))
 	for _, s := range ss {
 		m.samples[s.ServerID] = append(m.samples[s.ServerID], s)
 	}
@@ -385,5 +388,45 @@ func TestSamplerBatch(t *testing.T) {
 	}
 	if last := drv.calls[len(drv.calls)-1]; len(last) != 1 || last[0] != "server-gone" {
 		t.Errorf("a round between intervals read %v, want only server-gone", last)
+	}
+}
+
+// A round reads, rates and stores its servers 10,000 at a time, so that what it
+// holds at once does not grow with the installation: 25,000 servers are three
+// batch reads and, once they have baselines, three stores.
+func TestSamplerRoundInChunks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := time.Unix(1_800_000_000, 0)
+	now := func() time.Time { return clock }
+	const n = 25_000
+	st := &memStore{samples: map[int64][]metrics.Sample{}}
+	drv := &batchMachines{fakeMachines: fakeMachines{now: now, counters: map[string]compute.Stats{}}, down: map[byte]bool{}}
+	for i := range n {
+		name := fmt.Sprintf("server-a%d", i)
+		st.targets = append(st.targets, metrics.Target{ServerID: int64(i + 1), Name: name})
+		drv.counters[name] = compute.Stats{Running: true, VCPUs: 1}
+	}
+	s := metrics.NewSampler(st, st, drv, time.Minute, nil)
+	s.Now = now
+	if err := s.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Minute)
+	if err := s.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, c := range drv.calls {
+		sizes = append(sizes, len(c))
+	}
+	if want := []int{10_000, 10_000, 5_000, 10_000, 10_000, 5_000}; !slices.Equal(sizes, want) {
+		t.Errorf("batch reads of %v servers, want %v", sizes, want)
+	}
+	if want := []int{10_000, 10_000, 5_000}; !slices.Equal(st.adds, want) {
+		t.Errorf("samples stored %v at a time, want %v", st.adds, want)
+	}
+	if len(st.samples) != n {
+		t.Errorf("%d servers have a sample, want %d", len(st.samples), n)
 	}
 }
