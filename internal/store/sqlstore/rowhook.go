@@ -33,10 +33,14 @@ import (
 const maxChangedRows = 4096
 
 // rowHook reaches the write connection's hooks. The write pool holds one
-// connection; writeConnector sets it as database/sql opens it.
+// connection; writeConnector sets it as database/sql opens it. owner is the
+// transaction whose hook is on: only it turns the hook off (a transaction that
+// database/sql rolled back when its context ended may turn its hook off after the
+// connection went to the next one, which must keep its own).
 type rowHook struct {
-	mu   sync.Mutex
-	conn sqlite.HookRegisterer
+	mu    sync.Mutex
+	conn  sqlite.HookRegisterer
+	owner *changedRows
 }
 
 func (h *rowHook) set(c sqlite.HookRegisterer) {
@@ -53,14 +57,23 @@ func (h *rowHook) start(r *changedRows) bool {
 		return false
 	}
 	h.mu.Lock()
-	c := h.conn
-	h.mu.Unlock()
-	if c == nil {
+	defer h.mu.Unlock()
+	if h.conn == nil {
 		return false
 	}
-	r.conn = c
-	c.RegisterPreUpdateHook(r.note)
+	h.conn.RegisterPreUpdateHook(r.note)
+	h.owner, r.hook = r, h
 	return true
+}
+
+// off turns r's hook off, if it is still r's.
+func (h *rowHook) off(r *changedRows) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.owner == r && h.conn != nil {
+		h.conn.RegisterPreUpdateHook(nil)
+		h.owner = nil
+	}
 }
 
 // writeConnector opens the write connection as sqlite.NewConnector does, and hands
@@ -87,11 +100,11 @@ type changedRows struct {
 	// mu guards what note writes: a transaction database/sql rolls back when its
 	// context ends may leave the hook on past its end (note then ignores the rows).
 	mu       sync.Mutex
-	conn     sqlite.HookRegisterer // the connection whose hook it is, while on
-	started  bool                  // the hook was asked for (rowHook.start)
-	tracking bool                  // the hook was on for every statement that could change them
-	keep     bool                  // on to the end (a query ran)
-	overflow bool                  // more than maxChangedRows: not kept
+	hook     *rowHook // while on
+	started  bool     // the hook was asked for (rowHook.start)
+	tracking bool     // the hook was on for every statement that could change them
+	keep     bool     // on to the end (a query ran)
+	overflow bool     // more than maxChangedRows: not kept
 	stopped  bool
 	servers  []int64
 	ops      []int64
@@ -112,17 +125,17 @@ func (r *changedRows) on(h *rowHook, k kinds, query bool) (pause bool) {
 	case !r.started:
 		r.started = true
 		r.tracking = h.start(r)
-	case r.tracking && r.conn == nil:
+	case r.tracking && r.hook == nil:
 		r.tracking = h.start(r)
 	}
-	return r.conn != nil && !r.keep
+	return r.hook != nil && !r.keep
 }
 
 // pause turns the hook off between statements.
 func (r *changedRows) pause() {
-	if r.conn != nil {
-		r.conn.RegisterPreUpdateHook(nil)
-		r.conn = nil
+	if r.hook != nil {
+		r.hook.off(r)
+		r.hook = nil
 	}
 }
 
