@@ -17,9 +17,10 @@
 #   SERVERS=10000                      servers to seed
 #   SIZES=$SERVERS                     sizes to run one after the other (see above)
 #   READ_CACHE=max(SERVERS, 100000)    berthd serve --read-cache-servers
-#   IDLE=5                             seconds berthd's CPU is measured with no load
+#   IDLE=5 (60 from 1,000,000 servers)  seconds berthd's CPU is measured with no load
 #                                      before the rounds (its background work: the
-#                                      metrics sampler); "net us/r" leaves it out
+#                                      metrics sampler, whose round over a million
+#                                      servers comes once a minute); "net us/r" leaves it out
 #   SEED_MODE=order                    order (OrderServer, as the API does) or store (batched inserts)
 #   THREADS=2 CONNS=32 DURATION=10s    wrk parameters
 #   ROUNDS=1                           Berth/bare pairs to run, alternating; >1 adds medians
@@ -52,7 +53,7 @@ if ((${#SIZE_LIST[@]} > 1)); then
 		echo "machine: $(machine)"
 		echo "commit: $(commit)"
 		echo "each size: its own fresh store and berthd (seed mode ${SEED_MODE:-order}), the runs below; medians when ROUNDS > 1"
-		echo "us/r: berthd's CPU per request; net us/r: less its CPU with no load (idle cores, measured ${IDLE:-5} s before)"
+		echo "us/r: berthd's CPU per request; net us/r: less its CPU with no load (idle cores, measured before the rounds: 5 s, 60 s from 1,000,000 servers)"
 		echo
 		printf '%-9s %9s %7s %6s %6s %6s %6s %5s %8s %7s %7s %9s %6s\n' servers "req/s" "p99 ms" "us/r" "x 1st" "net" "x 1st" "idle" "cache" "RSS MB" "peak" "bare r/s" "ratio"
 		awk 'NR == 1 {u = $4; n = $6} {printf "%-9s %9s %7s %6s %6.2f %6s %6.2f %5s %8s %7s %7s %9s %6s\n", $1, $2, $3, $4, $4 / u, $6, $6 / n, $5, $7, $8, $9, $10, $11}' "$ALL_TMP/figures"
@@ -85,7 +86,7 @@ ROUNDS="${ROUNDS:-1}"
 WARMUP="${WARMUP:-2s}"
 RATE_LIMIT="${RATE_LIMIT:-100000000}"
 READ_CACHE="${READ_CACHE:-$((SERVERS > 100000 ? SERVERS : 100000))}"
-IDLE="${IDLE:-5}"
+IDLE="${IDLE:-$((SERVERS >= 1000000 ? 60 : 5))}"
 
 for tool in go wrk curl; do
 	command -v "$tool" >/dev/null || { echo "get-server.sh: $tool is missing (wrk: apt-get install -y wrk)" >&2; exit 1; }
