@@ -5,11 +5,31 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/testenv"
 )
+
+// gatedDestroy holds the driver's Destroy until release is closed: a deletion stays
+// under way until the test lets it end.
+type gatedDestroy struct {
+	compute.Driver
+	release chan struct{}
+}
+
+func (g *gatedDestroy) Destroy(ctx context.Context, key, name string) error {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Driver.Destroy(ctx, key, name)
+}
+
+func (g *gatedDestroy) Unwrap() []compute.Driver { return []compute.Driver{g.Driver} }
 
 // TestOperationOnAChangedServer: a request that starts an operation decides on the
 // server as its transaction read it. On PostgreSQL (READ COMMITTED) that transaction
@@ -28,7 +48,14 @@ func TestOperationOnAChangedServer(t *testing.T) {
 		t.Skip("PostgreSQL only: SQLite runs write transactions one at a time, so none commits between another's read and write")
 	}
 	t.Parallel()
-	env := testenv.New(t)
+	// The deletion's job may not end before the request that waited behind it has
+	// answered: it would free the server first, and the request would find the
+	// server changed without the deletion under way to name (one run in ten did).
+	gate := &gatedDestroy{release: make(chan struct{})}
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate.release) }) }
+	t.Cleanup(open)
+	env := testenv.New(t, testenv.Options{WrapDriver: func(d compute.Driver) compute.Driver { gate.Driver = d; return gate }})
 	ctx := context.Background()
 	db := env.App.DB.WriteDB()
 
@@ -70,6 +97,7 @@ func TestOperationOnAChangedServer(t *testing.T) {
 			hold := holdAccountRow(t, ctx, db, a.ID)
 			answer := make(chan *testenv.Response, 1)
 			snapshot := func() { answer <- a.Do("POST", path+"/snapshots", tt.snapshot) }
+			var r *testenv.Response
 			if tt.status == "" {
 				// A deletion writes the account's row too (its meter leaves the
 				// account's burn): it waits for the row first, the snapshot request
@@ -83,6 +111,8 @@ func TestOperationOnAChangedServer(t *testing.T) {
 					t.Fatal(err)
 				}
 				<-deleted
+				r = <-answer
+				open()
 			} else {
 				go snapshot()
 				waitForLockWaits(t, db, 1)
@@ -97,7 +127,9 @@ func TestOperationOnAChangedServer(t *testing.T) {
 				}
 			}
 
-			r := <-answer
+			if r == nil {
+				r = <-answer
+			}
 			if r.Status != http.StatusConflict {
 				t.Fatalf("the snapshot request that read the server before the change: %d %s, want 409 busy", r.Status, r.Body)
 			}
