@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -99,15 +100,44 @@ func Start(t testing.TB, o Options) *Server {
 		db:      db,
 	}
 	s.args = s.flags(dir, db, o)
-	s.start(t)
 	t.Cleanup(func() {
-		s.Stop()
+		if s.cmd != nil {
+			s.Stop()
+		}
 		if t.Failed() {
 			t.Logf("pdns_server's log:\n%s", s.Log())
 		}
 	})
-	s.waitAPI(t)
-	return s
+	// The free addresses were free when picked; another test's socket may take one
+	// before pdns_server binds it (a DNS client's source port is any free one): then
+	// pick others.
+	for attempt := 1; ; attempt++ {
+		err := s.startUp(t)
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errAddrInUse) || attempt == 5 {
+			t.Fatal(err)
+		}
+		s.Stop()
+		s.URL, s.DNSAddr = "http://"+testnet.FreeAddr(t), testnet.FreeAddr(t)
+		s.args = s.flags(dir, db, o)
+	}
+}
+
+// errAddrInUse is a start that failed for an address another socket holds.
+var errAddrInUse = errors.New("address already in use")
+
+// startUp starts pdns_server and waits until its API answers the key.
+func (s *Server) startUp(t testing.TB) error {
+	t.Helper()
+	mark := len(s.Log())
+	s.start(t)
+	err := s.waitAPI()
+	if err != nil && strings.Contains(s.Log()[mark:], "Address already in use") {
+		return fmt.Errorf("%w: %w", errAddrInUse, err)
+	}
+	return err
 }
 
 // args are pdns_server's flags: its config dir the temp dir (an empty pdns.conf, so
@@ -150,21 +180,20 @@ func (s *Server) start(t testing.TB) {
 }
 
 // waitAPI waits until the API answers the key, at most 30 s.
-func (s *Server) waitAPI(t testing.TB) {
-	t.Helper()
+func (s *Server) waitAPI() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.exited:
-			t.Fatalf("pdns_server exited at start:\n%s", s.Log())
+			return fmt.Errorf("pdns_server exited at start:\n%s", s.Log())
 		default:
 		}
 		if apiAnswers(s.URL, s.APIKey) {
-			return
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("pdns_server's API did not answer within 30 s:\n%s", s.Log())
+	return fmt.Errorf("pdns_server's API did not answer within 30 s:\n%s", s.Log())
 }
 
 // Restart starts the server again after Stop (stopping it first if it runs), on the
@@ -181,8 +210,19 @@ func (s *Server) Restart(t testing.TB, fresh bool) {
 		}
 		makeDatabase(t, s.db)
 	}
-	s.start(t)
-	s.waitAPI(t)
+	// On the same addresses: another socket that took one meanwhile (a DNS client's
+	// source port) lets it go within moments.
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		err := s.startUp(t)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, errAddrInUse) || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		s.Stop()
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // Stop stops the server (SIGTERM, then SIGKILL after 10 s) and waits until it has
