@@ -150,13 +150,19 @@ func perHost[T any](ctx context.Context, d *Driver, names []string, read func(co
 	return got, failed
 }
 
-// hostStates reads which of a host's machines run, in one call.
-func (d *Driver) hostStates(ctx context.Context, hostID int64, ms []machine) (map[string]compute.State, error) {
+// hostConn is a host and a connection to it.
+func (d *Driver) hostConn(ctx context.Context, hostID int64) (host, *libvirt.Libvirt, error) {
 	h, err := d.host(ctx, hostID)
 	if err != nil {
-		return nil, err
+		return h, nil, err
 	}
 	l, err := d.conn(ctx, h)
+	return h, l, err
+}
+
+// hostStates reads which of a host's machines run, in one call.
+func (d *Driver) hostStates(ctx context.Context, hostID int64, ms []machine) (map[string]compute.State, error) {
+	h, l, err := d.hostConn(ctx, hostID)
 	if err != nil {
 		return nil, err
 	}
@@ -208,11 +214,7 @@ func (d *Driver) liveMachines(ctx context.Context, names []string) ([]machine, e
 // hostStats reads the counters of a host's machines in one call and keeps those of
 // the running ones.
 func (d *Driver) hostStats(ctx context.Context, hostID int64, ms []machine) (map[string]compute.Stats, error) {
-	h, err := d.host(ctx, hostID)
-	if err != nil {
-		return nil, err
-	}
-	l, err := d.conn(ctx, h)
+	h, l, err := d.hostConn(ctx, hostID)
 	if err != nil {
 		return nil, err
 	}

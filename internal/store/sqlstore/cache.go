@@ -362,11 +362,9 @@ func (c *cache) committed(w *writes) {
 func (c *cache) forget(servers, ops []int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v := c.gens[serversGen].Add(1)
-	if c.heldServers != (gen{any: c.gens[anyGen].Load(), kind: v - 1}) {
+	if !c.count(serversGen, &c.heldServers) {
 		return
 	}
-	c.heldServers.kind = v
 	for _, id := range servers {
 		c.dropServer(id)
 	}
@@ -377,16 +375,27 @@ func (c *cache) forget(servers, ops []int64) {
 	}
 }
 
+// count adds one to a kind's counter and, when its map (whose entries were read
+// under held) was read under the values just before, moves held on with it,
+// reporting so: the map's entries stay but for those the caller drops. c.mu must be
+// held for writing.
+func (c *cache) count(kind int, held *gen) bool {
+	v := c.gens[kind].Add(1)
+	if *held != (gen{any: c.gens[anyGen].Load(), kind: v - 1}) {
+		return false
+	}
+	held.kind = v
+	return true
+}
+
 // forgetTokens is forget for tokens: the entries of the tokens changed, and of every
 // token of the accounts changed.
 func (c *cache) forgetTokens(tokens, accounts []int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v := c.gens[tokensGen].Add(1)
-	if c.heldTokens != (gen{any: c.gens[anyGen].Load(), kind: v - 1}) {
+	if !c.count(tokensGen, &c.heldTokens) {
 		return
 	}
-	c.heldTokens.kind = v
 	for _, id := range tokens {
 		c.dropToken(id)
 	}
