@@ -1,5 +1,6 @@
 // Command seed fills a fresh Berth data directory for the benchmarks: one account
-// (server quota 20000, ample credit), one token with every scope, and N servers.
+// (server quota N + 20,000, room for the orders a benchmark makes; ample credit),
+// one token with every scope, and N servers.
 //
 // Two modes:
 //
@@ -66,7 +67,7 @@ func run(data, database string, n int, mode string, batch int) error {
 		return err
 	}
 	acct, err := svc.CreateAccount(ctx, ops.NewAccount{Email: "bench@berth.local", Password: "bench-password",
-		Name: "Bench", Language: "en", Credit: credit, Quotas: map[string]int{"servers": 20000}})
+		Name: "Bench", Language: "en", Credit: credit, Quotas: map[string]int{"servers": n + 20000}})
 	if err != nil {
 		return fmt.Errorf("account: %w", err)
 	}
