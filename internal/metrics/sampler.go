@@ -38,6 +38,12 @@ type Sampler struct {
 	// First is how often a server without a sample yet is read (default a twelfth of
 	// the interval, at least a second: counters read closer together say little).
 	First time.Duration
+	// Spread, when set, is how long a round of more than one chunk (roundChunk
+	// servers) takes at least: its chunks start evenly over it, so that a round over
+	// a million servers, several seconds of CPU, shares the machine with the requests
+	// instead of taking it in one burst. Every server of a round still counts as
+	// read when the round began, so each is due an interval later as before.
+	Spread time.Duration
 	// Shift, when set, is how far ahead of the system clock an account's clock runs
 	// (the sandbox's test clocks): its servers' samples are stored at times on it.
 	Shift func(accountID int64) time.Duration
@@ -53,6 +59,35 @@ type Sampler struct {
 	// it is skipped as one not made yet is.
 	list   []Target
 	listed time.Time
+}
+
+// slicesChunks is s cut in chunks of n, numbered.
+func slicesChunks[T any](s []T, n int) func(yield func(int, []T) bool) {
+	return func(yield func(int, []T) bool) {
+		i := 0
+		for c := range slices.Chunk(s, n) {
+			if !yield(i, c) {
+				return
+			}
+			i++
+		}
+	}
+}
+
+// sleepUntil waits until t, or until ctx ends (false).
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // roundChunk is how many servers a round reads, rates and stores at a time.
@@ -129,7 +164,14 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 	// round holds at once (the readings, the samples) does not grow with the
 	// installation.
 	var firstErr error
-	for chunk := range slices.Chunk(due, roundChunk) {
+	chunks := (len(due) + roundChunk - 1) / roundChunk
+	start := time.Now()
+	for i, chunk := range slicesChunks(due, roundChunk) {
+		if s.Spread > 0 && i > 0 {
+			if !sleepUntil(ctx, start.Add(s.Spread*time.Duration(i)/time.Duration(chunks))) {
+				return ctx.Err()
+			}
+		}
 		read, failed, err := s.readStats(ctx, chunk)
 		if firstErr == nil {
 			firstErr = err

@@ -430,3 +430,44 @@ func TestSamplerRoundInChunks(t *testing.T) {
 		t.Errorf("%d servers have a sample, want %d", len(st.samples), n)
 	}
 }
+
+// With Spread, a round's chunks start evenly over it (25,000 servers: three chunks,
+// the second a third of the way in, the third two thirds), and a round cut short by
+// its context ends at once.
+func TestSamplerSpreadsARound(t *testing.T) {
+	t.Parallel()
+	clock := time.Unix(1_800_000_000, 0)
+	now := func() time.Time { return clock }
+	const n = 25_000
+	st := &memStore{samples: map[int64][]metrics.Sample{}}
+	drv := &batchMachines{fakeMachines: fakeMachines{now: now, counters: map[string]compute.Stats{}}, down: map[byte]bool{}}
+	for i := range n {
+		name := fmt.Sprintf("server-a%d", i)
+		st.targets = append(st.targets, metrics.Target{ServerID: int64(i + 1), Name: name})
+		drv.counters[name] = compute.Stats{Running: true, VCPUs: 1}
+	}
+	s := metrics.NewSampler(st, st, drv, time.Minute, nil)
+	s.Now, s.Spread = now, 600*time.Millisecond
+	start := time.Now()
+	if err := s.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 400*time.Millisecond {
+		t.Errorf("a round of three chunks spread over 600 ms took %s, want at least 400 ms", took)
+	}
+	if len(drv.calls) != 3 {
+		t.Fatalf("%d batch reads, want 3", len(drv.calls))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s.Spread = time.Hour
+	clock = clock.Add(time.Minute)
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	start = time.Now()
+	if err := s.Tick(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("a round cut short: %v, want context.Canceled", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("a round cut short took %s", took)
+	}
+}
