@@ -20,7 +20,7 @@ func (a *App) sampleInterval() time.Duration {
 func (a *App) startSampler() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := metrics.NewSampler(a.DB, a.metricsBackend(), a.driver, a.sampleInterval(), a.log)
-	s.Leads = a.lead.Leads // one process samples: the leader (on SQLite, the only one)
+	s.Leads = a.lead.Leads            // one process samples: the leader (on SQLite, the only one)
 	s.Spread = a.sampleInterval() / 4 // a round over many servers shares the CPU with requests
 	if a.Service.TestClocks() {
 		s.Shift = a.Service.ClockAhead
