@@ -61,19 +61,6 @@ type Sampler struct {
 	listed time.Time
 }
 
-// slicesChunks is s cut in chunks of n, numbered.
-func slicesChunks[T any](s []T, n int) func(yield func(int, []T) bool) {
-	return func(yield func(int, []T) bool) {
-		i := 0
-		for c := range slices.Chunk(s, n) {
-			if !yield(i, c) {
-				return
-			}
-			i++
-		}
-	}
-}
-
 // sleepUntil waits until t, or until ctx ends (false).
 func sleepUntil(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
@@ -166,9 +153,10 @@ func (s *Sampler) sample(ctx context.Context, all bool) error {
 	var firstErr error
 	chunks := (len(due) + roundChunk - 1) / roundChunk
 	start := time.Now()
-	for i, chunk := range slicesChunks(due, roundChunk) {
-		if s.Spread > 0 && i > 0 {
-			if !sleepUntil(ctx, start.Add(s.Spread*time.Duration(i)/time.Duration(chunks))) {
+	i := 0
+	for chunk := range slices.Chunk(due, roundChunk) {
+		if i++; s.Spread > 0 && i > 1 {
+			if !sleepUntil(ctx, start.Add(s.Spread*time.Duration(i-1)/time.Duration(chunks))) {
 				return ctx.Err()
 			}
 		}

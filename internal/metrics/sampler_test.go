@@ -391,15 +391,11 @@ func TestSamplerBatch(t *testing.T) {
 	}
 }
 
-// A round reads, rates and stores its servers 10,000 at a time, so that what it
-// holds at once does not grow with the installation: 25,000 servers are three
-// batch reads and, once they have baselines, three stores.
-func TestSamplerRoundInChunks(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// manyServers is a sampler of n running servers on one host of a batching driver,
+// on a clock the test moves.
+func manyServers(n int) (*metrics.Sampler, *memStore, *batchMachines, *time.Time) {
 	clock := time.Unix(1_800_000_000, 0)
 	now := func() time.Time { return clock }
-	const n = 25_000
 	st := &memStore{samples: map[int64][]metrics.Sample{}}
 	drv := &batchMachines{fakeMachines: fakeMachines{now: now, counters: map[string]compute.Stats{}}, down: map[byte]bool{}}
 	for i := range n {
@@ -409,10 +405,21 @@ func TestSamplerRoundInChunks(t *testing.T) {
 	}
 	s := metrics.NewSampler(st, st, drv, time.Minute, nil)
 	s.Now = now
+	return s, st, drv, &clock
+}
+
+// A round reads, rates and stores its servers 10,000 at a time, so that what it
+// holds at once does not grow with the installation: 25,000 servers are three
+// batch reads and, once they have baselines, three stores.
+func TestSamplerRoundInChunks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const n = 25_000
+	s, st, drv, clock := manyServers(n)
 	if err := s.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	clock = clock.Add(time.Minute)
+	*clock = clock.Add(time.Minute)
 	if err := s.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -436,18 +443,8 @@ func TestSamplerRoundInChunks(t *testing.T) {
 // its context ends at once.
 func TestSamplerSpreadsARound(t *testing.T) {
 	t.Parallel()
-	clock := time.Unix(1_800_000_000, 0)
-	now := func() time.Time { return clock }
-	const n = 25_000
-	st := &memStore{samples: map[int64][]metrics.Sample{}}
-	drv := &batchMachines{fakeMachines: fakeMachines{now: now, counters: map[string]compute.Stats{}}, down: map[byte]bool{}}
-	for i := range n {
-		name := fmt.Sprintf("server-a%d", i)
-		st.targets = append(st.targets, metrics.Target{ServerID: int64(i + 1), Name: name})
-		drv.counters[name] = compute.Stats{Running: true, VCPUs: 1}
-	}
-	s := metrics.NewSampler(st, st, drv, time.Minute, nil)
-	s.Now, s.Spread = now, 600*time.Millisecond
+	s, _, drv, clock := manyServers(25_000)
+	s.Spread = 600 * time.Millisecond
 	start := time.Now()
 	if err := s.Tick(context.Background()); err != nil {
 		t.Fatal(err)
@@ -461,7 +458,7 @@ func TestSamplerSpreadsARound(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s.Spread = time.Hour
-	clock = clock.Add(time.Minute)
+	*clock = clock.Add(time.Minute)
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
 	start = time.Now()
 	if err := s.Tick(ctx); !errors.Is(err, context.Canceled) {
