@@ -40,41 +40,18 @@ BENCH="$ROOT/bench"
 # shellcheck source=lib.sh
 . "$BENCH/lib.sh"
 
-read -r -a SIZE_LIST <<<"${SIZES:-${SERVERS:-10000}}"
-if ((${#SIZE_LIST[@]} > 1)); then
-	ALL_TMP="$(mktemp -d "${TMPDIR:-/tmp}/berth-bench-sizes.XXXXXX")"
-	trap 'rm -rf "$ALL_TMP"' EXIT
-	for n in "${SIZE_LIST[@]}"; do
-		log "=== $n servers ==="
-		SERVERS=$n SIZES=$n FIGURES_FILE="$ALL_TMP/figures" OUT_FILE="$ALL_TMP/get-server-$n.txt" bash "${BASH_SOURCE[0]}"
-	done
-	TABLE="$(
-		echo "GET /v1/servers/{id} at ${#SIZE_LIST[@]} sizes — $(date -u '+%F %T UTC')"
-		echo "machine: $(machine)"
-		echo "commit: $(commit)"
-		echo "each size: its own fresh store and berthd (seed mode ${SEED_MODE:-order}), the runs below; medians when ROUNDS > 1"
-		echo "us/r: berthd's CPU per request; net us/r: less its CPU with no load (idle cores, measured before the rounds: 5 s, 60 s from 1,000,000 servers)"
-		echo
-		printf '%-9s %9s %7s %6s %6s %6s %6s %5s %8s %7s %7s %9s %6s\n' servers "req/s" "p99 ms" "us/r" "x 1st" "net" "x 1st" "idle" "cache" "RSS MB" "peak" "bare r/s" "ratio"
-		awk 'NR == 1 {u = $4; n = $6} {printf "%-9s %9s %7s %6s %6.2f %6s %6.2f %5s %8s %7s %7s %9s %6s\n", $1, $2, $3, $4, $4 / u, $6, $6 / n, $5, $7, $8, $9, $10, $11}' "$ALL_TMP/figures"
-	)"
-	OUT="$BENCH/results/get-server-$(date +%F)-sizes.txt"
-	mkdir -p "$BENCH/results"
-	{
-		echo "$TABLE"
-		for n in "${SIZE_LIST[@]}"; do
-			echo
-			echo "======== $n servers ========"
-			cat "$ALL_TMP/get-server-$n.txt"
-		done
-	} >"$OUT"
+# sizes_table FIGURES N: the sizes side by side (run_sizes).
+sizes_table() {
+	echo "GET /v1/servers/{id} at $2 sizes — $(date -u '+%F %T UTC')"
+	echo "machine: $(machine)"
+	echo "commit: $(commit)"
+	echo "each size: its own fresh store and berthd (seed mode ${SEED_MODE:-order}), the runs below; medians when ROUNDS > 1"
+	echo "us/r: berthd's CPU per request; net us/r: less its CPU with no load (idle cores, measured before the rounds: 5 s, 60 s from 1,000,000 servers)"
 	echo
-	echo "$TABLE"
-	echo
-	echo "written to ${OUT#"$ROOT"/}"
-	exit 0
-fi
-SERVERS=${SIZE_LIST[0]}
+	printf '%-9s %9s %7s %6s %6s %6s %6s %5s %8s %7s %7s %9s %6s\n' servers "req/s" "p99 ms" "us/r" "x 1st" "net" "x 1st" "idle" "cache" "RSS MB" "peak" "bare r/s" "ratio"
+	awk 'NR == 1 {u = $4; n = $6} {printf "%-9s %9s %7s %6s %6.2f %6s %6.2f %5s %8s %7s %7s %9s %6s\n", $1, $2, $3, $4, $4 / u, $6, $6 / n, $5, $7, $8, $9, $10, $11}' "$1"
+}
+run_sizes "${BASH_SOURCE[0]}" get-server sizes_table
 BERTH_PORT="${BERTH_PORT:-18080}"
 BARE_PORT="${BARE_PORT:-18081}"
 SERVERS="${SERVERS:-10000}"

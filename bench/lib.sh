@@ -139,3 +139,42 @@ commit() {
 	[ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ] || c="$c (+ uncommitted changes in the tree)"
 	echo "$c"
 }
+
+# run_sizes SCRIPT NAME TABLE: when SIZES names more than one number of servers, runs
+# SCRIPT once per size (SERVERS=n; it appends its figures line to $FIGURES_FILE and
+# writes its output to $OUT_FILE), prints what TABLE (a function, given the figures
+# file) makes of them, writes that and every size's output to
+# bench/results/NAME-<date>-sizes.txt, and exits. With one size it sets SERVERS and
+# returns.
+run_sizes() {
+	local script=$1 name=$2 table=$3 n all sizes
+	read -r -a sizes <<<"${SIZES:-${SERVERS:-10000}}"
+	if ((${#sizes[@]} <= 1)); then
+		SERVERS=${sizes[0]}
+		return
+	fi
+	all="$(mktemp -d "${TMPDIR:-/tmp}/berth-$name-sizes.XXXXXX")"
+	# shellcheck disable=SC2064 # $all is expanded now, on purpose
+	trap "rm -rf '$all'" EXIT
+	for n in "${sizes[@]}"; do
+		log "=== $n servers ==="
+		SERVERS=$n SIZES=$n FIGURES_FILE="$all/figures" OUT_FILE="$all/$name-$n.txt" bash "$script"
+	done
+	local out summary
+	summary="$("$table" "$all/figures" "${#sizes[@]}")"
+	out="$BENCH/results/$name-$(date +%F)-sizes.txt"
+	mkdir -p "$BENCH/results"
+	{
+		echo "$summary"
+		for n in "${sizes[@]}"; do
+			echo
+			echo "======== $n servers ========"
+			cat "$all/$name-$n.txt"
+		done
+	} >"$out"
+	echo
+	echo "$summary"
+	echo
+	echo "written to ${out#"$ROOT"/}"
+	exit 0
+}

@@ -31,40 +31,17 @@ BENCH="$ROOT/bench"
 # shellcheck source=lib.sh
 . "$BENCH/lib.sh"
 
-read -r -a SIZE_LIST <<<"${SIZES:-${SERVERS:-10000}}"
-if ((${#SIZE_LIST[@]} > 1)); then
-	ALL_TMP="$(mktemp -d "${TMPDIR:-/tmp}/berth-scale-sizes.XXXXXX")"
-	trap 'rm -rf "$ALL_TMP"' EXIT
-	for n in "${SIZE_LIST[@]}"; do
-		log "=== $n servers ==="
-		SERVERS=$n SIZES=$n FIGURES_FILE="$ALL_TMP/figures" OUT_FILE="$ALL_TMP/scale-$n.txt" bash "${BASH_SOURCE[0]}"
-	done
-	TABLE="$(
-		echo "Berth at scale at ${#SIZE_LIST[@]} sizes: GET /v1/servers/{id} — $(date -u '+%F %T UTC')"
-		echo "machine: $(machine)"
-		echo "commit: $(commit)"
-		echo "each size: fresh stores and berthd processes, the runs below; req/s medians over ${ROUNDS:-3} rounds; us/r: that berthd's CPU per request"
-		echo
-		printf '%-9s %10s %10s %8s %10s %8s %10s %9s %9s\n' servers "bare r/s" "SQLite" "us/r" "PG x1" "us/r" "PG x3" "SQL/bare" "PG1/SQL"
-		awk '{printf "%-9s %10s %10s %8s %10s %8s %10s %9s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9}' "$ALL_TMP/figures"
-	)"
-	OUT="$BENCH/results/scale-$(date +%F)-sizes.txt"
-	mkdir -p "$BENCH/results"
-	{
-		echo "$TABLE"
-		for n in "${SIZE_LIST[@]}"; do
-			echo
-			echo "======== $n servers ========"
-			cat "$ALL_TMP/scale-$n.txt"
-		done
-	} >"$OUT"
+# sizes_table FIGURES N: the sizes side by side (run_sizes).
+sizes_table() {
+	echo "Berth at scale at $2 sizes: GET /v1/servers/{id} — $(date -u '+%F %T UTC')"
+	echo "machine: $(machine)"
+	echo "commit: $(commit)"
+	echo "each size: fresh stores and berthd processes, the runs below; req/s medians over ${ROUNDS:-3} rounds; us/r: that berthd's CPU per request"
 	echo
-	echo "$TABLE"
-	echo
-	echo "written to ${OUT#"$ROOT"/}"
-	exit 0
-fi
-SERVERS=${SIZE_LIST[0]}
+	printf '%-9s %10s %10s %8s %10s %8s %10s %9s %9s\n' servers "bare r/s" "SQLite" "us/r" "PG x1" "us/r" "PG x3" "SQL/bare" "PG1/SQL"
+	awk '{printf "%-9s %10s %10s %8s %10s %8s %10s %9s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9}' "$1"
+}
+run_sizes "${BASH_SOURCE[0]}" scale sizes_table
 THREADS="${THREADS:-2}"
 CONNS="${CONNS:-32}"
 DURATION="${DURATION:-10s}"
