@@ -56,7 +56,7 @@ func (a *App) reconcile(ctx context.Context) {
 		return
 	}
 	batch, batched := compute.As[compute.StatesBatcher](a.driver)
-	states := make(map[string]compute.State, len(targets))
+	var states map[string]compute.State
 	if batched {
 		names := make([]string, len(targets))
 		for i, tg := range targets {
@@ -64,6 +64,7 @@ func (a *App) reconcile(ctx context.Context) {
 		}
 		states, _ = batch.StatesOf(ctx, names) // a machine whose host failed is left as it is
 	} else {
+		states = make(map[string]compute.State, len(targets))
 		for _, tg := range targets {
 			if m, err := a.driver.Machine(ctx, tg.Name); err == nil {
 				states[tg.Name] = m.State

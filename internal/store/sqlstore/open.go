@@ -42,8 +42,8 @@ type DB struct {
 	// migration lines run after the store's, a copy writes their tables after its own.
 	drivers []compute.Storage
 	cache   *cache
-	// rowHook tells write transactions the rows of servers and operations they
-	// change (SQLite; nil on PostgreSQL).
+	// rowHook tells write transactions the rows of the cached tables (servers,
+	// operations, tokens, accounts) they change (SQLite; nil on PostgreSQL).
 	rowHook *rowHook
 	// ckpt checkpoints SQLite's WAL beside the writer (nil on PostgreSQL).
 	ckpt *checkpointer
