@@ -14,6 +14,8 @@
 #   READ_CACHE=max(SERVERS, 100000)  -read-cache-servers (as serve's)
 #   QUIET_WAIT=60 QUIET_CORES=0.3  wait for an idle machine before each run (see lib.sh)
 #   NODES=25                       rows of pprof -top
+#   WARM_ALL=1                     read every server once, in turn, before the warm-up,
+#                                  as bench/get-server.sh does (0: don't)
 #   KEEP=1                         keep the temp dir (binaries, profiles, logs)
 set -euo pipefail
 
@@ -82,7 +84,7 @@ SEED_JSON="$(cat "$TMP/seed.json")"
 TOKEN="$(seed_field "$SEED_JSON" token)"
 FIRST_ID="$(seed_field "$SEED_JSON" first)"
 LAST_ID="$(seed_field "$SEED_JSON" last)"
-export FIRST_ID LAST_ID TOKEN
+export FIRST_ID LAST_ID TOKEN THREADS
 API="http://127.0.0.1:$API_PORT"
 BARE="http://127.0.0.1:$BARE_PORT"
 AUTH="Authorization: Bearer $TOKEN"
@@ -98,6 +100,11 @@ for variant in $VARIANTS; do
 	SRV_PID=$!
 	wait_http "$API/v1/openapi.json" 300
 	wait_provisioned "$API" "$AUTH" 600 >/dev/null
+	if [ "${WARM_ALL:-1}" = 1 ]; then
+		WARM_SECONDS=$((SERVERS / 10000 + 2))
+		log "[$variant] reading every server once, in turn (${WARM_SECONDS}s, not reported)"
+		SEQUENTIAL=1 measure "$TMP/warm-all-$variant.txt" "$API" "$SRV_PID" "${WARM_SECONDS}s"
+	fi
 	[ "$WARMUP" = 0 ] || measure "$TMP/warmup-$variant.txt" "$API" "$SRV_PID" "$WARMUP"
 	log "[$variant] measuring: wrk -t$THREADS -c$CONNS -d$DURATION"
 	wait_quiet

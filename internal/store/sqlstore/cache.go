@@ -88,11 +88,11 @@ const (
 )
 
 // maxCached bounds each map unless told otherwise (DB.SetReadCacheServers for the
-// servers'): 100,000 servers are about 80 MB (a server's entry, cloned, is about 780
-// bytes), as many tokens about 30 MB. A full map drops an eighth of its entries, the
-// first Go's map iteration meets (a random start), to make room: it once dropped them
-// all, a burst of misses each time it filled, which kept it about half full on
-// average when more servers were read than it holds.
+// servers'): 100,000 servers are about 40 MB (servercache.go), as many tokens about
+// 30 MB. A full map of tokens drops an eighth of its entries, the first Go's map
+// iteration meets (a random start), to make room; a full one of servers its oldest
+// few hundred. Either once dropped them all, a burst of misses each time it filled,
+// which kept it about half full on average when more servers were read than it holds.
 const maxCached = 100_000
 
 // DefaultReadCacheServers is the servers the read cache holds unless told otherwise.
@@ -124,15 +124,10 @@ type cache struct {
 	// with the commit, its other entries stay (forget).
 	heldServers gen
 	heldTokens  gen
-	// servers holds the entries by server id; names finds one by its account and
-	// name, ops by the operation it shows (an operation's row changing changes it).
-	// Every names and ops entry names a server entry that has that name or
-	// operation.
-	servers    map[int64]*cachedServer
-	names      map[nameKey]int64
-	ops        map[int64]int64
-	maxServers int
-	tokens     map[[32]byte]*cachedToken
+	// servers holds the servers' entries, found by id, by account and name, or by
+	// the operation they show (an operation's row changing changes it).
+	servers serverEntries
+	tokens  map[[32]byte]*cachedToken
 	// tokenKeys finds a token's entry by its id; accountTokens the tokens of an
 	// account that have one.
 	tokenKeys     map[int64][32]byte
@@ -153,16 +148,6 @@ type cachedToken struct {
 	at time.Time // when it was read (PostgreSQL: pgEntryTTL)
 	t  hosting.Token
 	a  hosting.Account
-}
-
-type nameKey struct {
-	account int64
-	name    string
-}
-
-type cachedServer struct {
-	at time.Time
-	s  hosting.Server
 }
 
 // openCache maps the data dir's change counters.
@@ -197,8 +182,7 @@ func openCache(dir string) (*cache, error) {
 }
 
 func newCache() *cache {
-	c := &cache{maxServers: maxCached}
-	c.resetServers()
+	c := &cache{servers: newServerEntries(maxCached)}
 	c.resetTokens()
 	return c
 }
@@ -208,21 +192,14 @@ func (c *cache) resetTokens() {
 	c.tokens, c.tokenKeys, c.accountTokens = map[[32]byte]*cachedToken{}, map[int64][32]byte{}, map[int64]map[int64]struct{}{}
 }
 
-// resetServers empties the servers' maps (new maps rather than clear, as a map keeps
-// the room it once grew to). c.mu must be held for writing, or c not yet shared.
-func (c *cache) resetServers() {
-	c.servers, c.names, c.ops = map[int64]*cachedServer{}, map[nameKey]int64{}, map[int64]int64{}
-}
+// resetServers empties the servers' entries. c.mu must be held for writing.
+func (c *cache) resetServers() { c.servers.reset() }
 
-// setMaxServers bounds the servers' map at n entries (at least 1), dropping what
-// is over.
+// setMaxServers bounds the servers' entries at n (at least 1), dropping what is over.
 func (c *cache) setMaxServers(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.maxServers = max(n, 1)
-	if over := len(c.servers) - c.maxServers; over > 0 {
-		c.evictServers(over)
-	}
+	c.servers.setMax(n)
 }
 
 func (c *cache) close() error {
@@ -366,11 +343,11 @@ func (c *cache) forget(servers, ops []int64) {
 		return
 	}
 	for _, id := range servers {
-		c.dropServer(id)
+		c.servers.drop(id)
 	}
 	for _, op := range ops {
-		if id, ok := c.ops[op]; ok {
-			c.dropServer(id)
+		if id, ok := c.servers.ops[op]; ok {
+			c.servers.drop(id)
 		}
 	}
 }
@@ -432,33 +409,6 @@ func (c *cache) dropTokenEntry(key [32]byte, e *cachedToken) {
 	}
 }
 
-// dropServer removes a server's entry with its name's and operation's. c.mu must be
-// held for writing.
-func (c *cache) dropServer(id int64) {
-	e, ok := c.servers[id]
-	if !ok {
-		return
-	}
-	delete(c.servers, id)
-	if k := (nameKey{e.s.AccountID, e.s.Name}); c.names[k] == id {
-		delete(c.names, k)
-	}
-	if e.s.Operation != nil && c.ops[e.s.Operation.ID] == id {
-		delete(c.ops, e.s.Operation.ID)
-	}
-}
-
-// evictServers drops n entries of the servers' map (evict).
-func (c *cache) evictServers(n int) {
-	for id := range c.servers {
-		if n <= 0 {
-			return
-		}
-		c.dropServer(id)
-		n--
-	}
-}
-
 // now is what an entry of a kind read now is read under; false when that cannot be
 // told (PostgreSQL failed to answer), and the read goes to the database.
 func (c *cache) now(ctx context.Context, kind int) (gen, bool) {
@@ -476,6 +426,15 @@ func (c *cache) now(ctx context.Context, kind int) (gen, bool) {
 // whose every change is counted; within pgEntryTTL on PostgreSQL.
 func (c *cache) fresh(at time.Time) bool {
 	return c.pg == nil || time.Since(at) < pgEntryTTL
+}
+
+// readAt is when an entry read now is read, for fresh: 0 on SQLite, which does not
+// look.
+func (c *cache) readAt() int64 {
+	if c.pg == nil {
+		return 0
+	}
+	return time.Now().UnixNano()
 }
 
 // A nil cache reads through every time.
@@ -537,44 +496,30 @@ func (c *cache) server(ctx context.Context, accountID int64, ref hosting.ServerR
 		return load()
 	}
 	c.mu.RLock()
-	e := c.lookup(accountID, ref)
-	held := c.heldServers
+	b, at, ok := c.servers.get(accountID, ref)
+	var s hosting.Server
+	if ok && c.heldServers == g && c.fresh(time.Unix(0, at)) {
+		s, ok = decodeServer(b) // a copy: b is the cache's
+		ok = ok && (ref.Name == "" || s.Name == ref.Name)
+	} else {
+		ok = false
+	}
 	c.mu.RUnlock()
-	if e != nil && held == g && c.fresh(e.at) {
-		return cloneServer(e.s), nil
+	if ok {
+		return s, nil
 	}
 	s, err := load()
 	if err != nil {
 		return s, err
 	}
+	at = c.readAt()
+	enc, ok := appendServer(nil, &s)
 	c.mu.Lock()
-	if admit(&c.heldServers, g, c.resetServers) {
-		if _, ok := c.servers[s.ID]; !ok && len(c.servers) >= c.maxServers {
-			c.evictServers(max(c.maxServers/evictShare, 1))
-		}
-		c.dropServer(s.ID) // its name or operation may have changed
-		c.servers[s.ID] = &cachedServer{at: time.Now(), s: cloneServer(s)}
-		c.names[nameKey{s.AccountID, s.Name}] = s.ID
-		if s.Operation != nil {
-			c.ops[s.Operation.ID] = s.ID
-		}
+	if ok && admit(&c.heldServers, g, c.resetServers) {
+		c.servers.put(&s, enc, at)
 	}
 	c.mu.Unlock()
 	return s, nil
-}
-
-// lookup finds the entry of an account's server by ref, nil when there is none.
-// c.mu must be held.
-func (c *cache) lookup(accountID int64, ref hosting.ServerRef) *cachedServer {
-	id := ref.ID
-	if ref.Name != "" {
-		id = c.names[nameKey{accountID, ref.Name}]
-	}
-	e := c.servers[id]
-	if e == nil || e.s.AccountID != accountID || ref.Name != "" && e.s.Name != ref.Name {
-		return nil
-	}
-	return e
 }
 
 // admit reports whether an entry read under g is worth filing in a map whose entries
@@ -714,26 +659,6 @@ func cloneToken(t hosting.Token) hosting.Token {
 	t.LastUsedAt = cloneInto(t.LastUsedAt, &v.lastUsed)
 	t.RevokedAt = cloneInto(t.RevokedAt, &v.revoked)
 	return t
-}
-
-// cloneServer copies everything a caller could change in place: what the pointers
-// hold in one allocation, when there are any.
-func cloneServer(s hosting.Server) hosting.Server {
-	if s.ProjectID != nil || s.AppID != nil || s.RecipeID != nil || s.IPv4 != nil || s.IPv6 != nil || s.Operation != nil || s.DeletedAt != nil {
-		v := new(struct {
-			project, app, recipe int64
-			ipv4, ipv6           string
-			op                   hosting.Operation
-			deleted              time.Time
-		})
-		s.ProjectID, s.AppID, s.RecipeID = cloneInto(s.ProjectID, &v.project), cloneInto(s.AppID, &v.app), cloneInto(s.RecipeID, &v.recipe)
-		s.IPv4, s.IPv6 = cloneInto(s.IPv4, &v.ipv4), cloneInto(s.IPv6, &v.ipv6)
-		s.Operation = cloneInto(s.Operation, &v.op)
-		s.DeletedAt = cloneInto(s.DeletedAt, &v.deleted)
-	}
-	s.SSHKeyIDs = slices.Clone(s.SSHKeyIDs)
-	s.Keys = slices.Clone(s.Keys)
-	return s
 }
 
 // cloneInto copies *p into *into and returns into; nil stays nil.

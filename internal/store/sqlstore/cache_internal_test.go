@@ -53,7 +53,7 @@ func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 	for round := range 3 {
 		c.changed()
 		read(n + int64(round))
-		if got := len(c.servers); got != 1 {
+		if got := c.servers.len(); got != 1 {
 			t.Errorf("after write %d: %d servers held, want 1 (only the one read since)", round+1, got)
 		}
 		if got := len(c.tokens); got != 1 {
@@ -71,7 +71,7 @@ func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(c.servers); got != 1 {
+	if got := c.servers.len(); got != 1 {
 		t.Errorf("%d servers held, want 1 (the one read after the write)", got)
 	}
 }
@@ -193,10 +193,11 @@ func TestStatementKinds(t *testing.T) {
 	}
 }
 
-// A full map makes room by dropping an eighth of its entries, not all of them: after
-// maxCached+1 servers and tokens are read, the map holds all but an eighth, the one
-// read last among them, and a token's entry and its key by id go together.
-func TestCacheEvictsAnEighthWhenFull(t *testing.T) {
+// A full map makes room by dropping a part of its entries, not all of them: after
+// maxCached+1 tokens are read, the map holds all but an eighth, the one read last
+// among them, and a token's entry and its key by id go together; after maxCached+1
+// servers, all but the oldest chunk's, the one read last among them.
+func TestCacheEvictsAPartWhenFull(t *testing.T) {
 	t.Parallel()
 	c, err := openCache(t.TempDir())
 	if err != nil {
@@ -206,7 +207,7 @@ func TestCacheEvictsAnEighthWhenFull(t *testing.T) {
 	ctx := context.Background()
 	for id := range int64(maxCached + 1) {
 		if _, err := c.server(ctx, 1, hosting.ServerRef{ID: id}, func() (hosting.Server, error) {
-			return hosting.Server{ID: id, AccountID: 1}, nil
+			return hosting.Server{ID: id, AccountID: 1, Name: fmt.Sprintf("server-%d", id)}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -218,15 +219,50 @@ func TestCacheEvictsAnEighthWhenFull(t *testing.T) {
 		}
 	}
 	want := maxCached - maxCached/evictShare + 1
-	if len(c.servers) != want || len(c.tokens) != want || len(c.tokenKeys) != want {
-		t.Errorf("held %d servers, %d tokens, %d token keys; want %d each", len(c.servers), len(c.tokens), len(c.tokenKeys), want)
-	}
-	if _, ok := c.servers[maxCached]; !ok {
-		t.Error("the server read last is not held")
+	if len(c.tokens) != want || len(c.tokenKeys) != want {
+		t.Errorf("held %d tokens, %d token keys; want %d each", len(c.tokens), len(c.tokenKeys), want)
 	}
 	for id, key := range c.tokenKeys {
 		if e, ok := c.tokens[key]; !ok || e.t.ID != id {
 			t.Fatalf("token key %d names no entry of that token", id)
+		}
+	}
+	// A chunk's worth goes, the first read: a chunk holds at most this many.
+	perChunk := chunkSize / (entryHeader + 1)
+	if n := c.servers.len(); n > maxCached || n < maxCached+1-perChunk {
+		t.Errorf("held %d servers; want fewer than %d, by a chunk's worth", n, maxCached)
+	}
+	if _, ok := c.servers.slots[maxCached]; !ok {
+		t.Error("the server read last is not held")
+	}
+	if _, ok := c.servers.slots[0]; ok {
+		t.Error("the server read first is still held")
+	}
+	checkServerEntries(t, &c.servers)
+}
+
+// checkServerEntries checks that every entry decodes to its server, and that the
+// names and operations maps name entries of that name and operation.
+func checkServerEntries(t *testing.T, e *serverEntries) {
+	t.Helper()
+	for id, slot := range e.slots {
+		b, _, ok := e.get(slot.account, hosting.ServerRef{ID: id})
+		if !ok {
+			t.Fatalf("server %d: no entry", id)
+		}
+		s, ok := decodeServer(b)
+		if !ok || s.ID != id || s.AccountID != slot.account || e.nameHash(s.AccountID, s.Name) != slot.name {
+			t.Fatalf("server %d: entry decodes to %+v (%v)", id, s, ok)
+		}
+	}
+	for h, id := range e.names {
+		if slot, ok := e.slots[id]; !ok || slot.name != h {
+			t.Fatalf("name %x: server %d has no entry of that name", h, id)
+		}
+	}
+	for op, id := range e.ops {
+		if slot, ok := e.slots[id]; !ok || slot.op != op {
+			t.Fatalf("operation %d: server %d has no entry of it", op, id)
 		}
 	}
 }
@@ -271,8 +307,8 @@ func TestCacheForgetsChangedRows(t *testing.T) {
 		t.Fatalf("%d loads for 4 servers, one read twice (by id, then by name)", loads)
 	}
 	c.forget([]int64{2}, []int64{7, 99}) // server 2, and server 1 through its operation
-	if len(c.servers) != 2 || len(c.names) != 2 || len(c.ops) != 0 {
-		t.Errorf("after forget: %d servers, %d names, %d operations held; want 2, 2, 0", len(c.servers), len(c.names), len(c.ops))
+	if c.servers.len() != 2 || len(c.servers.names) != 2 || len(c.servers.ops) != 0 {
+		t.Errorf("after forget: %d servers, %d names, %d operations held; want 2, 2, 0", c.servers.len(), len(c.servers.names), len(c.servers.ops))
 	}
 	loads = 0
 	read(hosting.ServerRef{Name: "server-3"})
@@ -297,13 +333,13 @@ func TestCacheForgetsChangedRows(t *testing.T) {
 	// its hands off, and the next read empties the map.
 	c.changed()
 	c.forget([]int64{4}, nil)
-	if len(c.servers) != 4 {
-		t.Errorf("forget after an unknown change: %d servers held, want the 4 left for the next read to drop", len(c.servers))
+	if c.servers.len() != 4 {
+		t.Errorf("forget after an unknown change: %d servers held, want the 4 left for the next read to drop", c.servers.len())
 	}
 	loads = 0
 	read(hosting.ServerRef{ID: 3})
-	if loads != 1 || len(c.servers) != 1 {
-		t.Errorf("after an unknown change: %d loads, %d servers held; want 1 and 1", loads, len(c.servers))
+	if loads != 1 || c.servers.len() != 1 {
+		t.Errorf("after an unknown change: %d loads, %d servers held; want 1 and 1", loads, c.servers.len())
 	}
 }
 

@@ -6,7 +6,7 @@ import "context"
 func (db *DB) CachedEntries() (servers, tokens int) {
 	db.cache.mu.RLock()
 	defer db.cache.mu.RUnlock()
-	return len(db.cache.servers), len(db.cache.tokens)
+	return db.cache.servers.len(), len(db.cache.tokens)
 }
 
 // CacheCounters is the change counters of db's cache: anything, servers, tokens.
