@@ -133,7 +133,7 @@ func serveCmd(g *globals) *cobra.Command {
 		"(default: none); plain HTTP, keep it off public networks")
 	fl.StringVar(&f.metricsURL, "metrics-url", "", "a VictoriaMetrics to keep servers' load samples in, e.g. http://127.0.0.1:8428 "+
 		"(default: none, the database keeps them; docs/operating.md, Metrics)")
-	fl.IntVar(&f.readCache, "read-cache-servers", app.DefaultReadCacheServers, "servers the read cache holds at most, about 1.5 KB "+
+	fl.IntVar(&f.readCache, "read-cache-servers", app.DefaultReadCacheServers, "servers the read cache holds at most (up to 100,000,000), about 800 bytes "+
 		"of memory each: GET /servers/{id} of a server it holds costs no query (docs/operating.md, Memory)")
 	fl.IntVar(&f.consolesPerServer, "console-sessions-per-server", ops.DefaultConsolesPerServer,
 		"serial console sessions one server may have open at once, over every berthd on the database (past it: 409)")
@@ -290,8 +290,8 @@ func serve(ctx context.Context, g *globals, f *serveFlags) error {
 			return fmt.Errorf("--metrics-url: %w", err)
 		}
 	}
-	if f.readCache < 1 {
-		return fmt.Errorf("--read-cache-servers %d: must be at least 1", f.readCache)
+	if f.readCache < 1 || f.readCache > app.MaxReadCacheServers {
+		return fmt.Errorf("--read-cache-servers %d: must be from 1 to %d", f.readCache, app.MaxReadCacheServers)
 	}
 	if f.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(f.metricsAddr); err != nil {

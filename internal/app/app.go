@@ -161,6 +161,9 @@ var ErrSandboxDriver = errors.New("--sandbox works with --driver sim only: a san
 // (Config.ReadCacheServers).
 const DefaultReadCacheServers = sqlstore.DefaultReadCacheServers
 
+// MaxReadCacheServers is the most Config.ReadCacheServers may be (about 80 GB).
+const MaxReadCacheServers = sqlstore.MaxReadCacheServers
+
 // App is a wired Berth.
 type App struct {
 	cfg     Config

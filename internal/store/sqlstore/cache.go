@@ -671,7 +671,7 @@ func cloneInto[T any](p *T, into *T) *T {
 }
 
 // SetReadCacheServers bounds the servers the read cache holds at n (at least 1;
-// about 1.5 KB of memory each: docs/operating.md, Memory). maxCached by default.
+// about 800 bytes of memory each: docs/operating.md, Memory). maxCached by default.
 func (db *DB) SetReadCacheServers(n int) {
 	if db.cache != nil {
 		db.cache.setMaxServers(n)

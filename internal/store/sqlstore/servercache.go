@@ -12,11 +12,12 @@ import (
 // numbers. Nothing in it holds a pointer but the list of chunks, so however many
 // servers it holds, the collector has next to nothing to mark: at a million servers,
 // held as Go values, marking them took a fifth of the CPU of the requests that read
-// them (bench/README.md). It holds about 400 bytes a server rather than 1.5 KB.
+// them (bench/README.md). A server takes about 300 bytes of heap here, 700 as Go
+// values (BenchmarkCacheHeapPerServer).
 //
 // An entry replaced or dropped leaves its bytes where they are until its chunk comes
 // round again. When the entries reach their bound (max), or the chunks theirs
-// (maxChunks, room for max entries of entryBudget bytes), the oldest chunk is
+// (len(chunks): room for max entries of entryBudget bytes), the oldest chunk is
 // emptied, dropping the entries still in it: the servers read longest ago go first,
 // a chunk's worth (a few hundred) at a time.
 //
@@ -55,22 +56,33 @@ const (
 	chunkSize = 64 << 10
 	// entryHeader is an entry's header in a chunk: its server's id, its length.
 	entryHeader = 8 + 4
-	// entryBudget is the chunk bytes the bound allows a server: twice what a typical
-	// entry takes (about 150 bytes and its header), the rest for the bytes of
-	// entries replaced and dropped that wait for their chunk to come round.
+	// entryBudget is the chunk bytes the bound allows a server: 1.7 times what a
+	// typical entry takes (about 175 bytes and its header), the rest for the bytes
+	// of entries replaced and dropped that wait for their chunk to come round.
 	entryBudget = 320
 )
 
+// MaxReadCacheServers bounds the bound: 100,000,000 servers, about 80 GB.
+const MaxReadCacheServers = 100_000_000
+
 func newServerEntries(n int) serverEntries {
-	e := serverEntries{seed: maphash.MakeSeed(), max: max(n, 1)}
-	e.reset()
+	e := serverEntries{seed: maphash.MakeSeed()}
+	e.setMax(n)
 	return e
 }
 
-// reset empties it: new maps and chunks, as a map keeps the room it once grew to.
+// chunksFor is the ring's size for a bound of n entries.
+func chunksFor(n int) int { return max(2, (n*entryBudget+chunkSize-1)/chunkSize) }
+
+// reset empties it: new maps, as a map keeps the room it once grew to, and no
+// chunks (the collector takes them; they are made again as they fill).
 func (e *serverEntries) reset() {
 	e.slots, e.names, e.ops = map[int64]serverSlot{}, map[uint64]int64{}, map[int64]int64{}
-	e.chunks = make([][]byte, max(2, (e.max*entryBudget+chunkSize-1)/chunkSize))
+	if n := chunksFor(e.max); len(e.chunks) == n {
+		clear(e.chunks)
+	} else {
+		e.chunks = make([][]byte, n)
+	}
 	e.head, e.tail, e.used = 0, 0, 1
 }
 
@@ -80,11 +92,11 @@ func (e *serverEntries) nameHash(account int64, name string) uint64 {
 	return maphash.String(e.seed, name) ^ uint64(account)*0x9e3779b97f4a7c15
 }
 
-// setMax bounds it at n entries (at least 1), dropping the oldest over that.
+// setMax bounds it at n entries (at least 1, at most MaxReadCacheServers), dropping
+// the oldest over that.
 func (e *serverEntries) setMax(n int) {
-	e.max = max(n, 1)
-	chunks := max(2, (e.max*entryBudget+chunkSize-1)/chunkSize)
-	if chunks != len(e.chunks) {
+	e.max = min(max(n, 1), MaxReadCacheServers)
+	if chunksFor(e.max) != len(e.chunks) {
 		// The ring changes size: start afresh rather than move what it holds.
 		e.reset()
 	}

@@ -3,7 +3,9 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -199,7 +201,7 @@ func BenchmarkCacheServerHit(b *testing.B) {
 	s := hosting.Server{ID: 123456, AccountID: 42, Name: "web-123456", DisplayName: "web-123456", Status: hosting.StatusRunning,
 		LocationID: 1, PlanID: 2, ImageID: 3, VCPUs: 2, MemoryMB: 4096, DiskGB: 40, IPv4: &ipv4, IPv6: &ipv6,
 		RootPassHash: "$argon2id$v=19$m=65536,t=3,p=2$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo",
-		SSHKeyIDs: []int64{7}, CreatedAt: fromMS(1_764_000_000_123)}
+		SSHKeyIDs:    []int64{7}, CreatedAt: fromMS(1_764_000_000_123)}
 	ctx := context.Background()
 	ref := hosting.ServerRef{ID: s.ID}
 	load := func() (hosting.Server, error) { return s, nil }
@@ -214,4 +216,71 @@ func BenchmarkCacheServerHit(b *testing.B) {
 	}
 	enc, _ := appendServer(nil, &s)
 	b.ReportMetric(float64(len(enc)), "entry-bytes")
+}
+
+// The heap a held server takes: 100,000 servers like BenchmarkCacheServerHit's read
+// into a cache of that bound, the live heap before and after (go test -bench
+// CacheHeap -benchtime 1x). docs/operating.md, Memory, quotes it.
+func BenchmarkCacheHeapPerServer(b *testing.B) {
+	const n = 100_000
+	ctx := context.Background()
+	ipv4, ipv6 := "203.0.113.17", "2001:db8:0:11::1"
+	for b.Loop() {
+		c, err := openCache(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.setMaxServers(n)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for id := range int64(n) {
+			s := hosting.Server{ID: id + 1, AccountID: id/10 + 1, Name: fmt.Sprintf("web-%d", id), DisplayName: fmt.Sprintf("web-%d", id),
+				Status: hosting.StatusRunning, LocationID: 1, PlanID: 2, ImageID: 3, VCPUs: 2, MemoryMB: 4096, DiskGB: 40,
+				IPv4: &ipv4, IPv6: &ipv6, RootPassHash: "$argon2id$v=19$m=65536,t=3,p=2$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo",
+				SSHKeyIDs: []int64{7}, CreatedAt: fromMS(1_764_000_000_123)}
+			if _, err := c.server(ctx, s.AccountID, hosting.ServerRef{ID: s.ID}, func() (hosting.Server, error) { return s, nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if c.servers.len() != n {
+			b.Fatalf("%d held, want %d", c.servers.len(), n)
+		}
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-bytes/server")
+		runtime.KeepAlive(c)
+		c.close()
+	}
+}
+
+// The bound is kept within 1 and MaxReadCacheServers, whatever it is asked (a ring
+// sized from 2^63 servers once overflowed), and a smaller bound drops the oldest.
+func TestServerEntriesBound(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ n, want int }{{math.MinInt, 1}, {-1, 1}, {0, 1}, {1, 1}, {MaxReadCacheServers, MaxReadCacheServers},
+		{MaxReadCacheServers + 1, MaxReadCacheServers}, {math.MaxInt, MaxReadCacheServers}} {
+		e := newServerEntries(c.n)
+		if e.max != c.want || len(e.chunks) != chunksFor(c.want) || len(e.chunks) < 2 {
+			t.Errorf("bound %d: %d entries in %d chunks, want %d in %d", c.n, e.max, len(e.chunks), c.want, chunksFor(c.want))
+		}
+	}
+	e := newServerEntries(100)
+	for id := range int64(100) {
+		s := &hosting.Server{ID: id, AccountID: 1, Name: fmt.Sprint(id)}
+		b, _ := appendServer(nil, s)
+		e.put(s, b, 0)
+	}
+	e.setMax(10)
+	if e.len() > 10 {
+		t.Errorf("%d held after the bound went to 10", e.len())
+	}
+	checkServerEntries(t, &e)
+	e.setMax(1)
+	s := &hosting.Server{ID: 500, AccountID: 1}
+	b, _ := appendServer(nil, s)
+	e.put(s, b, 0)
+	if _, _, ok := e.get(1, hosting.ServerRef{ID: 500}); !ok || e.len() != 1 {
+		t.Errorf("bound 1: %d held, the last put found %v", e.len(), ok)
+	}
 }
