@@ -17,13 +17,17 @@ import (
 // (sqlstore.OperationEndedChannel: ended gets its id) and an account's events
 // (sqlstore.EventsChannel: events gets the account's id), and a change of what DNS
 // serves (sqlstore.DNSChannel: dnsChanged, called too each time it starts listening,
-// as what was notified meanwhile is lost). It holds a connection of
+// as what was notified meanwhile is lost), and a write of what the read cache holds
+// from outside Berth (sqlstore.ForeignWriteChannel: foreignWrite(true), called too
+// each time it starts listening, and foreignWrite(false) when listening fails: the
+// cache then bounds its entries' age). It holds a connection of
 // pool of its own for as long as it runs, taking a new one when that breaks;
 // meanwhile a ?wait still ends, by its polling. It stops when the returned function
 // is called.
-func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), dnsChanged func(), log *slog.Logger) (stop func()) {
+func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), dnsChanged func(), foreignWrite func(watching bool),
+	log *slog.Logger) (stop func()) {
 	handlers := map[string]func(int64){sqlstore.OperationEndedChannel: ended, sqlstore.EventsChannel: events,
-		sqlstore.DNSChannel: func(int64) { dnsChanged() }}
+		sqlstore.DNSChannel: func(int64) { dnsChanged() }, sqlstore.ForeignWriteChannel: func(int64) { foreignWrite(true) }}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -32,6 +36,7 @@ func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), dns
 		var failedAt time.Time
 		listening := func() {
 			dnsChanged()
+			foreignWrite(true)
 			if !failedAt.IsZero() {
 				log.Info("notifications of operations and events: listening again", "after", time.Since(failedAt).Round(time.Millisecond).String())
 				failedAt = time.Time{}
@@ -42,6 +47,7 @@ func listenOperationsEnded(pool *pgxpool.Pool, ended, events func(id int64), dns
 			if ctx.Err() != nil {
 				return
 			}
+			foreignWrite(false)
 			if failedAt.IsZero() {
 				log.Warn("notifications of operations and events: listening failed; ?wait polls until it is back", "err", err)
 				failedAt = time.Now()

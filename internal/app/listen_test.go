@@ -16,7 +16,8 @@ import (
 )
 
 // An operation's end, committed by any process, reaches the listener of every
-// process at once; one rolled back never does.
+// process at once; one rolled back never does. So does a write of the cached tables
+// from outside Berth, and listening tells the cache it is watched.
 func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 	t.Parallel()
 	u := testpg.NewDatabase(t)
@@ -34,8 +35,9 @@ func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	ended, events := make(chan int64, 10), make(chan int64, 10)
-	stop := listenOperationsEnded(pool, func(id int64) { ended <- id }, func(id int64) { events <- id }, func() {}, slog.Default())
+	ended, events, foreign := make(chan int64, 10), make(chan int64, 10), make(chan bool, 10)
+	stop := listenOperationsEnded(pool, func(id int64) { ended <- id }, func(id int64) { events <- id }, func() {},
+		func(watching bool) { foreign <- watching }, slog.Default())
 	defer stop()
 
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -86,6 +88,10 @@ func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 		case <-deadline:
 			t.Fatal("the listener never listens")
 		}
+	}
+
+	if w := <-foreign; !w {
+		t.Fatal("listening told the cache it is not watched")
 	}
 
 	// Rolled back: nothing. Committed: its id.
@@ -147,5 +153,24 @@ func TestOperationEndedReachesOtherProcesses(t *testing.T) {
 	case id := <-events:
 		t.Fatalf("a second notification (%d): the rolled-back events were notified", id)
 	case <-time.After(500 * time.Millisecond):
+	}
+
+	// Berth's own writes of servers, above, were not foreign; one through a
+	// connection of no berthd (pool's) is.
+	select {
+	case w := <-foreign:
+		t.Fatalf("Berth's own writes reached the listener as foreign (%v)", w)
+	default:
+	}
+	if _, err := pool.Exec(ctx, `UPDATE servers SET display_name = 'psql'`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case w := <-foreign:
+		if !w {
+			t.Fatal("a foreign write told the cache it is not watched")
+		}
+	case <-deadline:
+		t.Fatal("a foreign write was never notified")
 	}
 }

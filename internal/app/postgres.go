@@ -181,7 +181,7 @@ func (a *App) startPostgresWorkers(ctx context.Context, cfg *river.Config) (*riv
 		pool.Close()
 		return nil, err
 	}
-	stopListen := listenOperationsEnded(pool, a.Service.OperationEnded, a.Service.EventsWritten, a.DB.DNSChanged, a.log)
+	stopListen := listenOperationsEnded(pool, a.Service.OperationEnded, a.Service.EventsWritten, a.DB.DNSChanged, a.DB.ForeignWrite, a.log)
 	a.closePool = func() {
 		stopListen()
 		pool.Close()

@@ -110,6 +110,11 @@ type cache struct {
 	// pgDNS counts on PostgreSQL what DNS serves changing: this process's writes, and
 	// other processes' as they notify them (DNSChanged).
 	pgDNS atomic.Uint64
+	// pgForeign counts on PostgreSQL the writes from outside Berth notified (or maybe
+	// missed), added to the counter "anything" the database holds; pgWatching says
+	// whether they are being listened to (ForeignWrite).
+	pgForeign  atomic.Uint64
+	pgWatching atomic.Bool
 
 	mu sync.RWMutex
 	// heldServers and heldTokens are the counter values the maps' entries were read
@@ -413,19 +418,21 @@ func (c *cache) dropTokenEntry(key [32]byte, e *cachedToken) {
 // told (PostgreSQL failed to answer), and the read goes to the database.
 func (c *cache) now(ctx context.Context, kind int) (gen, bool) {
 	if c.pg != nil {
+		foreign := c.pgForeign.Load() // before the fence: a notification after it is newer
 		v, err := c.pg.read(ctx)
 		if err != nil {
 			return gen{}, false
 		}
-		return gen{any: v[anyGen], kind: v[kind]}, true
+		return gen{any: v[anyGen] + foreign, kind: v[kind]}, true
 	}
 	return gen{any: c.gens[anyGen].Load(), kind: c.gens[kind].Load()}, true
 }
 
 // fresh reports whether an entry read at at may still be answered: always on SQLite,
-// whose every change is counted; within pgEntryTTL on PostgreSQL.
-func (c *cache) fresh(at time.Time) bool {
-	return c.pg == nil || time.Since(at) < pgEntryTTL
+// whose every change is counted; on PostgreSQL within pgEntryTTL, or always for a
+// server while writes from outside Berth are listened to (ForeignWrite).
+func (c *cache) fresh(at time.Time, server bool) bool {
+	return c.pg == nil || server && c.pgWatching.Load() || time.Since(at) < pgEntryTTL
 }
 
 // readAt is when an entry read now is read, for fresh: 0 on SQLite, which does not
@@ -453,7 +460,7 @@ func (c *cache) token(ctx context.Context, hash []byte, load func() (hosting.Tok
 	held := c.heldTokens
 	touches := c.touches
 	c.mu.RUnlock()
-	if ok && held == g && c.fresh(e.at) {
+	if ok && held == g && c.fresh(e.at, false) {
 		return cloneToken(e.t), e.a, nil
 	}
 	t, a, err := load()
@@ -498,7 +505,7 @@ func (c *cache) server(ctx context.Context, accountID int64, ref hosting.ServerR
 	c.mu.RLock()
 	b, at, ok := c.servers.get(accountID, ref)
 	var s hosting.Server
-	if ok && c.heldServers == g && c.fresh(time.Unix(0, at)) {
+	if ok && c.heldServers == g && c.fresh(time.Unix(0, at), true) {
 		s, ok = decodeServer(b) // a copy: b is the cache's
 		ok = ok && (ref.Name == "" || s.Name == ref.Name)
 	} else {

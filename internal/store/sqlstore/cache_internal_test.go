@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
 )
@@ -16,11 +17,7 @@ import (
 // dead entries growing for as long as new servers are read; the soak saw it.)
 func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 	t.Parallel()
-	c, err := openCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.close() })
+	c := testCache(t)
 	loads := 0
 	read := func(id int64) {
 		t.Helper()
@@ -63,7 +60,7 @@ func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 
 	// A read that began before a write and ends after a newer read was filed is not
 	// filed: it could never be answered.
-	_, err = c.server(context.Background(), 1, hosting.ServerRef{ID: 2000}, func() (hosting.Server, error) {
+	_, err := c.server(context.Background(), 1, hosting.ServerRef{ID: 2000}, func() (hosting.Server, error) {
 		c.changed() // a write commits during the query
 		read(1000)  // and another read, after it, is filed
 		return hosting.Server{ID: 2000, AccountID: 1}, nil
@@ -79,11 +76,7 @@ func TestCacheKeepsOnlyLiveEntries(t *testing.T) {
 // A write of one kind empties only its own map; one of "anything" both.
 func TestCacheCountsKindsApart(t *testing.T) {
 	t.Parallel()
-	c, err := openCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.close() })
+	c := testCache(t)
 	loads := 0
 	read := func() {
 		t.Helper()
@@ -129,11 +122,7 @@ func TestCacheCountsKindsApart(t *testing.T) {
 // from before, and nothing else would drop it.
 func TestCacheFilesNoTokenReadDuringATouch(t *testing.T) {
 	t.Parallel()
-	c, err := openCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.close() })
+	c := testCache(t)
 	hash := sha256.Sum256([]byte("t"))
 	loads := 0
 	read := func(during func()) {
@@ -199,11 +188,7 @@ func TestStatementKinds(t *testing.T) {
 // servers, all but the oldest chunk's, the one read last among them.
 func TestCacheEvictsAPartWhenFull(t *testing.T) {
 	t.Parallel()
-	c, err := openCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.close() })
+	c := testCache(t)
 	ctx := context.Background()
 	for id := range int64(maxCached + 1) {
 		if _, err := c.server(ctx, 1, hosting.ServerRef{ID: id}, func() (hosting.Server, error) {
@@ -273,11 +258,7 @@ func checkServerEntries(t *testing.T, e *serverEntries) {
 // since the map was read.
 func TestCacheForgetsChangedRows(t *testing.T) {
 	t.Parallel()
-	c, err := openCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.close() })
+	c := testCache(t)
 	ctx := context.Background()
 	loads := 0
 	read := func(ref hosting.ServerRef) hosting.Server {
@@ -344,3 +325,43 @@ func TestCacheForgetsChangedRows(t *testing.T) {
 }
 
 var errNotHere = errors.New("not here")
+
+// On PostgreSQL an entry older than pgEntryTTL is not answered, but a server's is
+// while writes from outside Berth are listened to; on SQLite age does not matter.
+func TestCacheFreshness(t *testing.T) {
+	t.Parallel()
+	old, recent := time.Now().Add(-2*pgEntryTTL), time.Now()
+	sqlite := testCache(t)
+	pg := &cache{pg: &pgGens{}}
+	for _, c := range []struct {
+		name    string
+		c       *cache
+		watched bool
+		at      time.Time
+		server  bool
+		want    bool
+	}{
+		{"sqlite, old", sqlite, false, old, true, true},
+		{"postgres, recent server", pg, false, recent, true, true},
+		{"postgres, old server, not watched", pg, false, old, true, false},
+		{"postgres, old server, watched", pg, true, old, true, true},
+		{"postgres, old token, watched", pg, true, old, false, false},
+		{"postgres, recent token, watched", pg, true, recent, false, true},
+	} {
+		c.c.pgWatching.Store(c.watched)
+		if got := c.c.fresh(c.at, c.server); got != c.want {
+			t.Errorf("%s: fresh %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// testCache is a cache of its own data dir, closed when t ends.
+func testCache(t testing.TB) *cache {
+	t.Helper()
+	c, err := openCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.close() })
+	return c
+}

@@ -23,11 +23,46 @@ import (
 // costs a small part of a query per request, and an idle process one query.
 //
 // What changes the tables other than through a Tx of this code (SQL typed by an
-// operator in psql, a restored dump) adds to no counter: an entry is also never
-// answered once it is older than pgEntryTTL, so such a change shows within it.
+// operator in psql, a script) adds to no counter. The tables' triggers notify it on
+// ForeignWriteChannel when it commits (migration 00025; Berth's own connections say
+// berth.app = on and are left out), and each process that listens (berthd serve)
+// then empties its cache (DB.ForeignWrite): such a change shows within the
+// notification's delivery. While a process does not listen (an admin command; a
+// serve whose listening connection broke) an entry is also never answered once it
+// is older than pgEntryTTL, so such a change shows within that. Tokens keep that
+// bound always: another process's record of a token's last use is not counted.
 
-// pgEntryTTL bounds how long a cached read is answered on PostgreSQL.
+// pgEntryTTL bounds how long a cached read is answered on PostgreSQL while foreign
+// writes are not listened to, and a token's always.
 const pgEntryTTL = 30 * time.Second
+
+// ForeignWriteChannel is the PostgreSQL channel a write of servers, operations,
+// tokens or accounts from outside Berth notifies when it commits.
+const ForeignWriteChannel = "berth_foreign_write"
+
+// foreignWriteParam is the setting of Berth's own connections that the triggers
+// look at.
+const foreignWriteParam = "berth.app"
+
+// ForeignWrite tells a DB on PostgreSQL that a write from outside Berth committed (a
+// notification on ForeignWriteChannel), or may have (listening starts, or failed):
+// its cache empties. watching says whether such writes are listened to from now
+// on: while they are, a server's entry has no pgEntryTTL.
+func (db *DB) ForeignWrite(watching bool) {
+	if db.cache == nil || db.cache.pg == nil {
+		return
+	}
+	c := db.cache
+	// Not watching first, then the count: an entry read after the count is filed
+	// newer than everything before, and one answered meanwhile is bounded by the TTL.
+	if !watching {
+		c.pgWatching.Store(false)
+	}
+	c.pgForeign.Add(1)
+	if watching {
+		c.pgWatching.Store(true)
+	}
+}
 
 // pgGenQuery reads the counters, in the order of the const block (anyGen ...).
 const pgGenQuery = `SELECT COALESCE(sum(anything), 0), COALESCE(sum(servers), 0), COALESCE(sum(tokens), 0) FROM berth_gens`

@@ -30,6 +30,9 @@ func OpenPostgres(ctx context.Context, rawURL string, drivers ...compute.Storage
 	if err != nil {
 		return nil, fmt.Errorf("database URL %s: %w", Redact(rawURL), err)
 	}
+	// Berth's own writes are counted in the transaction; this tells the tables'
+	// triggers that they need not notify them (ForeignWriteChannel).
+	cfg.RuntimeParams[foreignWriteParam] = "on"
 	pool := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
 		flagsAsIntegers(c.TypeMap())
 		return nil

@@ -161,11 +161,7 @@ func TestServerEntriesStayBoundedUnderChurn(t *testing.T) {
 // is a miss, answered by the store, not the other server.
 func TestCacheNameHashCollisionIsAMiss(t *testing.T) {
 	t.Parallel()
-	c, err := openCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.close() })
+	c := testCache(t)
 	ctx := context.Background()
 	load := func(s hosting.Server) func() (hosting.Server, error) {
 		return func() (hosting.Server, error) { return s, nil }
@@ -192,11 +188,7 @@ func TestCacheNameHashCollisionIsAMiss(t *testing.T) {
 // A hit: one server, as the store reads a provisioned one, answered from the cache.
 // Reports its encoding's bytes.
 func BenchmarkCacheServerHit(b *testing.B) {
-	c, err := openCache(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.close() })
+	c := testCache(b)
 	ipv4, ipv6 := "203.0.113.17", "2001:db8:0:11::1"
 	s := hosting.Server{ID: 123456, AccountID: 42, Name: "web-123456", DisplayName: "web-123456", Status: hosting.StatusRunning,
 		LocationID: 1, PlanID: 2, ImageID: 3, VCPUs: 2, MemoryMB: 4096, DiskGB: 40, IPv4: &ipv4, IPv6: &ipv6,

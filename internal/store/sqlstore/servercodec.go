@@ -271,14 +271,10 @@ type decoder struct {
 	bad bool
 }
 
+// int reads what binary.AppendVarint wrote: a uvarint of the value zigzagged.
 func (d *decoder) int() int64 {
-	v, n := binary.Varint(unsafe.Slice(unsafe.StringData(d.b), len(d.b)))
-	if n <= 0 {
-		d.bad, d.b = true, ""
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	u := d.uint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *decoder) uint() uint64 {
