@@ -22,14 +22,7 @@ func TestForeignWritesReachThePostgresCache(t *testing.T) {
 	t.Parallel()
 	u := testpg.NewDatabase(t)
 	ctx := context.Background()
-	db, err := sqlstore.OpenPostgres(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := openProcessesAt(t, u, 1)[0]
 	f := seedCacheFixture(t, db)
 	db.ForeignWrite(true) // listening, as serve's listener says once it is
 

@@ -123,7 +123,12 @@ func TestPostgresRateLimitGrants(t *testing.T) {
 // processes would, migrated by the first.
 func openProcesses(t *testing.T, n int) []*sqlstore.DB {
 	t.Helper()
-	u := testpg.NewDatabase(t)
+	return openProcessesAt(t, testpg.NewDatabase(t), n)
+}
+
+// openProcessesAt is openProcesses on the database at u.
+func openProcessesAt(t *testing.T, u string, n int) []*sqlstore.DB {
+	t.Helper()
 	dbs := make([]*sqlstore.DB, n)
 	for i := range dbs {
 		db, err := sqlstore.OpenPostgres(context.Background(), u)
