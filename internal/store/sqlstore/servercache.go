@@ -137,9 +137,6 @@ func (e *serverEntries) put(s *hosting.Server, b []byte, at int64) {
 	for len(e.slots) >= e.max {
 		e.evictOldest()
 	}
-	if e.chunks[e.head] == nil {
-		e.chunks[e.head] = make([]byte, 0, chunkSize)
-	}
 	if len(e.chunks[e.head])+need > chunkSize {
 		next := (e.head + 1) % len(e.chunks)
 		if e.used == len(e.chunks) {
@@ -147,9 +144,9 @@ func (e *serverEntries) put(s *hosting.Server, b []byte, at int64) {
 		}
 		e.head = next
 		e.used++
-		if e.chunks[e.head] == nil {
-			e.chunks[e.head] = make([]byte, 0, chunkSize)
-		}
+	}
+	if e.chunks[e.head] == nil {
+		e.chunks[e.head] = make([]byte, 0, chunkSize)
 	}
 	c := e.chunks[e.head]
 	off := len(c)
