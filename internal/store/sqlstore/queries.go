@@ -185,20 +185,27 @@ func (q queries) LockAccount(ctx context.Context, id int64) (hosting.Account, er
 
 func (q queries) Usage(ctx context.Context, accountID int64, now time.Time) (hosting.Quotas, error) {
 	var u hosting.Quotas
-	err := q.q.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM servers WHERE account_id = ?1 AND deleted_at IS NULL),
-		(SELECT COUNT(*) FROM ssh_keys WHERE account_id = ?1),
-		(SELECT COUNT(*) FROM projects WHERE account_id = ?1),
-		(SELECT COUNT(*) FROM recipes WHERE account_id = ?1),
-		(SELECT COUNT(*) FROM snapshots WHERE account_id = ?1 AND deleted_at IS NULL),
-		(SELECT COUNT(*) FROM tokens WHERE account_id = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)),
-		(SELECT COUNT(*) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL),
-		(SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL),
-		(SELECT COUNT(*) FROM zones WHERE account_id = ?1),
-		(SELECT COUNT(*) FROM tickets WHERE account_id = ?1 AND status <> 'closed'),
-		(SELECT (CAST(COALESCE(SUM(size), 0) AS BIGINT) + 1048575) / 1048576 FROM attachments WHERE account_id = ?1)`,
-		accountID, ms(now)).Scan(&u.Servers, &u.SSHKeys, &u.Projects, &u.Recipes, &u.Snapshots, &u.Tokens, &u.Volumes, &u.VolumeGB, &u.Zones,
+	// Servers, volumes and snapshots are counted by triggers as their rows change
+	// (migration 00031, PostgreSQL 00026): an account may hold millions of them, and
+	// this runs in every order's write transaction. The others are counted here;
+	// their quotas keep them small.
+	err := q.q.QueryRowContext(ctx, `SELECT a.usage_servers,
+		(SELECT COUNT(*) FROM ssh_keys WHERE account_id = a.id),
+		(SELECT COUNT(*) FROM projects WHERE account_id = a.id),
+		(SELECT COUNT(*) FROM recipes WHERE account_id = a.id),
+		a.usage_snapshots,
+		(SELECT COUNT(*) FROM tokens WHERE account_id = a.id AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)),
+		a.usage_volumes, a.usage_volume_gb,
+		(SELECT COUNT(*) FROM zones WHERE account_id = a.id),
+		(SELECT COUNT(*) FROM tickets WHERE account_id = a.id AND status <> 'closed'),
+		(SELECT (CAST(COALESCE(SUM(size), 0) AS BIGINT) + 1048575) / 1048576 FROM attachments WHERE account_id = a.id)
+		FROM accounts a WHERE a.id = ?`,
+		ms(now), accountID).Scan(&u.Servers, &u.SSHKeys, &u.Projects, &u.Recipes, &u.Snapshots, &u.Tokens, &u.Volumes, &u.VolumeGB, &u.Zones,
 		&u.Tickets, &u.AttachmentMB)
+	if errors.Is(err, sql.ErrNoRows) {
+		// No such account holds nothing, as the counts said before.
+		return hosting.Quotas{}, nil
+	}
 	return u, err
 }
 

@@ -1049,6 +1049,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Tickets", func(t *testing.T) { tickets(t, open) })
 	t.Run("Domains", func(t *testing.T) { domains(t, open) })
 	t.Run("MeterBurn", func(t *testing.T) { meterBurn(t, open) })
+	t.Run("UsageCounts", func(t *testing.T) { usageCounts(t, open) })
 	t.Run("Settings", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
