@@ -12,12 +12,6 @@ ALTER TABLE accounts ADD COLUMN usage_volumes   BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE accounts ADD COLUMN usage_volume_gb BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE accounts ADD COLUMN usage_snapshots BIGINT NOT NULL DEFAULT 0;
 
-UPDATE accounts SET
-    usage_servers = (SELECT COUNT(*) FROM servers WHERE account_id = accounts.id AND deleted_at IS NULL),
-    usage_volumes = (SELECT COUNT(*) FROM volumes WHERE account_id = accounts.id AND deleted_at IS NULL),
-    usage_volume_gb = (SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE account_id = accounts.id AND deleted_at IS NULL),
-    usage_snapshots = (SELECT COUNT(*) FROM snapshots WHERE account_id = accounts.id AND deleted_at IS NULL);
-
 -- berth_usage_rows: the rows a statement inserted (or, negated, deleted), by account:
 -- live ones and their GB (volumes; 0 for the others).
 -- +goose StatementBegin
@@ -114,6 +108,15 @@ CREATE TRIGGER berth_usage_delete AFTER DELETE ON snapshots REFERENCING OLD TABL
 CREATE TRIGGER berth_usage_update AFTER UPDATE OF deleted_at, account_id ON snapshots FOR EACH ROW
     WHEN ((OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL) OR OLD.account_id <> NEW.account_id)
     EXECUTE FUNCTION berth_usage_row();
+
+-- The counts of what is there, after the triggers: making them locked the three
+-- tables against writes until this commits (older processes serve on while a newer
+-- one migrates), so no row is written between this count and the first trigger.
+UPDATE accounts SET
+    usage_servers = (SELECT COUNT(*) FROM servers WHERE account_id = accounts.id AND deleted_at IS NULL),
+    usage_volumes = (SELECT COUNT(*) FROM volumes WHERE account_id = accounts.id AND deleted_at IS NULL),
+    usage_volume_gb = (SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE account_id = accounts.id AND deleted_at IS NULL),
+    usage_snapshots = (SELECT COUNT(*) FROM snapshots WHERE account_id = accounts.id AND deleted_at IS NULL);
 
 -- +goose Down
 DROP TRIGGER berth_usage_update ON snapshots;
