@@ -602,9 +602,11 @@ func touched(q querier, tokenID int64) {
 
 // statementKinds says what a statement run in a write transaction may change of
 // what the cache holds: any but a SELECT that names one of the cached reads' tables
-// (whatever it does with it: a join into another table's write counts too). SQLite
-// has no cascades or triggers in Berth's schema, so a row of a table changes only
-// by a statement naming it. touchTokenQuery is counted apart (touched).
+// (whatever it does with it: a join into another table's write counts too). Berth's
+// schema has no cascades, and its only triggers (the usage counts of migration 00031,
+// PostgreSQL 00026) write columns of accounts that no cached read holds, so a row
+// the cache holds changes only by a statement naming its table. touchTokenQuery is
+// counted apart (touched).
 // touchTokenQueryPostgres is touchTokenQuery as it reaches PostgreSQL.
 var touchTokenQueryPostgres = rebindPostgres(touchTokenQuery)
 
