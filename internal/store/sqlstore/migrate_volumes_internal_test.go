@@ -17,17 +17,7 @@ func TestVolumesMigrationKeepsOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	lines, err := db.lines()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := db.provider(lines[0], db.write)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 18); err != nil {
-		t.Fatal(err)
-	}
+	migrateStoreUpTo(t, db, 18)
 	for _, q := range []string{
 		`PRAGMA foreign_keys = OFF`, // no plans or images: the rows only need to be there
 		`INSERT INTO accounts (id, email, name, password_hash, language, currency, credit, blocked, server_quota, created_at) VALUES (1, 'a@example.com', 'a', '', 'en', 'EUR', 0, 0, 5, 0)`,
@@ -59,5 +49,22 @@ func TestVolumesMigrationKeepsOperations(t *testing.T) {
 	}
 	if id != 4 {
 		t.Errorf("the first operation after the migration has id %d, want 4 (3 was given before)", id)
+	}
+}
+
+// migrateStoreUpTo migrates db's store line (not the drivers') up to version v, for
+// a test of what a later migration does to the rows it finds.
+func migrateStoreUpTo(t *testing.T, db *DB, v int64) {
+	t.Helper()
+	lines, err := db.lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.provider(lines[0], db.write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), v); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -40,21 +40,11 @@ func TestUsageCountsMigrateAndFollowEveryWrite(t *testing.T) {
 func usageCountsAcrossMigration(t *testing.T, db *DB, before int64) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-	lines, err := db.lines()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := db.provider(lines[0], db.write)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, before); err != nil {
-		t.Fatal(err)
-	}
+	migrateStoreUpTo(t, db, before)
 	// What an installation holds before the migration, made by the store as it was.
 	var accts [2]int64
 	var srvs []int64
-	err = db.InTx(ctx, func(tx store.Tx) error {
+	err := db.InTx(ctx, func(tx store.Tx) error {
 		if err := tx.ApplyCatalog(ctx, hosting.Catalog{
 			Plans:  []hosting.Plan{{ID: 1, Name: "small", VCPUs: 1, MemoryMB: 1024, DiskGB: 20, PriceHourly: 70, PriceMonthly: 45100}},
 			Images: []hosting.Image{{ID: 1, Name: "debian-12", OS: "debian", Version: "12"}},
