@@ -97,11 +97,11 @@ func usageCountsAcrossMigration(t *testing.T, db *DB, before int64) {
 				t.Fatal(err)
 			}
 			var want hosting.Quotas
-			err = db.write.QueryRowContext(ctx, rebindFor(db, `SELECT
+			err = on(db.d, db.write).q.QueryRowContext(ctx, `SELECT
 				(SELECT COUNT(*) FROM servers WHERE account_id = ?1 AND deleted_at IS NULL),
 				(SELECT COUNT(*) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL),
 				(SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE account_id = ?1 AND deleted_at IS NULL),
-				(SELECT COUNT(*) FROM snapshots WHERE account_id = ?1 AND deleted_at IS NULL)`), a).
+				(SELECT COUNT(*) FROM snapshots WHERE account_id = ?1 AND deleted_at IS NULL)`, a).
 				Scan(&want.Servers, &want.Volumes, &want.VolumeGB, &want.Snapshots)
 			if err != nil {
 				t.Fatal(err)
@@ -135,12 +135,4 @@ func usageCountsAcrossMigration(t *testing.T, db *DB, before int64) {
 		}
 		check(w.step)
 	}
-}
-
-// rebindFor is q in db's placeholders.
-func rebindFor(db *DB, q string) string {
-	if db.d == dialectPostgres {
-		return rebindPostgres(q)
-	}
-	return q
 }
