@@ -26,6 +26,7 @@
 #   STORE=both (sqlite, postgres or both)
 #   SERVERS=100000 VOLUMES=100000 ACCOUNTS=1000 LICENSES=100000 ROUNDS=3 BREAKDOWN=1 QUIET_WAIT=60 (see lib.sh: wait_quiet)
 #   BATCH=0 (the most meter hours a metering transaction charges; 0: Berth's default)
+#   TX_TARGET=0 (how long a metering transaction should take, as 500ms; 0: Berth's default)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -61,7 +62,7 @@ fi
 (cd "$ROOT" && go build -o "$TMP/metering" ./bench/metering)
 {
 	echo "# bench/metering.sh, $(date -u +%FT%TZ), $(nproc) cores ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)), $(go version | cut -d' ' -f3), commit $(commit)"
-	echo "# STORE=$STORE SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} LICENSES=${LICENSES:-100000} ROUNDS=$ROUNDS BATCH=${BATCH:-0}"
+	echo "# STORE=$STORE SERVERS=${SERVERS:-100000} VOLUMES=${VOLUMES:-100000} ACCOUNTS=${ACCOUNTS:-1000} LICENSES=${LICENSES:-100000} ROUNDS=$ROUNDS BATCH=${BATCH:-0} TX_TARGET=${TX_TARGET:-0}"
 } | tee "$OUT"
 
 # medians FILE: the medians of a store's rounds in FILE. The pass lines end in: hours,
@@ -109,7 +110,7 @@ for store in "${STORES[@]}"; do
 			echo "## $store: round $r of $ROUNDS, $(date -u +%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 			"$TMP/metering" -servers "${SERVERS:-100000}" -volumes "${VOLUMES:-100000}" -accounts "${ACCOUNTS:-1000}" \
 				-licenses "${LICENSES:-100000}" \
-				-batch "${BATCH:-0}" -breakdown="$breakdown" "${where[@]}"
+				-batch "${BATCH:-0}" -tx-target "${TX_TARGET:-0}" -breakdown="$breakdown" "${where[@]}"
 		} | tee -a "$TMP/$store.txt" "$OUT"
 		rm -rf "$TMP/data"
 	done

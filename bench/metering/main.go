@@ -72,8 +72,10 @@ type config struct {
 	// PostgreSQL server's URL on which the run creates a database of its own.
 	dir, database string
 	breakdown     bool
-	// batch is the most meter hours a metering transaction charges (0: Berth's).
-	batch int
+	// batch is the most meter hours a metering transaction charges (0: Berth's);
+	// txTarget, how long one should take (0: Berth's).
+	batch    int
+	txTarget time.Duration
 }
 
 func main() {
@@ -87,9 +89,10 @@ func main() {
 	flag.StringVar(&cfg.database, "database", "", "PostgreSQL instead of SQLite: the URL of a database on a server where the run may "+
 		"CREATE DATABASE (postgres://...); it runs in a new database there, dropped afterwards")
 	flag.IntVar(&cfg.batch, "batch", 0, "the most meter hours one metering transaction charges (default: berthd's, ops.DefaultMeterBatch or on PostgreSQL ops.PostgresMeterBatch)")
+	flag.DurationVar(&cfg.txTarget, "tx-target", 0, "how long a metering transaction should take; each charges as many hours as the last ones did in that time, up to -batch (default: berthd's, ops.DefaultMeterTxTarget)")
 	flag.BoolVar(&cfg.breakdown, "breakdown", true, "time each statement of a charge step (rolled back) and show its query plan")
 	flag.Parse()
-	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || cfg.batch < 0 || cfg.licenses < 0 || cfg.licenses > 2*cfg.servers || (cfg.dir != "" && cfg.database != "") ||
+	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || cfg.batch < 0 || cfg.txTarget < 0 || cfg.licenses < 0 || cfg.licenses > 2*cfg.servers || (cfg.dir != "" && cfg.database != "") ||
 		(cfg.database != "" && !sqlstore.IsPostgresURL(cfg.database)) {
 		flag.Usage()
 		os.Exit(2)
@@ -249,7 +252,7 @@ func open(ctx context.Context, cfg config, out io.Writer) (*bench, error) {
 	if cfg.batch == 0 && b.db.Postgres() {
 		cfg.batch = ops.PostgresMeterBatch // as berthd meters on PostgreSQL
 	}
-	b.svc = ops.New(ops.Deps{Store: b.timed, Clock: func() time.Time { return b.at }, MeterBatch: cfg.batch})
+	b.svc = ops.New(ops.Deps{Store: b.timed, Clock: func() time.Time { return b.at }, MeterBatch: cfg.batch, MeterTxTarget: cfg.txTarget})
 	if err := b.svc.EnsureCatalog(ctx, catalog.Default()); err != nil {
 		return nil, errors.Join(err, b.close())
 	}

@@ -216,13 +216,18 @@ func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (
 	for {
 		var got MeterResult
 		done := false
+		limit := int(s.meterLimit.Load())
+		start := time.Now()
 		err := s.store.InTx(ctx, func(tx store.Tx) error {
 			var err error
-			got, done, err = s.meterTx(ctx, tx, account, now)
+			got, done, err = s.meterTx(ctx, tx, account, now, limit)
 			return err
 		})
 		if err != nil {
 			return out, fmt.Errorf("metering: %w", err)
+		}
+		if next := nextMeterLimit(limit, got.Hours, time.Since(start), s.meterTxTarget, s.meterBatch); next != limit {
+			s.meterLimit.Store(int64(next))
 		}
 		out.Hours += got.Hours
 		out.Total += got.Total
@@ -233,12 +238,28 @@ func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (
 	}
 }
 
+// nextMeterLimit is the most meter hours the metering transaction after one that
+// charged hours in took, under limit, may charge: as many as take target at the
+// pace that one went, at most twice limit (a transaction that found the database
+// idle says little of the next) and most, at least minMeterBatch. One that charged
+// less than half its limit ran out of due hours (a pass of every minute charges a
+// few): its pace, mostly the cost of any transaction, says nothing of a larger one,
+// unless it took longer than target all the same.
+func nextMeterLimit(limit, hours int, took, target time.Duration, most int) int {
+	if hours <= 0 || took <= 0 || (hours < limit/2 && took <= target) {
+		return limit
+	}
+	// In floating point: hours times nanoseconds outgrows an int64 (a pace, not money).
+	n := int(min(float64(hours)*float64(target)/float64(took), 2*float64(limit)))
+	return max(min(n, most), min(minMeterBatch, most))
+}
+
 // meterTx is one transaction of a metering pass: up to stepsPerTx steps (one hour
-// of each due meter each) and s.meterBatch meter hours, so that catching up many hours
+// of each due meter each) and limit meter hours, so that catching up many hours
 // does not pay a commit per hour, nor holds the database's one writer for long,
 // however many meters are due (issue 34: the longest transaction is bounded, not the
 // installation's size). done: nothing is due any more.
-func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now time.Time) (got MeterResult, done bool, err error) {
+func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now time.Time, limit int) (got MeterResult, done bool, err error) {
 	// Another pass (another process's, or the periodic one beside an operator's)
 	// charges nothing twice anyway, but would find the hours it saw due already
 	// charged.
@@ -246,18 +267,18 @@ func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now t
 		return got, false, err
 	}
 	// The licenses' months first (docs/api.md, Licenses): each a step of its own.
-	lic, done, err := s.chargeLicenseMonths(ctx, tx, account, now, s.meterBatch)
+	lic, done, err := s.chargeLicenseMonths(ctx, tx, account, now, limit)
 	got.Hours, got.Total, got.Overdrawn = lic.Hours, lic.Total, lic.Overdrawn
 	if err != nil || !done {
 		return got, false, err
 	}
 	const stepsPerTx = 48 // a meter hours behind takes a step an hour
-	for steps := 0; steps < stepsPerTx && got.Hours < s.meterBatch; steps++ {
+	for steps := 0; steps < stepsPerTx && got.Hours < limit; steps++ {
 		due, err := tx.EarliestDue(ctx, now, account)
 		if err != nil || due == nil {
 			return got, due == nil, err
 		}
-		step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account, Limit: s.meterBatch - got.Hours}
+		step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account, Limit: limit - got.Hours}
 		if end := billing.MonthEnd(*due); !end.After(now) {
 			step.Upto = end.Add(-time.Millisecond)
 		}
