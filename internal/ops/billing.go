@@ -241,7 +241,11 @@ func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (
 // nextMeterLimit is the most meter hours the metering transaction after one that
 // charged hours in took, under limit, may charge: as many as take target at the
 // pace that one went, at most twice limit (a transaction that found the database
-// idle says little of the next) and most, at least minMeterBatch. One that charged
+// idle says little of the next) and most, at least an eighth of most or
+// minMeterBatch. The pace is per hour: a step's fixed cost, as finding its batch,
+// must stay small beside its hours' (on PostgreSQL the index meters_next is ordered
+// as a batch is taken), and the floor keeps a pass from crawling in tiny
+// transactions if it does not. One that charged
 // less than half its limit ran out of due hours (a pass of every minute charges a
 // few): its pace, mostly the cost of any transaction, says nothing of a larger one,
 // unless it took longer than target all the same.
@@ -251,7 +255,7 @@ func nextMeterLimit(limit, hours int, took, target time.Duration, most int) int 
 	}
 	// In floating point: hours times nanoseconds outgrows an int64 (a pace, not money).
 	n := int(min(float64(hours)*float64(target)/float64(took), 2*float64(limit)))
-	return max(min(n, most), min(minMeterBatch, most))
+	return max(min(n, most), min(max(minMeterBatch, most/8), most))
 }
 
 // meterTx is one transaction of a metering pass: up to stepsPerTx steps (one hour

@@ -342,3 +342,98 @@ func chargeCrossings(t *testing.T, open func(t *testing.T) store.Store) {
 		t.Errorf("step: %d hours, %s; want %d, %s", res.Hours, res.Total, len(accts)+1, want)
 	}
 }
+
+// chargedTotals checks Charged, what a resource was charged in all (what a refund
+// gives back): its first hour written before its meter opened, the hours of a
+// metering step, a charge written one at a time; not a refund. A held license's
+// charges are its own; another account's resource has its own; a resource never
+// charged was charged nothing.
+func chargedTotals(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 22, 30, 0, 0, time.UTC)
+	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	dec := month.AddDate(0, 1, 0)
+	in := func(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
+		t.Helper()
+		if err := s.InTx(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, a, b := twoAccounts(t, open, "charged", now)
+	c := catalog()
+	c.Licenses = []hosting.License{{ID: 1, Name: "win", Vendor: "Microsoft", Per: hosting.LicensePerVCPU, PriceMonthly: 42000,
+		ImageIDs: []int64{2}, Provisioning: hosting.ProvisionNone}}
+	in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
+	next := now.Add(time.Hour)
+	id := func(n int64) *int64 { return &n }
+	var lic int64
+	in(t, s, func(tx store.Tx) error {
+		for _, tr := range []hosting.Transaction{
+			{AccountID: a, Type: hosting.TxTopup, Amount: 1000000},
+			// A server's first hour, then its meter, as ops opens one.
+			{AccountID: a, Type: hosting.TxCharge, Amount: -70, ResourceType: hosting.ResourceServer, ResourceID: id(1), PeriodStart: &now},
+		} {
+			tr.CreatedAt = now
+			if _, err := tx.AddTransaction(ctx, tr); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceServer, ResourceID: 1, ResourceName: "s1",
+			Rate: 70, StartedAt: now, NextAt: &next, MonthStart: month, MonthCharged: 70}); err != nil {
+			return err
+		}
+		if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceVolume, ResourceID: 1, ResourceName: "v1",
+			Rate: 11, StartedAt: now, NextAt: &next, MonthStart: month}); err != nil {
+			return err
+		}
+		srv, err := tx.CreateServer(ctx, hosting.Server{AccountID: a, Name: "server-chg001", DisplayName: "w", Status: hosting.StatusRunning,
+			LocationID: 1, PlanID: 2, ImageID: 2, VCPUs: 2, MemoryMB: 4096, DiskGB: 40, CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		if lic, err = tx.AddServerLicense(ctx, hosting.ServerLicense{AccountID: a, ServerID: srv, LicenseID: 1, Name: "win",
+			Status: hosting.LicenseActive, StartedAt: now, PaidThrough: dec, ChargedVCPUs: 2}); err != nil {
+			return err
+		}
+		for _, tr := range []hosting.Transaction{
+			// The volume's hour written one at a time after its meter opened, and given back.
+			{AccountID: a, Type: hosting.TxCharge, Amount: -11, ResourceType: hosting.ResourceVolume, ResourceID: id(1), PeriodStart: &now},
+			{AccountID: a, Type: hosting.TxRefund, Amount: 11, ResourceType: hosting.ResourceVolume, ResourceID: id(1), PeriodStart: &now},
+			// The license's month at acceptance.
+			{AccountID: a, Type: hosting.TxCharge, Amount: -84000, ResourceType: hosting.ResourceLicense, ResourceID: &lic, PeriodStart: &month},
+			// Another account's server, of another id.
+			{AccountID: b, Type: hosting.TxCharge, Amount: -5, ResourceType: hosting.ResourceServer, ResourceID: id(2), PeriodStart: &now},
+		} {
+			tr.CreatedAt = now
+			if _, err := tx.AddTransaction(ctx, tr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	check := func(when string, want map[string]hosting.Money) {
+		t.Helper()
+		for _, r := range []struct {
+			name string
+			typ  string
+			id   int64
+		}{{"server 1", hosting.ResourceServer, 1}, {"volume 1", hosting.ResourceVolume, 1}, {"license", hosting.ResourceLicense, lic},
+			{"server 2", hosting.ResourceServer, 2}, {"snapshot 9", hosting.ResourceSnapshot, 9}, {"license 999", hosting.ResourceLicense, 999}} {
+			if got, err := s.Charged(ctx, r.typ, r.id); err != nil || got != want[r.name] {
+				t.Errorf("%s: %s charged %s, %v; want %s", when, r.name, got, err, want[r.name])
+			}
+		}
+	}
+	check("opened", map[string]hosting.Money{"server 1": 70, "volume 1": 11, "license": 84000, "server 2": 5})
+	// The next hour of each meter, then December's month of the license.
+	in(t, s, func(tx store.Tx) error {
+		_, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: month, Upto: next, Now: next})
+		return err
+	})
+	check("an hour later", map[string]hosting.Money{"server 1": 140, "volume 1": 22, "license": 84000, "server 2": 5})
+	in(t, s, func(tx store.Tx) error {
+		_, err := tx.ChargeLicenses(ctx, store.LicenseStep{Month: dec, Now: next})
+		return err
+	})
+	check("December", map[string]hosting.Money{"server 1": 140, "volume 1": 22, "license": 168000, "server 2": 5})
+}
