@@ -128,12 +128,6 @@ func consoleSessions(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	s := open(t)
-	in := func(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
-		t.Helper()
-		if err := s.InTx(ctx, fn); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var accts [2]int64
 	var srvs [3]int64 // two of the first account, one of the second
 	in(t, s, func(tx store.Tx) error {

@@ -21,12 +21,6 @@ func licenses(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	dec := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	in := func(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
-		t.Helper()
-		if err := s.InTx(ctx, fn); err != nil {
-			t.Fatal(err)
-		}
-	}
 	s, a, _ := twoAccounts(t, open, "lic", now)
 	c := catalog()
 	c.Licenses = []hosting.License{

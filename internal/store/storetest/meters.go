@@ -353,12 +353,6 @@ func chargedTotals(t *testing.T, open func(t *testing.T) store.Store) {
 	now := time.Date(2026, 11, 30, 22, 30, 0, 0, time.UTC)
 	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	dec := month.AddDate(0, 1, 0)
-	in := func(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
-		t.Helper()
-		if err := s.InTx(ctx, fn); err != nil {
-			t.Fatal(err)
-		}
-	}
 	s, a, b := twoAccounts(t, open, "charged", now)
 	c := catalog()
 	c.Licenses = []hosting.License{{ID: 1, Name: "win", Vendor: "Microsoft", Per: hosting.LicensePerVCPU, PriceMonthly: 42000,
@@ -436,4 +430,12 @@ func chargedTotals(t *testing.T, open func(t *testing.T) store.Store) {
 		return err
 	})
 	check("December", map[string]hosting.Money{"server 1": 140, "volume 1": 22, "license": 168000, "server 2": 5})
+}
+
+// in runs fn in a transaction of s, and fails the test if it fails.
+func in(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
+	t.Helper()
+	if err := s.InTx(context.Background(), fn); err != nil {
+		t.Fatal(err)
+	}
 }
