@@ -242,13 +242,15 @@ func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (
 // charged hours in took, under limit, may charge: as many as take target at the
 // pace that one went, at most twice limit (a transaction that found the database
 // idle says little of the next) and most, at least an eighth of most or
-// minMeterBatch. The pace is per hour: a step's fixed cost, as finding its batch,
-// must stay small beside its hours' (on PostgreSQL the index meters_next is ordered
-// as a batch is taken), and the floor keeps a pass from crawling in tiny
-// transactions if it does not. One that charged
-// less than half its limit ran out of due hours (a pass of every minute charges a
-// few): its pace, mostly the cost of any transaction, says nothing of a larger one,
-// unless it took longer than target all the same.
+// minMeterBatch.
+//
+// The pace is per hour: a step's fixed cost, as finding its batch, must stay small
+// beside its hours' (on PostgreSQL the index meters_next is in the order a batch is
+// taken in), and the floor keeps a pass from crawling in tiny transactions if it
+// does not. A transaction that charged less than half its limit ran out of due
+// hours (a pass of every minute charges a few): its pace, mostly the cost of any
+// transaction, says nothing of a larger one, unless it took longer than target all
+// the same.
 func nextMeterLimit(limit, hours int, took, target time.Duration, most int) int {
 	if hours <= 0 || took <= 0 || (hours < limit/2 && took <= target) {
 		return limit
