@@ -192,8 +192,8 @@ const (
 // DefaultMeterTxTarget is how long a metering transaction should hold the database
 // at most: the batches above take about that on a small machine at 100,000 meters,
 // but an hour costs more as the ledger and its indexes grow (at 1,000,000 servers
-// and volumes a 20,000-hour transaction of SQLite's took up to 1.3 s, one of
-// PostgreSQL's at 10,000 hours 0.94 s; bench/metering.sh), and more on a machine
+// and volumes a 20,000-hour transaction of SQLite's took up to 1.3 s; bench/
+// metering.sh, 2026-11-28), and more on a machine
 // busy with other work. So a pass charges fewer hours a transaction when they took
 // longer than this (nextMeterLimit), and API writes behind it keep waiting for less
 // than a second whatever the installation's size. minMeterBatch (or an eighth of
