@@ -192,13 +192,13 @@ const (
 // DefaultMeterTxTarget is how long a metering transaction should hold the database
 // at most: the batches above take about that on a small machine at 100,000 meters,
 // but an hour costs more as the ledger and its indexes grow (at 1,000,000 servers
-// and volumes a 20,000-hour transaction of SQLite's took up to 1.3 s; bench/
-// metering.sh, 2026-11-28), and more on a machine
-// busy with other work. So a pass charges fewer hours a transaction when they took
-// longer than this (nextMeterLimit), and API writes behind it keep waiting for less
-// than a second whatever the installation's size. minMeterBatch (or an eighth of
-// the batch, if more) is the fewest it charges but for the last, so that a stalled
-// database does not make a pass a commit per hour.
+// and volumes a 20,000-hour transaction of SQLite's took up to 1.3 s,
+// bench/metering.sh on 2026-11-28), and more on a machine busy with other work. So
+// a pass charges fewer hours a transaction when they took longer than this
+// (nextMeterLimit), and API writes behind it keep waiting for less than a second
+// whatever the installation's size. minMeterBatch (or an eighth of the batch, if
+// more) is the fewest it charges but for the last, so that a stalled database does
+// not make a pass a commit per hour.
 const (
 	DefaultMeterTxTarget = 500 * time.Millisecond
 	minMeterBatch        = 500
