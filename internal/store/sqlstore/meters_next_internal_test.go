@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
@@ -54,8 +55,11 @@ func TestMetersNextOrdersABatch(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	rows, err := db.write.QueryContext(ctx, `EXPLAIN SELECT id FROM meters WHERE`+strings.ReplaceAll(dueWhere, "?", "7200000")+
-		`AND next_at >= 0 ORDER BY next_at, id LIMIT 1000`)
+	// The step's own statement that stages a batch of 1,000.
+	q := on(db.d, db.write)
+	upto := time.UnixMilli(7_200_000).UTC()
+	stage := q.chargeStatements(store.ChargeStep{MonthStart: time.UnixMilli(0).UTC(), Upto: upto, Now: upto, Limit: 1000}).stage
+	rows, err := q.q.QueryContext(ctx, "EXPLAIN "+stage.Query, stage.Args...)
 	if err != nil {
 		t.Fatal(err)
 	}

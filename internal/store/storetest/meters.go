@@ -186,18 +186,17 @@ func spent(t *testing.T, open func(t *testing.T) store.Store) {
 	nov1 := oct31.AddDate(0, 0, 1)
 	nov2 := nov1.AddDate(0, 0, 1)
 	s, a, b := twoAccounts(t, open, "spent", now)
-	id := func(n int64) *int64 { return &n }
 	at := func(d time.Time, h int) *time.Time { p := d.Add(time.Duration(h) * time.Hour); return &p }
 	err := s.InTx(ctx, func(tx store.Tx) error {
 		for _, tr := range []hosting.Transaction{
 			{AccountID: a, Type: hosting.TxTopup, Amount: 100000},
-			{AccountID: a, Type: hosting.TxCharge, Amount: -100, ResourceType: hosting.ResourceServer, ResourceID: id(1), PeriodStart: at(oct31, 23)},
-			{AccountID: a, Type: hosting.TxCharge, Amount: -70, ResourceType: hosting.ResourceServer, ResourceID: id(1), PeriodStart: at(nov1, 0)},
-			{AccountID: a, Type: hosting.TxRefund, Amount: 20, ResourceType: hosting.ResourceServer, ResourceID: id(1), PeriodStart: at(nov1, 5)},
+			{AccountID: a, Type: hosting.TxCharge, Amount: -100, ResourceType: hosting.ResourceServer, ResourceID: ptr[int64](1), PeriodStart: at(oct31, 23)},
+			{AccountID: a, Type: hosting.TxCharge, Amount: -70, ResourceType: hosting.ResourceServer, ResourceID: ptr[int64](1), PeriodStart: at(nov1, 0)},
+			{AccountID: a, Type: hosting.TxRefund, Amount: 20, ResourceType: hosting.ResourceServer, ResourceID: ptr[int64](1), PeriodStart: at(nov1, 5)},
 			{AccountID: a, Type: hosting.TxAdjustment, Amount: -30, PeriodStart: at(nov1, 6)},
 			{AccountID: a, Type: hosting.TxCharge, Amount: -5, Description: "no hour"},
 			{AccountID: b, Type: hosting.TxTopup, Amount: 100000},
-			{AccountID: b, Type: hosting.TxCharge, Amount: -9, ResourceType: hosting.ResourceServer, ResourceID: id(2), PeriodStart: at(nov1, 1)},
+			{AccountID: b, Type: hosting.TxCharge, Amount: -9, ResourceType: hosting.ResourceServer, ResourceID: ptr[int64](2), PeriodStart: at(nov1, 1)},
 		} {
 			tr.CreatedAt = now
 			if _, err := tx.AddTransaction(ctx, tr); err != nil {
@@ -359,13 +358,12 @@ func chargedTotals(t *testing.T, open func(t *testing.T) store.Store) {
 		ImageIDs: []int64{2}, Provisioning: hosting.ProvisionNone}}
 	in(t, s, func(tx store.Tx) error { return tx.ApplyCatalog(ctx, c) })
 	next := now.Add(time.Hour)
-	id := func(n int64) *int64 { return &n }
 	var lic int64
 	in(t, s, func(tx store.Tx) error {
 		for _, tr := range []hosting.Transaction{
 			{AccountID: a, Type: hosting.TxTopup, Amount: 1000000},
 			// A server's first hour, then its meter, as ops opens one.
-			{AccountID: a, Type: hosting.TxCharge, Amount: -70, ResourceType: hosting.ResourceServer, ResourceID: id(1), PeriodStart: &now},
+			{AccountID: a, Type: hosting.TxCharge, Amount: -70, ResourceType: hosting.ResourceServer, ResourceID: ptr[int64](1), PeriodStart: &now},
 		} {
 			tr.CreatedAt = now
 			if _, err := tx.AddTransaction(ctx, tr); err != nil {
@@ -391,12 +389,12 @@ func chargedTotals(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		for _, tr := range []hosting.Transaction{
 			// The volume's hour written one at a time after its meter opened, and given back.
-			{AccountID: a, Type: hosting.TxCharge, Amount: -11, ResourceType: hosting.ResourceVolume, ResourceID: id(1), PeriodStart: &now},
-			{AccountID: a, Type: hosting.TxRefund, Amount: 11, ResourceType: hosting.ResourceVolume, ResourceID: id(1), PeriodStart: &now},
+			{AccountID: a, Type: hosting.TxCharge, Amount: -11, ResourceType: hosting.ResourceVolume, ResourceID: ptr[int64](1), PeriodStart: &now},
+			{AccountID: a, Type: hosting.TxRefund, Amount: 11, ResourceType: hosting.ResourceVolume, ResourceID: ptr[int64](1), PeriodStart: &now},
 			// The license's month at acceptance.
 			{AccountID: a, Type: hosting.TxCharge, Amount: -84000, ResourceType: hosting.ResourceLicense, ResourceID: &lic, PeriodStart: &month},
 			// Another account's server, of another id.
-			{AccountID: b, Type: hosting.TxCharge, Amount: -5, ResourceType: hosting.ResourceServer, ResourceID: id(2), PeriodStart: &now},
+			{AccountID: b, Type: hosting.TxCharge, Amount: -5, ResourceType: hosting.ResourceServer, ResourceID: ptr[int64](2), PeriodStart: &now},
 		} {
 			tr.CreatedAt = now
 			if _, err := tx.AddTransaction(ctx, tr); err != nil {
@@ -439,3 +437,6 @@ func in(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
 		t.Fatal(err)
 	}
 }
+
+// ptr is a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }
