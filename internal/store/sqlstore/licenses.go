@@ -245,14 +245,14 @@ func (q queries) licenseChargeSQL(st store.LicenseStep) (stage, advance, usage N
 	if q.d == dialectPostgres {
 		lock = " FOR UPDATE OF sl"
 	}
-	stage = NamedStatement{"stage: INSERT INTO charge_batch (licenses)", `INSERT INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, amount)
+	stage = NamedStatement{"stage: INSERT INTO charge_batch (licenses)", `INSERT` + q.orFail() + ` INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, amount)
 		SELECT sl.id, sl.account_id, 'license', sl.id, sl.name, sl.paid_through,
 			CASE WHEN l.per = 'vcpu' THEN l.price_monthly * s.vcpus ELSE l.price_monthly END
 		FROM server_licenses sl JOIN licenses l ON l.id = sl.license_id JOIN servers s ON s.id = sl.server_id
 		WHERE sl.status IN ('pending', 'active') AND sl.paid_through = ?` + and + limit + lock, args}
 	// A join, not a subquery per row: PostgreSQL ran the correlated read of each
 	// server's vCPUs under "id IN (SELECT ...)" in 6.8 s for 100,000 licenses.
-	advance = NamedStatement{"advance: UPDATE server_licenses FROM", `UPDATE server_licenses SET paid_through = ?, charged_vcpus = s.vcpus
+	advance = NamedStatement{"advance: UPDATE server_licenses FROM", `UPDATE` + q.orFail() + ` server_licenses SET paid_through = ?, charged_vcpus = s.vcpus
 		FROM charge_batch AS b, servers AS s
 		WHERE b.meter_id = server_licenses.id AND s.id = server_licenses.server_id` + q.ledByBatch("server_licenses.id"),
 		[]any{ms(st.Month.AddDate(0, 1, 0))}}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -171,6 +172,115 @@ func chargeLimit(t *testing.T, open func(t *testing.T) store.Store) {
 		if acct.Credit != sum {
 			t.Errorf("account %d: credit %s, ledger sums to %s", id, acct.Credit, sum)
 		}
+	}
+}
+
+// chargeTwiceRefused checks that a charge step never charges an hour twice: when one
+// of its hours is in the ledger already (written one at a time), the step fails
+// with ErrConflict and leaves nothing behind, neither the charges written before it
+// met that hour in the step's order nor the meters moved on, the credit taken or the
+// spend counted; in a transaction of its own and joined to a held one alike (there
+// the held transaction's own writes stay).
+func chargeTwiceRefused(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	next := now.Add(time.Hour)
+	s, a, b := twoAccounts(t, open, "twice", now)
+	in(t, s, func(tx store.Tx) error {
+		for _, id := range []int64{a, b} {
+			if _, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: id, Type: hosting.TxTopup, Amount: 100000, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		// Servers 1 and 3 are a's, 2 and 4 b's: the step writes a's charges first.
+		for i := int64(1); i <= 4; i++ {
+			if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: []int64{a, b}[(i+1)%2], ResourceType: hosting.ResourceServer, ResourceID: i,
+				ResourceName: "m", Rate: hosting.Money(10 * i), StartedAt: now, NextAt: &next, MonthStart: month}); err != nil {
+				return err
+			}
+		}
+		// Server 4's next hour, charged already: the step's last charge.
+		_, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: b, Type: hosting.TxCharge, Amount: -40, ResourceType: hosting.ResourceServer,
+			ResourceID: ptr[int64](4), PeriodStart: &next, CreatedAt: now})
+		return err
+	})
+	type state struct {
+		credit  [2]hosting.Money
+		entries [2]int
+		charged [4]hosting.Money
+		spent   hosting.Money
+		due     time.Time
+	}
+	read := func() state {
+		t.Helper()
+		var st state
+		for i, id := range []int64{a, b} {
+			acct, err := s.Account(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, _, err := s.Transactions(ctx, id, 100, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.credit[i], st.entries[i] = acct.Credit, len(list)
+			spent, err := s.Spent(ctx, id, month)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.spent += spent
+		}
+		for i := range st.charged {
+			c, err := s.Charged(ctx, hosting.ResourceServer, int64(i+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.charged[i] = c
+		}
+		due, err := s.EarliestDue(ctx, next, 0)
+		if err != nil || due == nil {
+			t.Fatalf("earliest due: %v, %v", due, err)
+		}
+		st.due = *due
+		return st
+	}
+	before := read()
+	if want := (state{credit: [2]hosting.Money{100000, 99960}, entries: [2]int{1, 2}, charged: [4]hosting.Money{0, 0, 0, 40}, spent: 40, due: next}); before != want {
+		t.Fatalf("before the step: %+v, want %+v", before, want)
+	}
+	step := func(tx store.Tx) error {
+		_, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: month, Upto: next, Now: next})
+		return err
+	}
+	if err := s.InTx(ctx, step); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a step over an hour charged already: %v, want ErrConflict", err)
+	}
+	if after := read(); after != before {
+		t.Errorf("after the refused step: %+v, want it as before, %+v", after, before)
+	}
+
+	// Joined to a held transaction, as under an Idempotency-Key: the step undoes only
+	// itself, and the holder's top-up commits.
+	hctx, hold := store.WithHold(ctx)
+	defer hold.Release()
+	if err := s.InTx(hctx, func(tx store.Tx) error {
+		_, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: a, Type: hosting.TxTopup, Amount: 5, CreatedAt: now})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InTx(hctx, step); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a joined step over an hour charged already: %v, want ErrConflict", err)
+	}
+	if err := hold.Commit(func(store.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := before
+	want.credit[0] += 5
+	want.entries[0]++
+	if after := read(); after != want {
+		t.Errorf("after the held transaction with the refused step committed: %+v, want %+v", after, want)
 	}
 }
 

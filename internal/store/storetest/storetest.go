@@ -1072,6 +1072,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 	t.Run("ChargeLimit", func(t *testing.T) { chargeLimit(t, open) })
 	t.Run("ChargedTotals", func(t *testing.T) { chargedTotals(t, open) })
+	t.Run("ChargeTwiceRefused", func(t *testing.T) { chargeTwiceRefused(t, open) })
 	t.Run("Spent", func(t *testing.T) { spent(t, open) })
 	t.Run("ChargeCrossings", func(t *testing.T) { chargeCrossings(t, open) })
 
