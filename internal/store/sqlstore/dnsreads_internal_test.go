@@ -14,7 +14,7 @@ import (
 // answer, on both stores, is the store suite's: storetest's DNS names and domains.)
 func TestDNSReadsRunPrepared(t *testing.T) {
 	t.Parallel()
-	db := openTxStmtsDB(t)
+	db := openMigratedSQLite(t)
 	ctx := context.Background()
 	reads := func() {
 		t.Helper()

@@ -11,7 +11,7 @@ import (
 // with the installation); rname orders a name's children right after it.
 func TestZoneRelatedUsesIndexes(t *testing.T) {
 	t.Parallel()
-	db := openTxStmtsDB(t)
+	db := openMigratedSQLite(t)
 	rows, err := db.write.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+zoneRelatedQuery(3),
 		"a.example.com", "example.com", "com", "com.example.a.", "com.example.a/")
 	if err != nil {

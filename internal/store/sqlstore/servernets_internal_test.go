@@ -14,7 +14,7 @@ import (
 // million).
 func TestFillServerNets(t *testing.T) {
 	t.Parallel()
-	db := openTxStmtsDB(t)
+	db := openMigratedSQLite(t)
 	ctx := context.Background()
 	n := fillBatch + 3
 	stmts := []string{

@@ -21,14 +21,7 @@ import (
 func TestChargeStepsKeepNoStatementJournal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := OpenSQLite(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := openMigratedSQLite(t)
 	q := on(db.d, db.write)
 	if err := q.stageTable(ctx); err != nil {
 		t.Fatal(err)
@@ -85,14 +78,7 @@ func mayAbort(t *testing.T, db *DB, s NamedStatement) string {
 func TestLedgerForeignKeyChecksAtCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := OpenSQLite(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := openMigratedSQLite(t)
 	const orphan = `INSERT INTO transactions (account_id, type, amount, balance_after, description, created_at) VALUES (999, 'charge', -1, -1, '', 0)`
 	deferred := func(when string) {
 		t.Helper()

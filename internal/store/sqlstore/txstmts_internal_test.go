@@ -9,7 +9,9 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-func openTxStmtsDB(t *testing.T) *DB {
+// openMigratedSQLite is a new SQLite database with the schema migrated, closed when
+// the test ends.
+func openMigratedSQLite(t *testing.T) *DB {
 	t.Helper()
 	db, err := OpenSQLite(context.Background(), t.TempDir())
 	if err != nil {
@@ -26,7 +28,7 @@ func openTxStmtsDB(t *testing.T) *DB {
 // every kind of call, with the same results as unprepared.
 func TestWriteTransactionsRunStatementsPrepared(t *testing.T) {
 	t.Parallel()
-	db := openTxStmtsDB(t)
+	db := openMigratedSQLite(t)
 	ctx := context.Background()
 	const insert = "INSERT INTO sessions_probe (v) VALUES (?)"
 	if _, err := db.write.ExecContext(ctx, "CREATE TABLE sessions_probe (id INTEGER PRIMARY KEY, v TEXT)"); err != nil {
@@ -89,7 +91,7 @@ func TestWriteTransactionsRunStatementsPrepared(t *testing.T) {
 // unprepared, still correctly.
 func TestWriteStatementsKeptAreBounded(t *testing.T) {
 	t.Parallel()
-	db := openTxStmtsDB(t)
+	db := openMigratedSQLite(t)
 	ctx := context.Background()
 	for i := range maxTxStmts + 10 {
 		err := db.InTx(ctx, func(stx store.Tx) error {
@@ -113,7 +115,7 @@ func TestWriteStatementsKeptAreBounded(t *testing.T) {
 // lose a write.
 func TestWriteStatementsPreparedBesideOtherTransactions(t *testing.T) {
 	t.Parallel()
-	db := openTxStmtsDB(t)
+	db := openMigratedSQLite(t)
 	ctx := context.Background()
 	if _, err := db.write.ExecContext(ctx, "CREATE TABLE probe (id INTEGER PRIMARY KEY, v INTEGER)"); err != nil {
 		t.Fatal(err)
