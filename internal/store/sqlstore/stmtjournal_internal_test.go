@@ -72,9 +72,9 @@ func mayAbort(t *testing.T, db *DB, s NamedStatement) string {
 
 // TestLedgerForeignKeyChecksAtCommit: SQLite migration 00032 makes the ledger's
 // reference to its account checked at commit (so that a charge step's INSERT needs
-// no statement journal): a charge of an account that does not exist is written, and
-// its transaction does not commit. Its Down makes it checked at the row again, and
-// its Up once more.
+// no statement journal): a charge of an account that does not exist is written, its
+// transaction does not commit, and the next one runs. Its Down makes it checked at
+// the row again, and its Up once more.
 func TestLedgerForeignKeyChecksAtCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -92,6 +92,14 @@ func TestLedgerForeignKeyChecksAtCommit(t *testing.T) {
 		}
 		if err := tx.Commit(); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
 			t.Fatalf("%s: committing a charge of no account: %v, want a foreign key failure", when, err)
+		}
+		// SQLite leaves a transaction whose COMMIT failed open; the driver rolls it
+		// back, so the writer's one connection serves the next transaction.
+		var orphans int
+		if err := db.InTx(ctx, func(stx store.Tx) error {
+			return stx.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE account_id = 999`).Scan(&orphans)
+		}); err != nil || orphans != 0 {
+			t.Fatalf("%s: the next write transaction: %v, %d charges of no account", when, err, orphans)
 		}
 	}
 	deferred("migrated")
