@@ -16,10 +16,11 @@ import (
 )
 
 // TestFailedProvisioningUndoneAfterSIGKILL (issue 27): berthd on a real libvirt host
-// whose guests cannot start (added with --accel kvm where KVM is not usable: QEMU
-// refuses the domain's start, a failure no retry mends) is SIGKILLed in the middle of
-// two failing provisionings, each with its disk, seed, domain and address made: one
-// before its undo, one after. After a restart on the same store each provisioning
+// whose guests cannot start (added with --accel kvm where KVM is not usable: libvirt
+// refuses the domain's definition where there is no /dev/kvm, QEMU its start where
+// KVM is there but fails, a failure no retry mends) is SIGKILLed in the middle of
+// two failing provisionings, each with its disk, seed and address made (and its
+// domain, where QEMU is what refuses): one before its undo, one after. After a restart on the same store each provisioning
 // ends in error, nothing of its machine is left on the host (virsh list --all, virsh
 // vol-list), and its charge is refunded exactly once.
 func TestFailedProvisioningUndoneAfterSIGKILL(t *testing.T) {

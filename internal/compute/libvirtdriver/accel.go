@@ -122,15 +122,18 @@ func decideAccel(l *libvirt.Libvirt, uri, mode string) (accel, note string, err 
 	return accel, note, nil
 }
 
-// startFailed is the error of a domain that would not start: on a host running its
-// guests with KVM, a failure QEMU blames on KVM fails the operation at once and says
-// so (the host claims KVM it cannot use; Berth never falls back to TCG by itself).
-func (d *Driver) startFailed(h host, dom libvirt.Domain, err error) error {
+// kvmRefused is the error of a domain that libvirt would not define or QEMU would not
+// start (verb: "define", "start"): on a host running its guests with KVM, a failure
+// that names KVM fails the operation at once and says so (the host claims KVM it
+// cannot use; Berth never falls back to TCG by itself). Where the host has no KVM at
+// all (no /dev/kvm) libvirt refuses the definition ("does not support virt type
+// 'kvm'"); where KVM is there but fails, QEMU fails at the start.
+func (d *Driver) kvmRefused(h host, verb string, dom libvirt.Domain, err error) error {
 	var le libvirt.Error
 	if h.Accel == AccelKVM && errors.As(err, &le) && strings.Contains(strings.ToLower(le.Message), "kvm") {
-		return fmt.Errorf("%w: host %d runs guests with KVM (accel kvm) and QEMU could not start %s with it: %s; "+
+		return fmt.Errorf("%w: host %d runs guests with KVM (accel kvm) and could not %s %s with it: %s; "+
 			"check /dev/kvm and the processor's virtualization on the host, or run its guests with QEMU's emulation: berthd admin host accel %d tcg",
-			compute.ErrFailed, h.ID, dom.Name, strings.Join(strings.Fields(le.Message), " "), h.ID)
+			compute.ErrFailed, h.ID, verb, dom.Name, strings.Join(strings.Fields(le.Message), " "), h.ID)
 	}
-	return d.lv(h, "start domain", err)
+	return d.lv(h, verb+" domain", err)
 }

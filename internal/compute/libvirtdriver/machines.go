@@ -140,7 +140,7 @@ func (d *Driver) install(ctx context.Context, l *libvirt.Libvirt, h host, m mach
 	}
 	dom, err = l.DomainDefineXML(x)
 	if err != nil {
-		return dom, d.lv(h, "define domain", err)
+		return dom, d.kvmRefused(h, "define", libvirt.Domain{Name: m.Domain}, err)
 	}
 	t.step("define")
 	return dom, nil
@@ -196,7 +196,7 @@ func (d *Driver) ensureRunning(l *libvirt.Libvirt, h host, dom libvirt.Domain) e
 		return err
 	}
 	if err := l.DomainCreate(dom); err != nil && !isCode(err, libvirt.ErrOperationInvalid) {
-		return d.startFailed(h, dom, err)
+		return d.kvmRefused(h, "start", dom, err)
 	}
 	return nil
 }

@@ -144,9 +144,10 @@ locations:
 }
 
 // TestKVMHostThatCannot: a host added with --accel kvm starts its guests with KVM.
-// Where KVM is not usable (this CI machine: /dev/kvm is there, but QEMU fails with
-// it), ordering a server fails its operation at once with an error that names KVM and
-// the way out, and nothing falls back to TCG behind the operator's back; where it is
+// Where KVM is not usable (CI machines: some have no /dev/kvm, and libvirt refuses
+// the domain's definition; on others it is there, but QEMU fails with it at the
+// start), ordering a server fails its operation at once with an error that names KVM
+// and the way out, and nothing falls back to TCG behind the operator's back; where it is
 // usable, the guest runs as a kvm domain.
 func TestKVMHostThatCannot(t *testing.T) {
 	t.Parallel()

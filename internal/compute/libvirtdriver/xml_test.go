@@ -282,31 +282,42 @@ func TestChooseAccel(t *testing.T) {
 	}
 }
 
-// TestStartFailedOnKVM: a KVM host whose QEMU fails over KVM fails the operation at
-// once, naming KVM and the host; other start failures (and any on a TCG host) stay
-// libvirt's answer, tried again.
-func TestStartFailedOnKVM(t *testing.T) {
+// TestKVMRefusedOnKVM: a KVM host whose libvirt refuses the definition over KVM (no
+// /dev/kvm: "does not support virt type 'kvm'") or whose QEMU fails over it at the
+// start fails the operation at once, naming KVM, the host and the way out; other
+// failures (and any on a TCG host) stay libvirt's answer, tried again.
+func TestKVMRefusedOnKVM(t *testing.T) {
 	t.Parallel()
 	d := New(nil, nil, nil, Options{})
 	dom := libvirt.Domain{Name: "berth-server-a"}
-	kvmErr := libvirt.Error{Code: uint32(libvirt.ErrInternalError), Message: "internal error: qemu unexpectedly closed the monitor: " +
-		"qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion `ret == cpu->kvm_msr_buf->nmsrs' failed."}
-	other := libvirt.Error{Code: uint32(libvirt.ErrInternalError), Message: "cannot allocate memory"}
-	err := d.startFailed(host{ID: 3, Accel: AccelKVM}, dom, kvmErr)
-	if !errors.Is(err, compute.ErrFailed) {
-		t.Fatalf("KVM failure on a KVM host: %v, want ErrFailed", err)
-	}
-	for _, want := range []string{"host 3", "accel kvm", "berth-server-a", "kvm_buf_set_msrs", "berthd admin host accel 3 tcg"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
-	}
-	for name, err := range map[string]error{
-		"other failure on a KVM host": d.startFailed(host{ID: 3, Accel: AccelKVM}, dom, other),
-		"KVM words on a TCG host":     d.startFailed(host{ID: 3, Accel: AccelTCG}, dom, kvmErr),
+	kvm := host{ID: 3, Accel: AccelKVM}
+	for _, c := range []struct {
+		verb string
+		err  libvirt.Error
+		says string
+	}{
+		{"start", libvirt.Error{Code: uint32(libvirt.ErrInternalError), Message: "internal error: qemu unexpectedly closed the monitor: " +
+			"qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion `ret == cpu->kvm_msr_buf->nmsrs' failed."}, "kvm_buf_set_msrs"},
+		{"define", libvirt.Error{Code: uint32(libvirt.ErrConfigUnsupported),
+			Message: "unsupported configuration: Emulator '/usr/bin/qemu-system-x86_64' does not support virt type 'kvm'"}, "does not support virt type 'kvm'"},
 	} {
-		if errors.Is(err, compute.ErrFailed) || errors.Is(err, compute.ErrUnavailable) {
-			t.Errorf("%s: %v, want libvirt's answer as it is", name, err)
+		err := d.kvmRefused(kvm, c.verb, dom, c.err)
+		if !errors.Is(err, compute.ErrFailed) {
+			t.Fatalf("%s: KVM failure on a KVM host: %v, want ErrFailed", c.verb, err)
+		}
+		for _, want := range []string{"host 3", "accel kvm", "could not " + c.verb + " berth-server-a", c.says, "berthd admin host accel 3 tcg"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q lacks %q", c.verb, err, want)
+			}
+		}
+		other := libvirt.Error{Code: uint32(libvirt.ErrInternalError), Message: "cannot allocate memory"}
+		for name, err := range map[string]error{
+			"other failure on a KVM host": d.kvmRefused(kvm, c.verb, dom, other),
+			"KVM words on a TCG host":     d.kvmRefused(host{ID: 3, Accel: AccelTCG}, c.verb, dom, c.err),
+		} {
+			if errors.Is(err, compute.ErrFailed) || errors.Is(err, compute.ErrUnavailable) || !strings.Contains(err.Error(), c.verb+" domain") {
+				t.Errorf("%s, %s: %v, want libvirt's answer as it is", c.verb, name, err)
+			}
 		}
 	}
 }
