@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"testing"
+
+	"github.com/pressly/goose/v3"
 )
 
 // TestVolumesMigrationKeepsOperations: on SQLite, 00019 makes the operations table
@@ -56,6 +58,14 @@ func TestVolumesMigrationKeepsOperations(t *testing.T) {
 // a test of what a later migration does to the rows it finds.
 func migrateStoreUpTo(t *testing.T, db *DB, v int64) {
 	t.Helper()
+	if _, err := storeLine(t, db).UpTo(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// storeLine is goose's view of db's store line (not the drivers'), on the writer.
+func storeLine(t *testing.T, db *DB) *goose.Provider {
+	t.Helper()
 	lines, err := db.lines()
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +74,5 @@ func migrateStoreUpTo(t *testing.T, db *DB, v int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(context.Background(), v); err != nil {
-		t.Fatal(err)
-	}
+	return p
 }

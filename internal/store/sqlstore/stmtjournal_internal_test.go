@@ -103,14 +103,7 @@ func TestLedgerForeignKeyChecksAtCommit(t *testing.T) {
 		}
 	}
 	deferred("migrated")
-	lines, err := db.lines()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := db.provider(lines[0], db.write)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := storeLine(t, db)
 	if _, err := p.DownTo(ctx, 31); err != nil {
 		t.Fatal(err)
 	}
