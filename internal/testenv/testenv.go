@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/berthhq/berth/internal/apitest"
 	"github.com/berthhq/berth/internal/app"
 	"github.com/berthhq/berth/internal/compute"
@@ -37,6 +39,14 @@ import (
 	"github.com/berthhq/berth/internal/testpg"
 	"github.com/berthhq/berth/internal/webhook"
 )
+
+// Account passwords are hashed at bcrypt's lowest cost in every test binary that runs
+// a Berth through this package (it is imported by tests only): at the default cost
+// the race detector makes each hash take about a second of CPU, and NewAccount hashes
+// one for every account a test makes (a CPU profile of the API package's tests: 8 %
+// of it). A binary berthd that a test starts keeps the default. Set here, before any
+// test runs, so that no test's write of it races with another's read.
+func init() { ops.PasswordCost = bcrypt.MinCost }
 
 // Options tune an Env.
 type Options struct {
