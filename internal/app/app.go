@@ -438,7 +438,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		// River notifies the other processes of inserted jobs, but at most so often
 		// per queue: this process is woken as on SQLite, by a wake job its working
 		// client inserts once the transaction has committed.
-		a.stopWaker = a.queue.start(func(ctx context.Context) error {
+		a.stopWaker = a.queue.start(func(ctx context.Context, wakes []river.InsertManyParams) error {
 			_, err := work.InsertMany(ctx, wakes)
 			return err
 		})
@@ -452,7 +452,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 		if err := jobs.Start(ctx); err != nil {
 			return err
 		}
-		a.stopWaker = a.queue.start(func(ctx context.Context) error {
+		a.stopWaker = a.queue.start(func(ctx context.Context, wakes []river.InsertManyParams) error {
 			_, err := jobs.InsertMany(ctx, wakes)
 			return err
 		})

@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
-
-	"github.com/berthhq/berth/internal/ops"
 )
 
 // On PostgreSQL River notifies inserted jobs (LISTEN/NOTIFY), but at most so often
@@ -20,15 +20,17 @@ import (
 // operation's job is inserted with the state change it carries out) is found by the
 // workers' next poll of the queue, FetchPoll later (100 ms), 50 ms on average, a sixth
 // of a real guest's whole creation. A job inserted outside a transaction, though,
-// makes River fetch at once in the process that inserted it. So once a transaction
-// that enqueued work has committed, the queue inserts a wake job: a no-op whose
-// insertion gets the committed jobs fetched with it. It costs one small write and one
-// job row (removed with the other completed jobs a day later). River's public API has
-// no other way to do this.
+// makes River fetch at once in the process that inserted it, in the job's queue. So
+// once a transaction that enqueued work has committed, the queue inserts a wake job in
+// each queue the transaction enqueued in: a no-op whose insertion gets the committed
+// jobs fetched with it. It costs one small write and one job row (removed with the
+// other completed jobs a day later), and the fetch and completion it brings, in that
+// queue only. River's public API has no other way to do this.
 //
-// The wake job is inserted by a goroutine of its own, off the path of the request that
-// committed (its write would otherwise delay the answer), and wakes that come while
-// one is being inserted are folded into one more.
+// The wake jobs are inserted by a goroutine of its own, off the path of the request
+// that committed (its write would otherwise delay the answer), and wakes that come
+// while some are being inserted are folded into one more insertion, of one wake job
+// per queue they name.
 
 // wakeArgs is the wake job. Its kind string is stable: renaming it strands queued jobs.
 type wakeArgs struct{}
@@ -39,11 +41,14 @@ func (wakeArgs) Kind() string { return "berth.wake" }
 // InsertOpts implements river.JobArgsWithInsertOpts: a wake is never retried.
 func (wakeArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
 
-// wakes are the wake jobs one wake inserts: one in each queue, since an insertion
-// fetches at once only in its own queue (the DNS publishing jobs and the mails have
-// one each of their own), and a transaction may have enqueued in any.
-var wakes = []river.InsertManyParams{{Args: wakeArgs{}}, {Args: wakeArgs{}, InsertOpts: &river.InsertOpts{Queue: ops.DNSQueue}},
-	{Args: wakeArgs{}, InsertOpts: &river.InsertOpts{Queue: ops.MailQueue}}}
+// wakeJobs are the wake jobs of queues, one each.
+func wakeJobs(queues []string) []river.InsertManyParams {
+	p := make([]river.InsertManyParams, len(queues))
+	for i, q := range queues {
+		p[i] = river.InsertManyParams{Args: wakeArgs{}, InsertOpts: &river.InsertOpts{Queue: q}}
+	}
+	return p
+}
 
 // wakeWorker works wake jobs: there is nothing to do.
 type wakeWorker struct {
@@ -63,6 +68,9 @@ type jobQueue struct {
 	log    *slog.Logger
 	wake   chan struct{}
 	waking atomic.Bool // start ran
+
+	mu      sync.Mutex
+	pending []string // the queues asked to wake and not yet woken, each once
 }
 
 func newJobQueue(log *slog.Logger) *jobQueue {
@@ -77,11 +85,16 @@ func (q *jobQueue) InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs,
 	return q.client.Load().InsertTx(ctx, tx, args, opts)
 }
 
-// Wake asks for a wake job; it never blocks.
-func (q *jobQueue) Wake() {
+// Wake asks for a wake job in queue; it never blocks.
+func (q *jobQueue) Wake(queue string) {
 	if !q.waking.Load() {
 		return
 	}
+	q.mu.Lock()
+	if !slices.Contains(q.pending, queue) {
+		q.pending = append(q.pending, queue)
+	}
+	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
 	default: // one is asked for already and not yet inserted: it fetches these jobs too
@@ -91,7 +104,7 @@ func (q *jobQueue) Wake() {
 // start runs the goroutine that inserts wake jobs with insertWake (through the
 // client that works this process's jobs: on PostgreSQL another client than the one
 // inserting in transactions); stop ends it.
-func (q *jobQueue) start(insertWake func(ctx context.Context) error) (stop func()) {
+func (q *jobQueue) start(insertWake func(ctx context.Context, jobs []river.InsertManyParams) error) (stop func()) {
 	q.waking.Store(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -103,9 +116,16 @@ func (q *jobQueue) start(insertWake func(ctx context.Context) error) (stop func(
 				return
 			case <-q.wake:
 			}
+			q.mu.Lock()
+			queues := q.pending
+			q.pending = nil
+			q.mu.Unlock()
+			if len(queues) == 0 {
+				continue // taken by the insertion before, whose signal this is
+			}
 			ictx, icancel := context.WithTimeout(ctx, 10*time.Second)
 			// When this fails the jobs are still fetched, by the poll.
-			if err := insertWake(ictx); err != nil && ctx.Err() == nil {
+			if err := insertWake(ictx, wakeJobs(queues)); err != nil && ctx.Err() == nil {
 				q.log.Warn("job queue not woken; the jobs wait for its next poll", "err", err)
 			}
 			icancel()

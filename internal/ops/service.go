@@ -32,18 +32,18 @@ type Enqueuer interface {
 }
 
 // Waker is an Enqueuer that wants to know when a transaction that enqueued jobs has
-// committed: its workers can then take them at once instead of at their next poll of
-// the queue (a job queue without notifications, like River's on SQLite, finds a job
-// inserted in a transaction only by polling).
+// committed, and in which queue: its workers can then take them at once instead of at
+// their next poll of that queue (a job queue without notifications, like River's on
+// SQLite, finds a job inserted in a transaction only by polling).
 type Waker interface {
-	Wake()
+	Wake(queue string)
 }
 
 // errNoJobs is why a Service built without a job queue (Deps.Jobs) starts nothing.
 var errNoJobs = errors.New("this Service has no job queue: it changes no machine")
 
-// enqueue inserts a job in tx and, when the queue is a Waker, wakes it once tx has
-// committed.
+// enqueue inserts a job in tx and, when the queue is a Waker, wakes the job's queue
+// once tx has committed.
 func (s *Service) enqueue(ctx context.Context, tx store.Tx, args river.JobArgs) error {
 	if s.jobs == nil {
 		return errNoJobs
@@ -52,7 +52,11 @@ func (s *Service) enqueue(ctx context.Context, tx store.Tx, args river.JobArgs) 
 		return err
 	}
 	if w, ok := s.jobs.(Waker); ok {
-		tx.AfterCommit(w.Wake)
+		queue := river.QueueDefault
+		if o, ok := args.(river.JobArgsWithInsertOpts); ok && o.InsertOpts().Queue != "" {
+			queue = o.InsertOpts().Queue
+		}
+		tx.AfterCommit(func() { w.Wake(queue) })
 	}
 	return nil
 }
