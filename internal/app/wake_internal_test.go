@@ -30,8 +30,18 @@ func TestWakeOnlyTheQueuesAsked(t *testing.T) {
 			}
 			queues = append(queues, j.InsertOpts.Queue)
 		}
-		inserted <- queues
-		<-release
+		// The stop at the test's end cancels ctx, also when the test failed with
+		// this insertion held.
+		select {
+		case inserted <- queues:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		return nil
 	})
 	defer stop()
