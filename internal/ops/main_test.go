@@ -4,16 +4,13 @@ import (
 	"os"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
-	"github.com/berthhq/berth/internal/ops"
 	"github.com/berthhq/berth/internal/testwatch"
 )
 
-// TestMain hashes passwords at bcrypt's lowest cost: the tests sign in often, and
-// under the race detector one hash at the default cost takes seconds.
+// TestMain names, at the end of the output, the tests that outlive -timeout
+// (internal/testwatch): a CI log keeps only its tail. Passwords are hashed at
+// bcrypt's lowest cost here as in every test binary that imports internal/testenv.
 func TestMain(m *testing.M) {
-	ops.PasswordCost = bcrypt.MinCost
 	testwatch.Start()
 	os.Exit(m.Run())
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/berthhq/berth/internal/compute"
 	"github.com/berthhq/berth/internal/hosting"
@@ -23,7 +22,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	ops.PasswordCost = bcrypt.MinCost // the tests sign in often; under -race one default-cost hash takes seconds
 	testwatch.Start()
 	m.Run()
 }
