@@ -4,6 +4,7 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"crypto/cipher"
 	"crypto/rand"
@@ -53,8 +54,8 @@ func (s *Service) enqueue(ctx context.Context, tx store.Tx, args river.JobArgs) 
 	}
 	if w, ok := s.jobs.(Waker); ok {
 		queue := river.QueueDefault
-		if o, ok := args.(river.JobArgsWithInsertOpts); ok && o.InsertOpts().Queue != "" {
-			queue = o.InsertOpts().Queue
+		if o, ok := args.(river.JobArgsWithInsertOpts); ok {
+			queue = cmp.Or(o.InsertOpts().Queue, queue)
 		}
 		tx.AfterCommit(func() { w.Wake(queue) })
 	}
