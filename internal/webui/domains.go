@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -127,13 +128,24 @@ type rrsetForm struct {
 	Errors                   map[string][]string
 }
 
+// zonePageSize is how many RRsets a page of a zone shows: a zone may hold 5,000 of
+// up to 100 records each, more than one page should carry.
+const zonePageSize = 100
+
 // zonePage is a zone's page.
 type zonePage struct {
 	D           domainRow
 	Nameservers []string
-	Sets        []rrsetRow
-	Types       []dnszone.Type
-	Editor      rrsetForm
+	// Sets are the RRsets of the page shown: the filter's (Search, a part of their
+	// names in any case; Type, one type or all), zonePageSize a page.
+	Sets         []rrsetRow
+	Search, Type string
+	Matched      int // the RRsets the filter keeps, of every page
+	Page, Last   int
+	// Prev and Next are the pager's links, the filter kept ("" when none).
+	Prev, Next string
+	Types      []dnszone.Type
+	Editor     rrsetForm
 	// The TTL form and the zone file import, as entered and refused.
 	TTL        string
 	TTLErrors  []string
@@ -156,30 +168,64 @@ func (c *Console) showZone(r *req, status int, fill func(*zonePage)) error {
 	if err != nil {
 		return err
 	}
-	sets, err := c.svc.Domains.RRsets(r.ctx(), r.p, hosting.DomainRef{ID: d.ID}, "", "")
+	q := r.URL.Query()
+	p := &zonePage{D: c.domainRow(d), Nameservers: c.svc.Domains.Nameservers(), Types: dnszone.Types,
+		Search: strings.TrimSpace(q.Get("search")), Type: strings.ToUpper(q.Get("rrtype")),
+		TTL: strconv.Itoa(d.TTL), Editor: rrsetForm{Name: "@", Type: string(dnszone.TypeA)},
+		Activity: activityQuery{Resource: "domain:" + itoa(d.ID)}.url(0)}
+	page, err := pageParam(r)
 	if err != nil {
 		return err
 	}
-	p := &zonePage{D: c.domainRow(d), Nameservers: c.svc.Domains.Nameservers(), Types: dnszone.Types,
-		TTL: strconv.Itoa(d.TTL), Editor: rrsetForm{Name: "@", Type: string(dnszone.TypeA)},
-		Activity: activityQuery{Resource: "domain:" + itoa(d.ID)}.url(0)}
-	for _, s := range sets {
-		p.Sets = append(p.Sets, rrsetRow{RRset: s, ReadOnly: operatorSet(s),
-			Path: rrsetURL(d.ID, s.Name, string(s.Type)), Edit: editURL(d.ID, s.Name, string(s.Type))})
+	// The service refuses a type no RRset can have (422 naming it).
+	sets, err := c.svc.Domains.RRsets(r.ctx(), r.p, hosting.DomainRef{ID: d.ID}, "", p.Type)
+	if err != nil {
+		return err
 	}
-	q := r.URL.Query()
 	if name, typ := q.Get("name"), q.Get("type"); r.Method == http.MethodGet && name != "" && typ != "" {
-		for _, s := range p.Sets {
-			if s.Name == name && string(s.Type) == typ && !s.ReadOnly {
-				p.Editor = editorOf(s.RRset)
+		for _, s := range sets {
+			if s.Name == name && string(s.Type) == typ && !operatorSet(s) {
+				p.Editor = editorOf(s)
 			}
 		}
+	}
+	if part := searchPart(p.Search, d.Name); part != "" {
+		sets = slices.DeleteFunc(sets, func(s dnszone.RRset) bool { return !strings.Contains(s.Name, part) })
+	}
+	// A page past the last (its sets deleted since) shows the last.
+	p.Matched, p.Last = len(sets), lastPage(len(sets), zonePageSize)
+	p.Page = min(page, p.Last)
+	p.Prev, p.Next = pagerLinks(r, domainURL(d.ID), p.Page, p.Last)
+	// The editor's links keep the page and the filter.
+	keep := url.Values{}
+	for _, k := range []string{"search", "rrtype", "page"} {
+		if v := q.Get(k); v != "" {
+			keep.Set(k, v)
+		}
+	}
+	for _, s := range sets[(p.Page-1)*zonePageSize : min(len(sets), p.Page*zonePageSize)] {
+		p.Sets = append(p.Sets, rrsetRow{RRset: s, ReadOnly: operatorSet(s),
+			Path: rrsetURL(d.ID, s.Name, string(s.Type)), Edit: editURL(d.ID, s.Name, string(s.Type), keep)})
 	}
 	if fill != nil {
 		fill(p)
 	}
 	c.render(r, status, "domain", "console.domains.one", "domains", p)
 	return nil
+}
+
+// searchPart is what the zone page's search looks for in the RRsets' names, which
+// are relative to the zone (@ its apex): the search in lower case, a name of the
+// zone written whole made relative ("www.example.com." is "www").
+func searchPart(search, zone string) string {
+	part := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(search)), ".")
+	switch {
+	case part == zone:
+		return dnszone.Apex
+	case strings.HasSuffix(part, "."+zone):
+		return strings.TrimSuffix(part, "."+zone)
+	}
+	return part
 }
 
 // operatorSet reports whether an RRset is the operator's: the SOA and the apex NS.
@@ -191,8 +237,14 @@ func rrsetURL(id int64, name, typ string) string {
 	return domainURL(id) + "/rrsets/" + url.PathEscape(name) + "/" + url.PathEscape(typ)
 }
 
-func editURL(id int64, name, typ string) string {
-	return domainURL(id) + "?" + url.Values{"name": {name}, "type": {typ}}.Encode() + "#editor"
+// editURL opens an RRset in the editor of its zone's page, with the page's other
+// parameters (keep: its filter and page).
+func editURL(id int64, name, typ string, keep url.Values) string {
+	q := url.Values{"name": {name}, "type": {typ}}
+	for k, v := range keep {
+		q[k] = v
+	}
+	return domainURL(id) + "?" + q.Encode() + "#editor"
 }
 
 // editorOf is the editor filled with an RRset: one record a line, "value ; comment".

@@ -49,6 +49,21 @@ func TestBrowserDomains(t *testing.T) {
 	checkKeyboard(t, ctx, "domain")
 	checkNarrow(t, ctx, dir, zone, "domain")
 
+	run(t, ctx, "filter the RRsets", chromedp.SendKeys(chromedp.CSS("#rrset_search"), "WWW"),
+		chromedp.SetValue(chromedp.CSS("#rrset_filter_type"), "A"),
+		chromedp.Click(chromedp.CSS(`form[data-rrset-filter] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("[data-rrset-matched]")))
+	if rows := get(t, ctx, "the rows", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('tr[data-rrset]')].map(r => r.dataset.rrset)`)); strings.Join(rows, ",") != "www A" {
+		t.Errorf("filtered rows %q, want www A alone", rows)
+	}
+	if msg := get(t, ctx, "the count", chromedp.Text(chromedp.CSS("[data-rrset-matched]"))); !strings.Contains(msg, "1 of the zone's 3 RRsets match.") {
+		t.Errorf("count %q", msg)
+	}
+	shot(t, ctx, dir, "domain-filtered")
+	run(t, ctx, "every RRset again", chromedp.Click(chromedp.CSS("[data-rrset-matched] a")),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-rrset="@ SOA"]`)))
+
 	run(t, ctx, "the list", chromedp.Navigate(root+"/domains"),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-domain="example.com"]`)))
 	if n := get(t, ctx, "its count", chromedp.Text(chromedp.CSS(`tr[data-domain="example.com"] [data-rrsets]`))); n != "3" {

@@ -289,3 +289,94 @@ func TestConsoleZoneFileLimits(t *testing.T) {
 		t.Error("a refused file changed the zone")
 	}
 }
+
+// TestConsoleZonePages: a zone of more RRsets than a page holds is shown a page at a
+// time (100 RRsets), with a pager that keeps the filter; the filter finds RRsets by a
+// part of their names (a name written whole too) and by type; the editor's links keep
+// the page; a page past the last shows the last; a page or type that cannot be is
+// refused, naming what is wrong.
+func TestConsoleZonePages(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	v, _ := signedIn(t, env, "en")
+	path := addDomain(t, v, url.Values{"name": {"example.com"}})
+	var file strings.Builder
+	for i := range 250 {
+		fmt.Fprintf(&file, "h%03d IN A 192.0.2.%d\n", i, i%250+1)
+	}
+	fmt.Fprintf(&file, "mail IN MX 10 h001\n")
+	wantStatus(t, v.follow(upload(t, v, path+"/zone-file", file.String())), http.StatusOK)
+	// 253 RRsets with the SOA and the apex NS, in DNS order: @ SOA, @ NS, h000 … h249, mail MX.
+	rows := func(p page) []string {
+		t.Helper()
+		var names []string
+		for _, m := range regexp.MustCompile(`data-rrset="([^"]+)"`).FindAllStringSubmatch(p.body, -1) {
+			names = append(names, m[1])
+		}
+		return names
+	}
+	p := v.get(path)
+	if got := rows(p); len(got) != 100 || got[0] != "@ SOA" || got[1] != "@ NS" || got[99] != "h097 A" {
+		t.Fatalf("page 1: %d RRsets, %q … %q", len(got), got[:min(2, len(got))], got[len(got)-1:])
+	}
+	wantText(t, p, "Page 1 of 3", `href="/domains/`, `?page=2#rrsets" rel="next">Next →</a>`)
+	if strings.Contains(p.body, `rel="prev"`) || strings.Contains(p.body, "data-rrset-matched") {
+		t.Error("page 1 links to a page before it, or says it is filtered")
+	}
+	p = v.get(path + "?page=3")
+	if got := rows(p); len(got) != 53 || got[0] != "h198 A" || got[52] != "mail MX" {
+		t.Fatalf("page 3: %d RRsets, %q", len(got), got)
+	}
+	wantText(t, p, "Page 3 of 3", `?page=2#rrsets" rel="prev">← Previous</a>`,
+		// The editor opens with the page kept.
+		`href="`+path+`?name=h200&page=3&type=A#editor"`)
+	if strings.Contains(p.body, `rel="next"`) {
+		t.Error("the last page links to one after it")
+	}
+	p = v.get(path + "?name=h200&page=3&type=A")
+	wantText(t, p, "Page 3 of 3", `value="h200"`, "192.0.2.201</textarea>")
+	if got := rows(v.get(path + "?page=9")); len(got) != 53 || got[0] != "h198 A" {
+		t.Errorf("page 9 of 3: %d RRsets, want the last page's 53", len(got))
+	}
+
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"search=H01", []string{"h010 A", "h011 A", "h012 A", "h013 A", "h014 A", "h015 A", "h016 A", "h017 A", "h018 A", "h019 A"}},
+		{"search=h010.example.com.", []string{"h010 A"}},
+		{"search=+example.com+", []string{"@ SOA", "@ NS"}},
+		{"rrtype=mx", []string{"mail MX"}},
+		{"search=h1&rrtype=MX", nil},
+		{"rrtype=SOA", []string{"@ SOA"}},
+	} {
+		p := v.get(path + "?" + c.query)
+		wantStatus(t, p, http.StatusOK)
+		if got := rows(p); strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: %q, want %q", c.query, got, c.want)
+		}
+		wantText(t, p, fmt.Sprintf(`%d of the zone's 253 RRsets match.`, len(c.want)))
+		if len(c.want) == 0 {
+			wantText(t, p, "No RRset matches.")
+		}
+		if strings.Contains(p.body, `class="pager"`) {
+			t.Errorf("%s: a pager for one page", c.query)
+		}
+	}
+	// A filter of more than a page: the pager keeps it.
+	p = v.get(path + "?search=h&rrtype=A")
+	wantText(t, p, "250 of the zone's 253 RRsets match.", "Page 1 of 3", `?page=2&rrtype=A&search=h#rrsets" rel="next"`,
+		`<option value="A" selected>A</option>`, `value="h"`)
+
+	for _, c := range []struct{ query, want string }{
+		{"page=0", "Must be a whole number of at least 1."},
+		{"page=-1", "Must be a whole number of at least 1."},
+		{"page=9223372036854775808", "Must be a whole number of at least 1."},
+		{"page=x", "Must be a whole number of at least 1."},
+		{"rrtype=PTR", "The type PTR is not offered"},
+	} {
+		p := v.get(path + "?" + c.query)
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		wantText(t, p, c.want)
+	}
+}
