@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -138,13 +137,9 @@ type txRow struct {
 }
 
 func (c *Console) billingPage(r *req) error {
-	page := 1
-	if raw := r.URL.Query().Get("page"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 {
-			return hosting.Invalid("page", "validation.page")
-		}
-		page = n
+	page, err := pageParam(r)
+	if err != nil {
+		return err
 	}
 	sum, err := c.svc.Accounts.Billing(r.ctx(), r.p)
 	if err != nil {
@@ -175,7 +170,7 @@ func (c *Console) billingPage(r *req) error {
 		}
 		rows[i] = txRow{Transaction: t, Text: text}
 	}
-	last := max(1, (total+ops.TransactionsPageSize-1)/ops.TransactionsPageSize)
+	last := lastPage(total, ops.TransactionsPageSize)
 	v := &view{r: r, Account: r.p.Account}
 	budgetPct := -1
 	if sum.Budget != nil && *sum.Budget > 0 {

@@ -2,7 +2,6 @@ package webui
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/berthhq/berth/internal/hosting"
@@ -64,19 +63,15 @@ func (c *Console) serverOperationsPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	page := 1
-	if raw := r.URL.Query().Get("page"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 {
-			return hosting.Invalid("page", "validation.page")
-		}
-		page = n
+	page, err := pageParam(r)
+	if err != nil {
+		return err
 	}
 	list, total, err := c.svc.Operations.Operations(r.ctx(), r.p, store.OperationFilter{ServerID: &srv.ID}, page)
 	if err != nil {
 		return err
 	}
-	last := max(1, (total+ops.OperationsPageSize-1)/ops.OperationsPageSize)
+	last := lastPage(total, ops.OperationsPageSize)
 	c.render(r, http.StatusOK, "serveroperations", "console.operations.title", "servers", map[string]any{
 		"S": srv, "Rows": c.opRows(r, list), "Page": page, "Last": last, "Total": total})
 	return nil

@@ -2,7 +2,6 @@ package webui
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/berthhq/berth/internal/hosting"
@@ -99,17 +98,15 @@ func (c *Console) webhook(r *req) (*webhookPage, error) {
 	if err != nil {
 		return nil, err
 	}
-	page := 1
-	if raw := r.URL.Query().Get("page"); raw != "" {
-		if page, err = strconv.Atoi(raw); err != nil || page < 1 {
-			return nil, hosting.Invalid("page", "validation.page")
-		}
+	page, err := pageParam(r)
+	if err != nil {
+		return nil, err
 	}
 	ds, total, err := c.svc.Webhooks.WebhookDeliveries(r.ctx(), r.p, id, page)
 	if err != nil {
 		return nil, err
 	}
-	last := max(1, (total+hosting.WebhookDeliveriesPageSize-1)/hosting.WebhookDeliveriesPageSize)
+	last := lastPage(total, hosting.WebhookDeliveriesPageSize)
 	return &webhookPage{Webhook: w, Deliveries: ds, Page: page, Last: last}, nil
 }
 
