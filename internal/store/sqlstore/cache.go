@@ -602,7 +602,9 @@ func touched(q querier, tokenID int64) {
 
 // statementKinds says what a statement run in a write transaction may change of
 // what the cache holds: any but a SELECT that names one of the cached reads' tables
-// (whatever it does with it: a join into another table's write counts too). Berth's
+// (whatever it does with it: a join into another table's write counts too), except
+// that an UPDATE of servers is a DNS change only when it sets what DNS serves
+// (dnsColumnsSet). Berth's
 // schema has no cascades, and its only triggers (the usage counts of migration 00031,
 // PostgreSQL 00026) write columns of accounts that no cached read holds, so a row
 // the cache holds changes only by a statement naming its table. touchTokenQuery is
@@ -616,6 +618,7 @@ func statementKinds(query string) kinds {
 	}
 	var k kinds
 	first := true
+	dnsOfServers := kindDNS
 	for i := 0; i < len(query); {
 		if !isIdent(query[i]) {
 			i++
@@ -634,7 +637,10 @@ func statementKinds(query string) kinds {
 		}
 		switch {
 		case strings.EqualFold(w, "servers"):
-			k |= kindServers | kindDNS
+			if dnsOfServers == kindDNS && k&kindServers == 0 && !dnsColumnsSet(query) {
+				dnsOfServers = 0
+			}
+			k |= kindServers | dnsOfServers
 		case strings.EqualFold(w, "operations"):
 			k |= kindServers
 		case strings.EqualFold(w, "zones"), strings.EqualFold(w, "zone_rrsets"), strings.EqualFold(w, "server_ptrs"):
@@ -645,6 +651,101 @@ func statementKinds(query string) kinds {
 		i = j
 	}
 	return k
+}
+
+// dnsServerColumns are the columns of servers that what DNS serves reads
+// (dnsnames.go): a server's names and addresses, and whether it is deleted.
+var dnsServerColumns = []string{"id", "account_id", "name", "ipv4", "ipv6", "ipv4_net", "ipv6_net", "deleted_at"}
+
+// dnsColumnsSet reports whether query may change what DNS serves of the servers
+// table, which it names: false only for an UPDATE of servers (UPDATE [OR x]
+// [schema.]servers SET) that assigns none of dnsServerColumns and names servers
+// nowhere else, true for anything else. A server's status, power, suspension or
+// plan changing is not a DNS change, and does not empty the nameserver's cache.
+func dnsColumnsSet(query string) bool {
+	type token struct {
+		word string // an identifier, quotes taken off; "" for a sign
+		sign byte
+	}
+	var toks []token
+	for i := 0; i < len(query); {
+		switch b := query[i]; {
+		case b == '"' || isIdent(b):
+			j := i
+			for j < len(query) && (query[j] == '"' || isIdent(query[j])) {
+				j++
+			}
+			toks = append(toks, token{word: strings.ToLower(strings.ReplaceAll(query[i:j], `"`, ""))})
+			i = j
+		case b == ' ' || b == '\t' || b == '\n' || b == '\r':
+			i++
+		case b == '\'': // a string, its quotes doubled inside
+			j := i + 1
+			for j < len(query) && (query[j] != '\'' || j+1 < len(query) && query[j+1] == '\'') {
+				if query[j] == '\'' {
+					j++
+				}
+				j++
+			}
+			toks = append(toks, token{sign: b})
+			i = j + 1
+		case strings.HasPrefix(query[i:], "--"), strings.HasPrefix(query[i:], "/*"):
+			end := "\n"
+			if b == '/' {
+				end = "*/"
+			}
+			j := strings.Index(query[i:], end)
+			switch {
+			case j >= 0:
+				i += j + len(end)
+			case b == '-': // to the end
+				i = len(query)
+			default: // an unclosed /*: SQLite's error, but be safe
+				return true
+			}
+		default:
+			toks = append(toks, token{sign: b})
+			i++
+		}
+	}
+	at := func(n int, word string) bool { return n < len(toks) && toks[n].word == word }
+	n := 0
+	if !at(n, "update") {
+		return true
+	}
+	n++
+	if at(n, "or") {
+		n += 2
+	}
+	if n+1 < len(toks) && toks[n+1].sign == '.' {
+		n += 2
+	}
+	if !at(n, "servers") || !at(n+1, "set") {
+		return true
+	}
+	depth, column := 0, true
+	for _, t := range toks[n+2:] {
+		switch {
+		case t.word == "servers":
+			return true
+		case t.sign == '(':
+			if column {
+				return true // SET (a, b) = ...
+			}
+			depth++
+		case t.sign == ')':
+			depth--
+		case depth > 0:
+		case t.sign == ',':
+			column = true
+		case column && t.word != "":
+			if slices.Contains(dnsServerColumns, t.word) {
+				return true
+			}
+			column = false
+		}
+	}
+	return false
 }
 
 func isIdent(b byte) bool {
