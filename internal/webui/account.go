@@ -10,7 +10,6 @@ import (
 	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/ops"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // ---- SSH keys ----
@@ -153,7 +152,7 @@ func (c *Console) billingPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	names, err := c.resourceNames(r)
+	names, err := c.resourceNames(r, list)
 	if err != nil {
 		return err
 	}
@@ -182,25 +181,43 @@ func (c *Console) billingPage(r *req) error {
 	return nil
 }
 
-// resourceNames are the names the ledger gives the account's servers and volumes
-// that still exist, by "type:id": a server's display name, a volume's name as it is
-// now. An entry of one deleted keeps the name it was written with (for a server,
-// its machine name).
-func (c *Console) resourceNames(r *req) (map[string]string, error) {
-	srvs, err := c.svc.Servers.Servers(r.ctx(), r.p, store.ServerFilter{})
-	if err != nil {
-		return nil, err
-	}
-	vols, err := c.svc.Volumes.Volumes(r.ctx(), r.p, store.VolumeFilter{})
-	if err != nil {
-		return nil, err
-	}
-	names := make(map[string]string, len(srvs)+len(vols))
-	for _, s := range srvs {
-		names[hosting.ResourceServer+":"+itoa(s.ID)] = s.DisplayName
-	}
-	for _, v := range vols {
-		names[hosting.ResourceVolume+":"+itoa(v.ID)] = v.Name
+// resourceNames are the names the ledger gives the servers and volumes that the
+// page's transactions name and that still exist, by "type:id": a server's display
+// name, a volume's name as it is now. An entry of one deleted keeps the name it was
+// written with (for a server, its machine name). It reads at most a page's
+// resources, however many the account has (the server reads come from memory).
+func (c *Console) resourceNames(r *req, list []hosting.Transaction) (map[string]string, error) {
+	names, looked := map[string]string{}, map[string]bool{}
+	for _, t := range list {
+		if t.ResourceID == nil {
+			continue
+		}
+		key := t.ResourceType + ":" + itoa(*t.ResourceID)
+		if looked[key] {
+			continue
+		}
+		looked[key] = true
+		var name string
+		var err error
+		switch t.ResourceType {
+		case hosting.ResourceServer:
+			var s hosting.Server
+			s, err = c.svc.Servers.Server(r.ctx(), r.p, hosting.ServerRef{ID: *t.ResourceID})
+			name = s.DisplayName
+		case hosting.ResourceVolume:
+			var v hosting.Volume
+			v, err = c.svc.Volumes.Volume(r.ctx(), r.p, hosting.VolumeRef{ID: *t.ResourceID})
+			name = v.Name
+		default:
+			continue
+		}
+		switch {
+		case hosting.IsCode(err, hosting.CodeNotFound): // deleted: the name written stays
+		case err != nil:
+			return nil, err
+		default:
+			names[key] = name
+		}
 	}
 	return names, nil
 }
