@@ -196,6 +196,11 @@ func TestDomainRefusals(t *testing.T) {
 	if want := msg("de", "validation.zone_taken", "name", "www."+held); e.Errors["name"][0] != want {
 		t.Errorf("taken: %q, want %q", e.Errors["name"][0], want)
 	}
+	// A zone's TTL is never null: its message does not offer null, as an RRset's does.
+	e = wantInvalid(t, a.Do("POST", "/domains", map[string]any{"name": zoneName(), "ttl": 59}), "ttl")
+	if want := msg("de", "validation.zone_ttl", "min", 60, "max", 86400); e.Errors["ttl"][0] != want {
+		t.Errorf("zone ttl: %q, want %q", e.Errors["ttl"][0], want)
+	}
 	if got := items(t, a.Do("GET", "/domains", nil).Want(t, 200)); len(got) != 0 {
 		t.Fatalf("refusals made zones: %v", got)
 	}

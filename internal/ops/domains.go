@@ -141,7 +141,7 @@ func checkDomainCreate(c DomainCreate) (hosting.Domain, []dnszone.RRset, error) 
 		d.Name = name
 	}
 	if c.TTL != nil {
-		if err := checkTTL(c.TTL); err != nil {
+		if err := checkZoneTTL(*c.TTL); err != nil {
 			v.AddAll(err)
 		} else {
 			d.TTL = int(*c.TTL)
@@ -168,6 +168,17 @@ func checkTTL(ttl *int64) error {
 	return dnszone.CheckTTL(&t)
 }
 
+// checkZoneTTL refuses, on "ttl", a zone's TTL outside 60–86400 seconds. A zone's
+// TTL is never null, so its message is not an RRset's (which may be null: the zone's).
+func checkZoneTTL(ttl int64) error {
+	if ttl < dnszone.MinTTL || ttl > dnszone.MaxTTL {
+		var v hosting.Validation
+		v.Add("ttl", "validation.zone_ttl", "min", dnszone.MinTTL, "max", dnszone.MaxTTL)
+		return v.Err("ttl")
+	}
+	return nil
+}
+
 // SetDomainTTL changes a zone's TTL, raising its serial.
 func (s *Service) SetDomainTTL(ctx context.Context, p hosting.Principal, ref hosting.DomainRef, ttl *int64) (hosting.Domain, error) {
 	var d hosting.Domain
@@ -179,7 +190,7 @@ func (s *Service) SetDomainTTL(ctx context.Context, p hosting.Principal, ref hos
 		if ttl == nil {
 			return hosting.Invalid("ttl", "validation.required")
 		}
-		if err := checkTTL(ttl); err != nil {
+		if err := checkZoneTTL(*ttl); err != nil {
 			return err
 		}
 		if err := tx.SetDomainTTL(ctx, d.ID, int(*ttl), s.NowFor(d.AccountID)); err != nil {

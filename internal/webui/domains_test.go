@@ -146,7 +146,7 @@ func TestConsoleDomainRefusals(t *testing.T) {
 
 	p = v.post(path+"/ttl", url.Values{"ttl": {"59"}})
 	wantStatus(t, p, http.StatusUnprocessableEntity)
-	fieldAfter(t, p, `id="zone_ttl"`, "Must be null")
+	fieldAfter(t, p, `id="zone_ttl"`, "Must be between 60 and 86400 seconds.")
 
 	p = v.post(path+"/zone-file", url.Values{"zone_file": {"www IN A 192.0.2.1\nwww IN A nope\nmx IN MX 10\n"}})
 	wantStatus(t, p, http.StatusUnprocessableEntity)
