@@ -34,6 +34,15 @@ func CheckLabel(v *Validation, field, s string) {
 	}
 }
 
+// CheckText refuses, on field, a multi-line text (a message, a script) that holds a
+// NUL character: PostgreSQL's text cannot keep one, and no script or message has a
+// use for one. Every other character, line breaks and tabs among them, is the text's.
+func CheckText(v *Validation, field, s string) {
+	if strings.ContainsRune(s, 0) {
+		v.Add(field, "validation.text_nul")
+	}
+}
+
 // IsControl reports whether r is a control character that no name, key comment or
 // password may hold: ASCII's (C0, tab and newline included, and DEL), which a
 // terminal or an authorized_keys file acts on.

@@ -133,13 +133,15 @@ func CheckTicketSubject(v *Validation, subject *string) {
 }
 
 // CheckTicketBody adds to v what is wrong with a message's body (required, 1 to
-// 20,000 characters not all whitespace).
+// 20,000 characters not all whitespace, no NUL: CheckText).
 func CheckTicketBody(v *Validation, body *string) {
 	switch {
 	case body == nil || strings.TrimSpace(*body) == "":
 		v.Add("body", "validation.required")
 	case utf8.RuneCountInString(*body) > MaxTicketBody:
 		v.Add("body", "validation.ticket_body_length", "max", MaxTicketBody)
+	default:
+		CheckText(v, "body", *body)
 	}
 }
 

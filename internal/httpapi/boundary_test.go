@@ -288,3 +288,39 @@ func TestVolumeListFilters(t *testing.T) {
 		t.Errorf("unfiltered: %v, want the fixture's volume", got)
 	}
 }
+
+// TestNULInText: a multi-line text (a ticket's message, a recipe's script) holding a
+// NUL character is a 422 on its field in the account's language, and nothing is
+// written. PostgreSQL's text cannot keep one: it was a 500 there. Tabs, line breaks
+// and carriage returns are the text's own.
+func TestNULInText(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
+	a := env.NewAccount("de", "1000", "")
+	want := msg("de", "validation.text_nul")
+	tk := data(t, a.Do("POST", "/tickets", map[string]any{"subject": "Disk", "body": "Line one\r\n\tLine two"}).Want(t, 201))
+	rc := data(t, a.Do("POST", "/recipes", map[string]any{"name": "r", "script": "#!/bin/sh\n\techo ok\r\n"}).Want(t, 201))
+	ticket, recipe := itoa(num(t, tk["id"])), itoa(num(t, rc["id"]))
+	for _, c := range []struct {
+		method, path string
+		body         map[string]any
+		field        string
+	}{
+		{"POST", "/tickets", map[string]any{"subject": "Disk", "body": "a\x00b"}, "body"},
+		{"POST", "/tickets/" + ticket + "/messages", map[string]any{"body": "\x00"}, "body"},
+		{"POST", "/recipes", map[string]any{"name": "r2", "script": "#!/bin/sh\necho \x00\n"}, "script"},
+		{"PATCH", "/recipes/" + recipe, map[string]any{"script": "\x00"}, "script"},
+	} {
+		wantInvalidMsg(t, a.Do(c.method, c.path, c.body), c.field, want)
+	}
+	if n := len(items(t, a.Do("GET", "/tickets", nil).Want(t, 200))); n != 1 {
+		t.Errorf("%d tickets, want 1", n)
+	}
+	if msgs := data(t, a.Do("GET", "/tickets/"+ticket, nil).Want(t, 200))["messages"].([]any); len(msgs) != 1 {
+		t.Errorf("%d messages, want 1", len(msgs))
+	}
+	recipes := items(t, a.Do("GET", "/recipes", nil).Want(t, 200))
+	if len(recipes) != 1 || recipes[0]["script"] != "#!/bin/sh\n\techo ok\r\n" {
+		t.Errorf("recipes %v, want r alone with its script", recipes)
+	}
+}

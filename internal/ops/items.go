@@ -200,6 +200,8 @@ func checkRecipe(v *hosting.Validation, r *hosting.Recipe, name, script *string,
 			v.Add("script", "validation.required")
 		case len(*script) > hosting.RecipeScriptMax:
 			v.Add("script", "validation.max_bytes", "max", hosting.RecipeScriptMax)
+		default:
+			hosting.CheckText(v, "script", *script)
 		}
 		r.Script = *script
 	} else if create {
