@@ -261,7 +261,7 @@ func (c *Console) setLanguage(r *req) error {
 // while it holds, the form is refused as the sign-in is.
 func (c *Console) changePassword(r *req) error {
 	now := time.Now()
-	key := "e:" + strings.ToLower(r.p.Account.Email)
+	key := emailKey(r.p.Account.Email)
 	res, err := c.byEmail.Peek(r.ctx(), key, now)
 	if err != nil {
 		return err

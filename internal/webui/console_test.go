@@ -160,6 +160,10 @@ func TestSignInAndOut(t *testing.T) {
 	p = v.signIn("nobody@example.com", password)
 	wantStatus(t, p, http.StatusUnauthorized)
 	wantText(t, p, "The email or the password is wrong.")
+	// An email no account can have, a NUL in it (a 500 on PostgreSQL once).
+	p = v.signIn(email+"\x00", password)
+	wantStatus(t, p, http.StatusUnauthorized)
+	wantText(t, p, "The email or the password is wrong.")
 
 	p = v.signIn(email, password)
 	wantStatus(t, p, http.StatusSeeOther)

@@ -2,6 +2,8 @@ package webui
 
 import (
 	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -97,7 +99,16 @@ type limit struct {
 }
 
 func (c *Console) emailLimit(email string) limit {
-	return limit{c.byEmail, "e:" + strings.ToLower(strings.TrimSpace(email)), "email"}
+	return limit{c.byEmail, emailKey(email), "email"}
+}
+
+// emailKey is the sign-in throttle's key of an email, as typed (in any case, spaces
+// around it): a hash, so that the throttle's table (PostgreSQL's, shared by the
+// processes) keeps no address, and what a form sends (any length, a NUL PostgreSQL
+// refuses) is a key of one size.
+func emailKey(email string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
+	return "e:" + hex.EncodeToString(sum[:16])
 }
 
 func (c *Console) addrLimit(r *req) limit {

@@ -177,6 +177,10 @@ func TestPasswordResetUnknownEmail(t *testing.T) {
 	if known.status != unknown.status || known.body != unknown.body {
 		t.Errorf("known email: %d\n%s\nunknown: %d\n%s", known.status, known.body, unknown.status, unknown.body)
 	}
+	// An email no account can have, a NUL in it (a 500 on PostgreSQL once).
+	if nul := askReset(t, v, email+"\x00"); nul.status != known.status || nul.body != known.body {
+		t.Errorf("known email: %d\n%s\nwith a NUL: %d\n%s", known.status, known.body, nul.status, nul.body)
+	}
 	srv.Wait(t, 1, time.Minute)
 	jobs, err := env.App.Jobs(context.Background(), ops.MailKind)
 	if err != nil || len(jobs) != 1 {

@@ -151,6 +151,11 @@ func (q queries) Account(ctx context.Context, id int64) (hosting.Account, error)
 }
 
 func (q queries) AccountByEmail(ctx context.Context, email string) (hosting.Account, error) {
+	if strings.ContainsRune(email, 0) {
+		// No account's email holds a NUL, and PostgreSQL refuses one in a parameter
+		// (sign-in and password-reset forms send what is typed).
+		return hosting.Account{}, store.ErrNotFound
+	}
 	return scanAccount(q.q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.email = ?`, email).Scan)
 }
 
