@@ -216,6 +216,8 @@ func TestWebhookRules(t *testing.T) {
 		{map[string]any{"url": "http://hooks.example.com/"}, "url", "validation.webhook_url_scheme"},
 		{map[string]any{"url": "https://u:p@hooks.example.com/"}, "url", "validation.webhook_url_userinfo"},
 		{map[string]any{"url": "https://127.1/"}, "url", "validation.webhook_url_host"},
+		{map[string]any{"url": "https://hooks.example.com:65536/"}, "url", "validation.webhook_url_port"},
+		{map[string]any{"url": "https://hooks.example.com:0/"}, "url", "validation.webhook_url_port"},
 		{map[string]any{}, "url", "validation.required"},
 		{map[string]any{"url": "https://hooks.example.com/", "event_types": []string{}}, "event_types", "validation.required"},
 		{map[string]any{"url": "https://hooks.example.com/", "event_types": []string{"server.crated"}}, "event_types", "validation.webhook_event_types"},

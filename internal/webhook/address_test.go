@@ -88,6 +88,13 @@ func TestCheckURL(t *testing.T) {
 		{"https://user@hooks.example.com/", true, RuleUserinfo},
 		{"https:///hook", false, RuleHost},
 		{"https://:443/hook", false, RuleHost},
+		{"https://hooks.example.com:1/", false, ""},
+		{"https://hooks.example.com:65535/", false, ""},
+		{"https://hooks.example.com:/", false, ""}, // no port: https's
+		{"https://hooks.example.com:0/", false, RulePort},
+		{"https://hooks.example.com:65536/", false, RulePort},
+		{"https://hooks.example.com:99999999999999999999/", false, RulePort},
+		{"https://[2001:db8::1]:0/", true, RulePort},
 		{"https://127.1/", false, RuleHost},
 		{"https://2130706433/", false, RuleHost},
 		{"https://0x7f.1/", false, RuleHost},

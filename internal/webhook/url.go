@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -13,6 +14,7 @@ const (
 	RuleScheme   = "scheme"   // not https (http only when private addresses are allowed)
 	RuleUserinfo = "userinfo" // it carries a user name or password
 	RuleHost     = "host"     // no host, or a numeric one that is not an IP address
+	RulePort     = "port"     // a port that is not 1 to 65535
 	RuleAddress  = "address"  // its host is a refused address (Refused says why)
 )
 
@@ -57,6 +59,12 @@ func CheckURL(raw string, allowPrivate bool, own []netip.Prefix) error {
 	}
 	if u.User != nil {
 		return &URLError{Rule: RuleUserinfo}
+	}
+	// url.Parse takes any digits for a port; nothing listens on 0 or past 65535.
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return &URLError{Rule: RulePort}
+		}
 	}
 	return checkHost(u.Hostname(), allowPrivate, own)
 }
