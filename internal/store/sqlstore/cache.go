@@ -617,8 +617,7 @@ func statementKinds(query string) kinds {
 		return 0
 	}
 	var k kinds
-	first := true
-	dnsOfServers := kindDNS
+	first, servers := true, false
 	for i := 0; i < len(query); {
 		if !isIdent(query[i]) {
 			i++
@@ -637,10 +636,12 @@ func statementKinds(query string) kinds {
 		}
 		switch {
 		case strings.EqualFold(w, "servers"):
-			if dnsOfServers == kindDNS && k&kindServers == 0 && !dnsColumnsSet(query) {
-				dnsOfServers = 0
+			// dnsColumnsSet reads the whole statement: asked once, at the first.
+			if !servers && dnsColumnsSet(query) {
+				k |= kindDNS
 			}
-			k |= kindServers | dnsOfServers
+			servers = true
+			k |= kindServers
 		case strings.EqualFold(w, "operations"):
 			k |= kindServers
 		case strings.EqualFold(w, "zones"), strings.EqualFold(w, "zone_rrsets"), strings.EqualFold(w, "server_ptrs"):

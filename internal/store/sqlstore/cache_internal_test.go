@@ -176,6 +176,7 @@ func TestStatementKinds(t *testing.T) {
 		{`UPDATE servers SET status = ? /* unclosed`, kindServers | kindDNS},
 		{`INSERT INTO servers (name) VALUES (?)`, kindServers | kindDNS},
 		{`UPDATE meters SET rate = ? FROM servers WHERE servers.id = meters.resource_id`, kindServers | kindDNS},
+		{`UPDATE operations SET status = ? WHERE server_id IN (SELECT id FROM servers)`, kindServers | kindDNS},
 		{`UPDATE operations SET status = ?`, kindServers},
 		{`INSERT INTO operations (account_id) VALUES (?) RETURNING id`, kindServers},
 		{`DELETE FROM main.servers WHERE id = ?`, kindServers | kindDNS},
