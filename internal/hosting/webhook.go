@@ -119,8 +119,15 @@ type WebhookAttempt struct {
 // webhook.AnswerBytes, as valid UTF-8 (a byte that is not, or a character cut at the
 // cap, becomes U+FFFD) without NUL (which PostgreSQL's text refuses).
 func AnswerText(b []byte) string {
-	b = b[:min(len(b), webhook.AnswerBytes)]
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	return StorableText(string(b[:min(len(b), webhook.AnswerBytes)]))
+}
+
+// StorableText is s as a text column of either store keeps it: a byte that is not
+// valid UTF-8, and NUL (which PostgreSQL's text refuses), become U+FFFD. For texts
+// Berth records as they came (a delivery's answer, the audit log's target) rather
+// than refuses.
+func StorableText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -273,5 +274,28 @@ func TestAuditLog(t *testing.T) {
 	older, err := env.App.Service.AuditLog(ctx, a.ID, mine[1].ID, 100)
 	if err != nil || len(older) != 3 {
 		t.Errorf("the page before: %d entries, %v", len(older), err)
+	}
+}
+
+// TestAuditLogOddTargets: a write whose path names an id that is not UTF-8 text
+// (%00, %ff) is in the audit log, its target with U+FFFD for each such byte, on
+// both stores (PostgreSQL's text refuses both bytes: the entry was lost there).
+func TestAuditLogOddTargets(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	a := env.NewAccount("en", "10", "")
+	a.Do("PATCH", "/servers/%00", map[string]any{"display_name": "x"}).Want(t, http.StatusNotFound)
+	a.Do("POST", "/volumes/a%ffb/detach", nil).Want(t, http.StatusNotFound)
+	log, err := env.App.Service.AuditLog(context.Background(), a.ID, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]string
+	for i := len(log) - 1; i >= 0; i-- {
+		got = append(got, [2]string{log[i].Action, log[i].Target})
+	}
+	want := [][2]string{{"PATCH /v1/servers/{id}", "id=\uFFFD"}, {"POST /v1/volumes/{id}/detach", "id=a\uFFFDb"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("audit log %q, want %q", got, want)
 	}
 }

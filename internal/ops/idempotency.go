@@ -155,6 +155,11 @@ func (s *Service) Audit(ctx context.Context, e hosting.AuditEntry) {
 	if e.At.IsZero() {
 		e.At = s.Now()
 	}
+	// What a request named is recorded as it came, where the store can keep it: a
+	// path's %00 or %ff reaches Target, and PostgreSQL's text refuses both.
+	for _, f := range []*string{&e.Actor, &e.Action, &e.Target, &e.Code, &e.Client, &e.IdempotencyKey} {
+		*f = hosting.StorableText(*f)
+	}
 	ctx = context.WithoutCancel(ctx)
 	if err := s.store.InTx(ctx, func(tx store.Tx) error { return tx.AddAuditEntry(ctx, e) }); err != nil {
 		s.log.Error("audit entry not written", "action", e.Action, "target", e.Target, "err", err)
