@@ -625,16 +625,24 @@ func TestContractAuthentication(t *testing.T) {
 		}
 	})
 
-	for _, tc := range []struct{ name, header string }{
-		{"malformed Basic", "Basic x"},
-		{"Bearer without token", "Bearer"},
-		{"Bearer with two words", "Bearer " + a.Token + " x"},
-		{"unknown token", "Bearer berth_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
-		{"not a berth token", "Bearer 0123456789abcdef"},
-		{"bare token", a.Token},
+	for _, tc := range []struct {
+		name   string
+		header []string
+	}{
+		{"malformed Basic", []string{"Basic x"}},
+		{"Bearer without token", []string{"Bearer"}},
+		{"Bearer with two words", []string{"Bearer " + a.Token + " x"}},
+		{"unknown token", []string{"Bearer berth_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}},
+		{"not a berth token", []string{"Bearer 0123456789abcdef"}},
+		{"bare token", []string{a.Token}},
+		// Sent twice, a proxy before Berth may have looked at the other one.
+		{"header twice, the token first", []string{"Bearer " + a.Token, "Bearer x"}},
+		{"header twice, the token second", []string{"Basic x", "Bearer " + a.Token}},
+		{"header twice, the same token", []string{"Bearer " + a.Token, "Bearer " + a.Token}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want401(t, env.Do("", "GET", "/me", nil, http.Header{"Authorization": {tc.header}}))
+			want401(t, env.Do("", "GET", "/me", nil, http.Header{"Authorization": tc.header}))
+			want401(t, env.Do("", "GET", "/no-such-endpoint", nil, http.Header{"Authorization": tc.header}))
 		})
 	}
 

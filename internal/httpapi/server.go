@@ -374,7 +374,12 @@ func clientAddr(r *http.Request) string {
 	return host
 }
 
+// bearer is the token of r's Authorization header. A request that sends the header
+// twice names no token: which of the two a proxy before Berth looked at is unknown.
 func bearer(r *http.Request) (string, bool) {
+	if len(r.Header.Values("Authorization")) != 1 {
+		return "", false
+	}
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || strings.ContainsAny(tok, " \t") {
