@@ -7,6 +7,8 @@ package httpapi_test
 // language, like -1 and 999 always were.
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"maps"
 	"net/http"
@@ -322,5 +324,43 @@ func TestNULInText(t *testing.T) {
 	recipes := items(t, a.Do("GET", "/recipes", nil).Want(t, 200))
 	if len(recipes) != 1 || recipes[0]["script"] != "#!/bin/sh\n\techo ok\r\n" {
 		t.Errorf("recipes %v, want r alone with its script", recipes)
+	}
+}
+
+// TestContentEncoding: a body sent compressed (Content-Encoding: gzip) is a 422 on
+// Content-Encoding in the account's language, on each of the API's readers of a
+// body (JSON, a zone file, an attachment), after the 404 of what the path names;
+// identity is the body as it is.
+func TestContentEncoding(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{RateLimit: 1 << 30})
+	a := env.NewAccount("de", "1000", "")
+	want := msg("de", "validation.content_encoding")
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, _ = w.Write([]byte(`{"name": "packed"}`))
+	_ = w.Close()
+	dom := data(t, a.Do("POST", "/domains", map[string]any{"name": "example.com"}).Want(t, 201))
+	zone := "/domains/" + itoa(num(t, dom["id"])) + "/zone-file"
+	for _, c := range []struct {
+		method, path, ctype, encoding string
+		body                          []byte
+	}{
+		{"POST", "/projects", "application/json", "gzip", gz.Bytes()},
+		{"POST", "/projects", "application/json", "identity, br", []byte(`{"name": "p"}`)},
+		{"PATCH", "/projects/0", "application/json", "gzip", gz.Bytes()},
+		{"PUT", zone, "text/plain", "deflate", []byte("www 300 IN A 192.0.2.1\n")},
+		{"POST", "/attachments", "text/plain", "gzip", gz.Bytes()},
+	} {
+		r := a.DoWith(c.method, c.path, c.body, http.Header{"Content-Type": {c.ctype}, "Content-Encoding": {c.encoding}})
+		if c.path == "/projects/0" {
+			r.Want(t, http.StatusNotFound)
+			continue
+		}
+		wantInvalidMsg(t, r, "Content-Encoding", want)
+	}
+	a.DoWith("POST", "/projects", []byte(`{"name": "plain"}`), http.Header{"Content-Type": {"application/json"}, "Content-Encoding": {"identity"}}).Want(t, 201)
+	if got := items(t, a.Do("GET", "/projects", nil).Want(t, 200)); len(got) != 1 || got[0]["name"] != "plain" {
+		t.Errorf("projects %v, want plain alone", got)
 	}
 }

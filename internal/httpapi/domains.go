@@ -172,6 +172,9 @@ func (s *Server) importZoneFile(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := checkEncoding(r.Request); err != nil {
+		return 0, nil, err
+	}
 	text, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, dnszone.MaxZoneFileBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError

@@ -130,6 +130,21 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	_, _ = w.Write(buf)
 }
 
+// checkEncoding refuses a body sent with a Content-Encoding (gzip, br, ...): Berth
+// reads bodies as they come, so a compressed one would be taken for its bytes (a
+// JSON body then reads as text that is not UTF-8, an attachment is stored
+// compressed). identity, the coding that changes nothing, is taken.
+func checkEncoding(r *http.Request) error {
+	for _, v := range r.Header.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return hosting.Invalid("Content-Encoding", "validation.content_encoding")
+			}
+		}
+	}
+	return nil
+}
+
 // jsonAppender is a body that writes its own JSON (api.One[api.Server]); ok false
 // when it cannot, and json.Marshal writes it.
 type jsonAppender interface {
@@ -148,6 +163,9 @@ func decode(r *http.Request, dst any) error { return decodeMax(r, dst, MaxBody) 
 
 // decodeMax is decode with a body cap of max bytes.
 func decodeMax(r *http.Request, dst any, max int64) error {
+	if err := checkEncoding(r); err != nil {
+		return err
+	}
 	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, max))
 	if err != nil {
 		var mbe *http.MaxBytesError

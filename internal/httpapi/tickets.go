@@ -111,6 +111,9 @@ func (s *Server) uploadAttachment(r *request) (int, any, error) {
 	if len(r.Header.Values("Content-Disposition")) > 1 {
 		return 0, nil, hosting.Invalid("Content-Disposition", "validation.query_repeated")
 	}
+	if err := checkEncoding(r.Request); err != nil {
+		return 0, nil, err
+	}
 	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, hosting.MaxAttachmentSize))
 	if err != nil {
 		var mbe *http.MaxBytesError
