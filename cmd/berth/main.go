@@ -146,7 +146,10 @@ func rootCmd(g *globals) *cobra.Command {
 	f.BoolVar(&g.noWait, "no-wait", false, "return as soon as an operation has started, without waiting for its end")
 	f.IntVar(&g.retries, "retries", client.DefaultRetryPolicy.MaxRetries,
 		"how many times a call answered 429 or 503 (after its Retry-After) or not answered at all is sent again; 0 never")
-	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := emptyArg(cmd, args); err != nil {
+			return err
+		}
 		if g.retries < 0 {
 			return fmt.Errorf("--retries %d: want 0 or more", g.retries)
 		}
@@ -166,6 +169,23 @@ func rootCmd(g *globals) *cobra.Command {
 	cmd.InitDefaultCompletionCmd()
 	strictGroups(cmd)
 	return cmd
+}
+
+// emptyArg refuses an empty argument where the use line names what it is
+// (SERVER, DOMAIN NAME TYPE, ...), up to the first optional, alternative or repeated
+// one: "" names nothing, and the API would be asked for a path with an empty
+// segment (an unset shell variable, berth server describe "$NAME").
+func emptyArg(cmd *cobra.Command, args []string) error {
+	words := strings.Fields(cmd.Use)
+	for i, w := range words[min(1, len(words)):] {
+		if i >= len(args) || strings.ContainsAny(w, "[]|.-=") || strings.ToUpper(w) != w {
+			return nil
+		}
+		if strings.TrimSpace(args[i]) == "" {
+			return fmt.Errorf("%s is empty: give one (%s)", w, cmd.UseLine())
+		}
+	}
+	return nil
 }
 
 // strictGroups makes a command that only groups subcommands fail on a word it does not
