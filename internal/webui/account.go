@@ -169,14 +169,14 @@ func (c *Console) billingPage(r *req) error {
 		}
 		rows[i] = txRow{Transaction: t, Text: text}
 	}
-	last := lastPage(total, ops.TransactionsPageSize)
 	v := &view{r: r, Account: r.p.Account}
 	budgetPct := -1
 	if sum.Budget != nil && *sum.Budget > 0 {
 		budgetPct = int(min(int64(sum.MonthToDate)*100/int64(*sum.Budget), 999))
 	}
 	c.render(r, http.StatusOK, "billing", "console.nav.billing", "billing", map[string]any{
-		"Sum": sum, "BudgetPct": budgetPct, "Days": days, "Rows": rows, "Page": page, "Last": last, "Total": total,
+		"Sum": sum, "BudgetPct": budgetPct, "Days": days, "Rows": rows, "Total": total,
+		"Pager": newPager(r, "/billing", page, lastPage(total, ops.TransactionsPageSize), ""),
 		"Chart": barChart("spend", r.T("console.billing.chart"), days, v.Money)})
 	return nil
 }

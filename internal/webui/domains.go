@@ -141,11 +141,9 @@ type zonePage struct {
 	Sets         []rrsetRow
 	Search, Type string
 	Matched      int // the RRsets the filter keeps, of every page
-	Page, Last   int
-	// Prev and Next are the pager's links, the filter kept ("" when none).
-	Prev, Next string
-	Types      []dnszone.Type
-	Editor     rrsetForm
+	Pager            // the filter kept in its links, which go to the RRsets' section
+	Types        []dnszone.Type
+	Editor       rrsetForm
 	// The TTL form and the zone file import, as entered and refused.
 	TTL        string
 	TTLErrors  []string
@@ -193,9 +191,8 @@ func (c *Console) showZone(r *req, status int, fill func(*zonePage)) error {
 		sets = slices.DeleteFunc(sets, func(s dnszone.RRset) bool { return !strings.Contains(s.Name, part) })
 	}
 	// A page past the last (its sets deleted since) shows the last.
-	p.Matched, p.Last = len(sets), lastPage(len(sets), zonePageSize)
-	p.Page = min(page, p.Last)
-	p.Prev, p.Next = pagerLinks(r, domainURL(d.ID), p.Page, p.Last)
+	last := lastPage(len(sets), zonePageSize)
+	p.Matched, p.Pager = len(sets), newPager(r, domainURL(d.ID), min(page, last), last, "#rrsets")
 	// The editor's links keep the page and the filter.
 	keep := url.Values{}
 	for _, k := range []string{"search", "rrtype", "page"} {

@@ -58,3 +58,35 @@ func TestConsoleLedgerNames(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleLedgerPages: the billing page shows 50 transactions a page, newest
+// first, with links to the pages beside it (none at all while there is one page).
+func TestConsoleLedgerPages(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	v, a := signedIn(t, env, "en")
+	ctx := context.Background()
+	if _, total, err := env.App.Service.Transactions(ctx, hosting.Principal{Account: a}, 1); err != nil || total > 1 {
+		t.Fatalf("a new account's ledger: %d transactions, %v", total, err)
+	}
+	if one := v.get("/billing"); strings.Contains(one.body, `class="pager"`) {
+		t.Error("a ledger of one page has a pager")
+	}
+	// Its first top-up, if any, and 59 more: 60, the newest 50 on page 1.
+	_, total, _ := env.App.Service.Transactions(ctx, hosting.Principal{Account: a}, 1)
+	for i := total; i < 60; i++ {
+		if _, err := env.App.Service.AddCredit(ctx, a.ID, hosting.Money(10000), fmt.Sprintf("Top-up %02d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := v.get("/billing")
+	wantText(t, first, "Page 1 of 2", "Top-up 59", "Top-up 10", `<a href="/billing?page=2" rel="next">Older →</a>`)
+	if strings.Contains(first.body, "Top-up 09") || strings.Contains(first.body, `rel="prev"`) {
+		t.Error("page 1 shows a 51st entry or a link to a page before it")
+	}
+	second := v.get("/billing?page=2")
+	wantText(t, second, "Page 2 of 2", "Top-up 09", `<a href="/billing?page=1" rel="prev">← Newer</a>`)
+	if strings.Contains(second.body, "Top-up 10") || strings.Contains(second.body, `rel="next"`) {
+		t.Error("page 2 shows an entry of page 1 or a link to a page after it")
+	}
+}

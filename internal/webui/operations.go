@@ -71,8 +71,8 @@ func (c *Console) serverOperationsPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	last := lastPage(total, ops.OperationsPageSize)
 	c.render(r, http.StatusOK, "serveroperations", "console.operations.title", "servers", map[string]any{
-		"S": srv, "Rows": c.opRows(r, list), "Page": page, "Last": last, "Total": total})
+		"S": srv, "Rows": c.opRows(r, list), "Total": total,
+		"Pager": newPager(r, "/servers/"+itoa(srv.ID)+"/operations", page, lastPage(total, ops.OperationsPageSize), "")})
 	return nil
 }

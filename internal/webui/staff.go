@@ -72,11 +72,9 @@ type staffQueue struct {
 	Priorities                        []hosting.TicketPriority
 	Staff                             []hosting.Account
 	// NoAccount: the email names no account.
-	NoAccount  bool
-	Page, Last int
-	Total      int
-	// Prev and Next are the pager's links, the filters kept ("" when none).
-	Prev, Next string
+	NoAccount bool
+	Pager     // the filters kept in its links
+	Total     int
 }
 
 func staffName(a hosting.Account) string {
@@ -154,8 +152,7 @@ func (c *Console) staffQueue(r *req) error {
 		}
 		sq.Rows = append(sq.Rows, row)
 	}
-	sq.Total, sq.Last = total, lastPage(total, ops.TicketsPageSize)
-	sq.Prev, sq.Next = pagerLinks(r, "/staff/tickets", page, sq.Last)
+	sq.Total, sq.Pager = total, newPager(r, "/staff/tickets", page, lastPage(total, ops.TicketsPageSize), "")
 	c.render(r, http.StatusOK, "staffqueue", "console.staff.queue", "staff", sq)
 	return nil
 }

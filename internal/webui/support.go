@@ -166,13 +166,11 @@ func (m *multipartFile) read() ([]byte, error) {
 // ---- the list ----
 
 type ticketList struct {
-	Tickets    []hosting.Ticket
-	Status     string
-	Statuses   []hosting.TicketStatus
-	Page, Last int
-	Total      int
-	// Prev and Next are the pager's links, the filter kept ("" when none).
-	Prev, Next string
+	Tickets  []hosting.Ticket
+	Status   string
+	Statuses []hosting.TicketStatus
+	Pager    // the filter kept in its links
+	Total    int
 }
 
 // pageParam reads ?page= (from 1): 422 naming it otherwise.
@@ -190,21 +188,42 @@ func pageParam(r *req) (int, error) {
 
 func lastPage(total, size int) int { return max(1, (total+size-1)/size) }
 
-// pagerLinks are the links to the pages before and after page of path, with the
-// request's other query parameters kept ("" where there is none).
-func pagerLinks(r *req, path string, page, last int) (prev, next string) {
+// Pager is a list's place among its pages, as the template "pager" draws it: the
+// page shown, the last, and the links to the pages before and after it, each with
+// the request's other query parameters kept ("" where there is none).
+type Pager struct {
+	Page, Last int
+	Prev, Next string
+}
+
+// newPager is the Pager of page of path's list; fragment ("#rrsets", or "") ends its
+// links.
+func newPager(r *req, path string, page, last int, fragment string) Pager {
+	p := Pager{Page: page, Last: last}
 	q := r.URL.Query()
-	link := func(p int) string {
-		q.Set("page", strconv.Itoa(p))
-		return path + "?" + q.Encode()
+	link := func(n int) string {
+		q.Set("page", strconv.Itoa(n))
+		return path + "?" + q.Encode() + fragment
 	}
 	if page > 1 {
-		prev = link(page - 1)
+		p.Prev = link(page - 1)
 	}
 	if page < last {
-		next = link(page + 1)
+		p.Next = link(page + 1)
 	}
-	return prev, next
+	return p
+}
+
+// pagerView is what the template "pager" draws: P in V's language, its links
+// worded by the messages Before and After (newer and older, previous and next).
+type pagerView struct {
+	V             *view
+	P             Pager
+	Before, After string
+}
+
+func (v *view) Pager(p Pager, before, after string) pagerView {
+	return pagerView{V: v, P: p, Before: before, After: after}
 }
 
 func (c *Console) supportPage(r *req) error {
@@ -220,9 +239,8 @@ func (c *Console) supportPage(r *req) error {
 	if err != nil {
 		return err
 	}
-	l := ticketList{Tickets: ts, Status: string(status), Statuses: hosting.TicketStatuses, Page: page,
-		Last: lastPage(total, ops.TicketsPageSize), Total: total}
-	l.Prev, l.Next = pagerLinks(r, "/support", page, l.Last)
+	l := ticketList{Tickets: ts, Status: string(status), Statuses: hosting.TicketStatuses, Total: total,
+		Pager: newPager(r, "/support", page, lastPage(total, ops.TicketsPageSize), "")}
 	c.render(r, http.StatusOK, "support", "console.support.title", "support", l)
 	return nil
 }

@@ -84,7 +84,7 @@ func (c *Console) createWebhook(r *req) error {
 type webhookPage struct {
 	Webhook    hosting.Webhook
 	Deliveries []hosting.WebhookDelivery
-	Page, Last int
+	Pager
 	// Secret is the new secret of a rotation, shown once.
 	Secret string
 }
@@ -106,8 +106,8 @@ func (c *Console) webhook(r *req) (*webhookPage, error) {
 	if err != nil {
 		return nil, err
 	}
-	last := lastPage(total, hosting.WebhookDeliveriesPageSize)
-	return &webhookPage{Webhook: w, Deliveries: ds, Page: page, Last: last}, nil
+	p := newPager(r, "/settings/webhooks/"+itoa(id), page, lastPage(total, hosting.WebhookDeliveriesPageSize), "")
+	return &webhookPage{Webhook: w, Deliveries: ds, Pager: p}, nil
 }
 
 func (c *Console) webhookPage(r *req) error {
