@@ -16,14 +16,12 @@ import (
 // TestMailAfterSIGKILL queues 100 mails (password resets asked for on the console's
 // form) to an SMTP server that holds each for a while, kills berthd with SIGKILL once
 // a third of them are delivered and restarts it on the same store (issue 31): every
-// mail is delivered and none is lost. Delivery is at least once (internal/ops/mail.go):
-// a mail is sent twice only if the kill falls between the server's 250 and the commit
-// that marks its job completed. The test allows that for mails accepted before the
-// kill, and logs how many, but never a third copy, and every copy of a Message-ID is
-// the same message. (Killed the instant the server accepted the 33rd, that one is
-// usually sent again: the kill falls in its window. Before mails had a queue of their
-// own, 8 at a time, a wave of 60 finishing together waited for SQLite's one writer
-// to commit their completions, and up to 13 in 100 were sent twice.)
+// mail is delivered exactly once, checked by Message-ID. The worker records a mail's
+// job completed before it sends DATA's final "." (internal/ops/mail.go), so a mail
+// the server accepted before the kill is not sent again, and one cut off before its
+// end is dropped by the server and sent after the restart. (Recording after the
+// server's 250 instead, as Berth did, sent the mail accepted the instant of the kill
+// twice, and before mails had a queue of their own up to 13 in 100.)
 func TestMailAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the daemon")
@@ -74,7 +72,7 @@ func TestMailAfterSIGKILL(t *testing.T) {
 	if before >= accounts*perAccount {
 		t.Fatal("every mail was delivered before the kill: the test would not test the crash it is about")
 	}
-	serve()
+	d = serve()
 
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
@@ -101,25 +99,13 @@ func TestMailAfterSIGKILL(t *testing.T) {
 		}
 		byID[m.MessageID] = append(byID[m.MessageID], m)
 	}
-	twice := 0
 	for id, copies := range byID {
-		switch {
-		case len(copies) > 2:
-			t.Errorf("mail %s delivered %d times", id, len(copies))
-		case len(copies) == 2:
-			twice++
-			// Only a mail the server accepted before the kill can have been sent
-			// again: its job's completion had not committed.
-			if firstAt[id] >= before {
-				t.Errorf("mail %s delivered twice, the first time after the restart", id)
-			}
-			if copies[0].Text != copies[1].Text || copies[0].Subject != copies[1].Subject {
-				t.Errorf("two different mails under Message-ID %s", id)
-			}
+		if len(copies) > 1 {
+			t.Errorf("mail %s delivered %d times (first at %d, %d accepted before the kill)", id, len(copies), firstAt[id], before)
 		}
 	}
-	t.Logf("%d distinct mails, %d of them delivered twice (accepted before the kill, their jobs' completion not yet committed)",
-		len(byID), twice)
+	t.Logf("%d distinct mails, %d deliveries; %d mails found sent by an attempt the kill cut off", len(byID), len(srv.Messages()),
+		strings.Count(d.log.String(), "mail sent by an attempt a restart cut off"))
 	if len(byID) != accounts*perAccount {
 		t.Errorf("%d distinct mails, want %d", len(byID), accounts*perAccount)
 	}

@@ -376,7 +376,8 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := a.recordMail(ctx); err != nil {
 		return err
 	}
-	if err := river.AddWorkerSafely(workers, ops.NewMailWorker(a.Service, sender, completeJobTx[ops.MailArgs](a.DB.Postgres()))); err != nil {
+	if err := river.AddWorkerSafely(workers, ops.NewMailWorker(a.Service, sender, ops.MailJobs{
+		Complete: completeJobTx[ops.MailArgs](a.DB.Postgres()), Ending: mailEndingTx(a.DB.Postgres())})); err != nil {
 		return err
 	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {

@@ -128,6 +128,33 @@ func (a *App) completeTx() worker.CompleteTx {
 	return completeJobTx[ops.OperationArgs](a.DB.Postgres())
 }
 
+// mailEndingTx sets (on) or clears ops.MailEndKey in a running mail job's metadata
+// in a transaction of the store, as River keeps metadata on each store (jsonb on
+// PostgreSQL, JSON text on SQLite). A job no longer running is an error: its
+// attempt has ended.
+func mailEndingTx(postgres bool) func(ctx context.Context, tx *sql.Tx, jobID int64, on bool) error {
+	set, clear := `UPDATE river_job SET metadata = json_set(metadata, '$.`+ops.MailEndKey+`', 1) WHERE id = ? AND state = 'running'`,
+		`UPDATE river_job SET metadata = json_remove(metadata, '$.`+ops.MailEndKey+`') WHERE id = ? AND state = 'running'`
+	if postgres {
+		set, clear = `UPDATE river_job SET metadata = metadata || '{"`+ops.MailEndKey+`": 1}' WHERE id = $1 AND state = 'running'`,
+			`UPDATE river_job SET metadata = metadata - '`+ops.MailEndKey+`' WHERE id = $1 AND state = 'running'`
+	}
+	return func(ctx context.Context, tx *sql.Tx, jobID int64, on bool) error {
+		q := clear
+		if on {
+			q = set
+		}
+		res, err := tx.ExecContext(ctx, q, jobID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("mail job %d: not running (%d rows, %v)", jobID, n, err)
+		}
+		return nil
+	}
+}
+
 // completeJobTx marks a job of args T completed in a transaction of the store (on
 // PostgreSQL, or on SQLite).
 func completeJobTx[T river.JobArgs](postgres bool) func(ctx context.Context, tx *sql.Tx, job *river.Job[T]) error {

@@ -20,7 +20,7 @@ type Log struct {
 	log *slog.Logger
 }
 
-var _ Sender = (*Log)(nil)
+var _ CommitSender = (*Log)(nil)
 
 // NewLog is the sender that writes each mail to l.
 func NewLog(l *slog.Logger) *Log { return &Log{log: l} }
@@ -29,9 +29,17 @@ func NewLog(l *slog.Logger) *Log { return &Log{log: l} }
 const LogMessage = "mail not sent (no --smtp-url)"
 
 // Send logs m. An invalid m is refused as the SMTP sender refuses it.
-func (s *Log) Send(ctx context.Context, m Message) error {
+func (s *Log) Send(ctx context.Context, m Message) error { return s.SendCommit(ctx, m, nil) }
+
+// SendCommit logs m once commit (when not nil) succeeds.
+func (s *Log) SendCommit(ctx context.Context, m Message, commit func() error) error {
 	if err := m.Validate(); err != nil {
 		return err
+	}
+	if commit != nil {
+		if err := commit(); err != nil {
+			return err
+		}
 	}
 	attrs := []any{"to", m.To, "from", m.From, "subject", m.Subject, "message_id", m.MessageID, "language", m.Language}
 	if m.InReplyTo != "" {

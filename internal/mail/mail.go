@@ -55,6 +55,21 @@ type Sender interface {
 	Send(ctx context.Context, m Message) error
 }
 
+// CommitSender is a Sender that tells when a mail passes the point past which the
+// receiving server may hold it whatever the sender learns afterwards: SMTP's final
+// "." of DATA, after which the server's answer can be lost with the connection or
+// the process (RFC 5321 4.1.1.4; RFC 1047). SendCommit calls commit once m is
+// written and only that end is left to send, and sends the end only if commit
+// succeeds; otherwise it drops the transaction, so that the server discards m, and
+// answers commit's error. A caller that records m sent in commit (durably) knows,
+// after a crash, that a mail it recorded reached the server or never will: only a
+// crash between commit's return and the end's write leaves a recorded mail unsent.
+// Send is SendCommit with no commit.
+type CommitSender interface {
+	Sender
+	SendCommit(ctx context.Context, m Message, commit func() error) error
+}
+
 // permanent marks an error no retry mends.
 type permanent struct{ err error }
 

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -215,5 +217,86 @@ func TestRedactURL(t *testing.T) {
 		if got := mail.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestSMTPCommit: SendCommit calls commit once, with the message written and not yet
+// ended (the server holds nothing yet), then ends it; a commit that fails is
+// answered as it is and the message never reaches the server (the connection is
+// dropped before DATA's end); a refusal of the ended message comes after commit,
+// permanent for a 5xx only. Over STARTTLS and AUTH, as a relay is used.
+func TestSMTPCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, srv := smtpHarness(t, mailtest.ServerOptions{Mode: mailtest.StartTLS, User: "berth", Password: "pw"})
+	s := h.Sender.(mail.CommitSender)
+	m := func(id string) mail.Message {
+		return mail.Message{To: "a@example.com", From: "berth@example.net", Subject: "s", Text: "t", MessageID: id}
+	}
+
+	calls := 0
+	err := s.SendCommit(ctx, m("c1@berth.test"), func() error {
+		calls++
+		if n, a := len(srv.Messages()), srv.Attempts(); n != 0 || a != 0 {
+			t.Errorf("at commit the server has %d messages, %d attempts: want none", n, a)
+		}
+		return nil
+	})
+	if err != nil || calls != 1 {
+		t.Fatalf("send: %v, commit called %d times", err, calls)
+	}
+	if _, ok := srv.ByMessageID("c1@berth.test"); !ok {
+		t.Error("c1 not delivered")
+	}
+
+	refuse := errors.New("the store is away")
+	if err := s.SendCommit(ctx, m("c2@berth.test"), func() error { return refuse }); err != refuse {
+		t.Errorf("failed commit: err %v, want %v as it is", err, refuse)
+	}
+	time.Sleep(200 * time.Millisecond) // a message the server took would be there now
+	if _, ok := srv.ByMessageID("c2@berth.test"); ok || srv.Attempts() != 1 {
+		t.Errorf("a message whose commit failed reached the server (%d attempts, want c1's alone)", srv.Attempts())
+	}
+
+	for _, c := range []struct {
+		code      int
+		permanent bool
+	}{{451, false}, {554, true}} {
+		srv.Refuse(c.code, 1)
+		calls = 0
+		err := s.SendCommit(ctx, m(fmt.Sprintf("r%d@berth.test", c.code)), func() error { calls++; return nil })
+		if err == nil || mail.Permanent(err) != c.permanent || calls != 1 {
+			t.Errorf("%d after DATA: err %v (permanent %v, want %v), commit called %d times, want 1", c.code, err,
+				mail.Permanent(err), c.permanent, calls)
+		}
+	}
+	if err := s.Send(ctx, m("c3@berth.test")); err != nil {
+		t.Fatalf("send without commit: %v", err)
+	}
+	if n := len(srv.Messages()); n != 2 {
+		t.Errorf("%d messages delivered, want c1 and c3", n)
+	}
+}
+
+// TestLogCommit: the log sender logs a mail once its commit succeeded, and not at
+// all when it failed.
+func TestLogCommit(t *testing.T) {
+	t.Parallel()
+	h, _ := logHarness(t)
+	s := h.Sender.(mail.CommitSender)
+	m := mail.Message{To: "a@example.com", From: "berth@example.net", Subject: "s", Text: "t", MessageID: "log1@berth.test"}
+	refuse := errors.New("the store is away")
+	if err := s.SendCommit(context.Background(), m, func() error { return refuse }); err != refuse {
+		t.Errorf("failed commit: %v, want %v", err, refuse)
+	}
+	if _, ok := h.Delivered(t, "log1@berth.test"); ok {
+		t.Error("logged although its commit failed")
+	}
+	calls := 0
+	if err := s.SendCommit(context.Background(), m, func() error { calls++; return nil }); err != nil || calls != 1 {
+		t.Errorf("send: %v, commit called %d times", err, calls)
+	}
+	if _, ok := h.Delivered(t, "log1@berth.test"); !ok {
+		t.Error("not logged")
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
+	"github.com/wneessen/go-mail/smtp"
 )
 
 // Server is an SMTP server as serve --smtp-url names it.
@@ -127,7 +129,7 @@ type SMTP struct {
 	opts   SMTPOptions
 }
 
-var _ Sender = (*SMTP)(nil)
+var _ CommitSender = (*SMTP)(nil)
 
 // NewSMTP is the sender of serve --smtp-url rawURL (ParseURL's errors).
 func NewSMTP(rawURL string, opts SMTPOptions) (*SMTP, error) {
@@ -153,7 +155,13 @@ func (c *SMTP) Server() Server { return c.server }
 
 // Send sends m in one SMTP transaction. A 5xx answer and an invalid m are Permanent;
 // a refused connection, a failed TLS handshake and a 4xx are not.
-func (c *SMTP) Send(ctx context.Context, m Message) error {
+func (c *SMTP) Send(ctx context.Context, m Message) error { return c.SendCommit(ctx, m, nil) }
+
+// SendCommit is Send, with commit called before DATA's final "." (CommitSender).
+// go-mail dials, says EHLO, upgrades to TLS and authenticates; the transaction
+// (MAIL, RCPT, DATA) is run here, as go-mail's own sending offers no point between
+// the message written and its end.
+func (c *SMTP) SendCommit(ctx context.Context, m Message, commit func() error) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
@@ -180,15 +188,95 @@ func (c *SMTP) Send(ctx context.Context, m Message) error {
 	if err != nil {
 		return permanent{fmt.Errorf("smtp client for %s: %w", c.server, err)}
 	}
-	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
+	fail := func(err error) error {
+		var ce errCommit
+		if errors.As(err, &ce) {
+			return ce.err
+		}
 		out := fmt.Errorf("smtp %s: %s", c.server, c.redact(err.Error()))
-		if refused(err) {
+		if refused(err) || Permanent(err) {
 			return permanent{out}
 		}
 		return out
 	}
+	sc, err := client.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	// The transaction has the client's timeout from now (as go-mail's own sending
+	// gives it), and ends with ctx.
+	stop := context.AfterFunc(ctx, func() { _ = sc.Close() })
+	defer stop()
+	if commit != nil {
+		// Past a commit the end is sent and its answer read whatever becomes of ctx
+		// (a stop of berthd): within the timeout, the caller learns what the server
+		// did with a mail it recorded.
+		inner := commit
+		commit = func() error {
+			if err := inner(); err != nil {
+				return err
+			}
+			stop()
+			return nil
+		}
+	}
+	err = sc.UpdateDeadline(c.opts.Timeout)
+	if err == nil {
+		err = transaction(sc, msg, commit)
+	}
+	if err != nil {
+		_ = sc.Close()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		}
+		return fail(err)
+	}
+	// The server holds the mail: a failed QUIT changes nothing of that.
+	_ = client.CloseWithSMTPClient(sc)
 	return nil
 }
+
+// transaction sends msg over sc: MAIL, RCPT, DATA and the message, then commit
+// (when not nil), then DATA's end and the server's answer to it. A commit that fails
+// leaves the end unsent (the caller closes the connection: the server drops the
+// message) and is answered as it is.
+func transaction(sc *smtp.Client, msg *gomail.Msg, commit func() error) error {
+	from, err := msg.GetSender(false)
+	if err != nil {
+		return permanent{err}
+	}
+	to, err := msg.GetRecipients()
+	if err != nil {
+		return permanent{err}
+	}
+	if err := sc.Mail(from); err != nil {
+		return err
+	}
+	for _, rcpt := range to {
+		if err := sc.Rcpt(rcpt); err != nil {
+			return err
+		}
+	}
+	w, err := sc.Data()
+	if err != nil {
+		return err
+	}
+	if _, err := msg.WriteTo(w); err != nil {
+		return err
+	}
+	if commit != nil {
+		if err := commit(); err != nil {
+			return errCommit{err}
+		}
+	}
+	return w.Close()
+}
+
+// errCommit is a commit's error, answered by SendCommit as it is.
+type errCommit struct{ err error }
+
+func (e errCommit) Error() string { return e.err.Error() }
+func (e errCommit) Unwrap() error { return e.err }
 
 // redact takes the password out of a library's error text, should it hold it.
 func (c *SMTP) redact(s string) string {
@@ -198,8 +286,13 @@ func (c *SMTP) redact(s string) string {
 	return strings.ReplaceAll(s, c.server.Password, "REDACTED")
 }
 
-// refused reports whether the server refused the mail for good: a 5xx reply.
+// refused reports whether the server refused the mail for good: a 5xx reply (to
+// the transaction's commands, or as go-mail reports one of the connection's).
 func refused(err error) bool {
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		return te.Code >= 500 && te.Code < 600
+	}
 	var se *gomail.SendError
 	if errors.As(err, &se) && !se.IsTemp() {
 		code := se.ErrorCode()

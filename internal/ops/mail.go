@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -24,14 +25,22 @@ import (
 // worker (MailWorker) hands it to the mail.Sender: SMTP (serve --smtp-url), or the
 // log when none is configured.
 //
-// Delivery is at least once. A mail is sent again only when its job's attempt ends
-// without the job being recorded complete after the SMTP server accepted the message
-// (its final 250 to DATA): a crash, a stop or a lost database connection in that
-// window, which lasts from that 250 until the job's completion commits (MailWorker
-// commits it at once, in a transaction of its own). A mail the
+// Delivery is exactly once across a crash, and at least once otherwise. Once the
+// message is written to the SMTP server and only DATA's final "." is left to send
+// (mail.CommitSender), the worker commits MailEndKey into its job's metadata, in a
+// transaction of its own, and sends the "." only once that has committed. A process
+// that dies before the commit leaves the server with an unended message, which it
+// drops, and the job's next attempt sends the mail; one that dies after it had sent
+// the mail or was about to, and the next attempt finds the key and completes the job
+// without sending. Only a crash in the instant between the commit and the "."'s write
+// loses a mail. (SMTP gives no point at which both sides know the same thing, RFC
+// 1047: recording the mail sent after the server's 250 instead, as Berth did, sends
+// it twice when a crash falls between that 250 and the record.) A live process that
+// learns that the server did not take the mail (a 4xx or 5xx to its end, or the
+// connection lost before the answer) clears the key and goes on as for any failure:
+// a lost answer may then mean a second copy, under the same Message-ID. A mail the
 // server refused for good (5xx) is not retried; any other failure is, on
-// MailRetryWait's schedule, up to MailMaxAttempts attempts. A receiver seeing a mail
-// twice sees the same Message-ID twice.
+// MailRetryWait's schedule, up to MailMaxAttempts attempts.
 //
 // To mail from a use case, in its transaction (tx), e.g. a ticket's:
 //
@@ -252,21 +261,31 @@ func (s *Service) mailWebhookDisabled(ctx context.Context, tx store.Tx, hook hos
 // MailRetryWait's schedule until the last attempt.
 type MailWorker struct {
 	river.WorkerDefaults[MailArgs]
-	s        *Service
-	sender   mail.Sender
-	complete MailComplete
+	s      *Service
+	sender mail.Sender
+	jobs   MailJobs
 }
 
-// MailComplete marks a mail's job completed in a transaction of the store
-// (river.JobCompleteTx bound to the store's driver).
-type MailComplete func(ctx context.Context, tx *sql.Tx, job *river.Job[MailArgs]) error
+// MailJobs writes a mail job's River row in a transaction of the store, for what
+// River's own bookkeeping would record too late: Complete marks the job completed
+// (river.JobCompleteTx bound to the store's driver); Ending sets (on) or clears the
+// job's metadata key MailEndKey, which says that an attempt is sending the mail's
+// end. Either may be nil (the worker then does without: at least once).
+type MailJobs struct {
+	Complete func(ctx context.Context, tx *sql.Tx, job *river.Job[MailArgs]) error
+	Ending   func(ctx context.Context, tx *sql.Tx, jobID int64, on bool) error
+}
 
-// NewMailWorker is the worker of s's mails, sending through sender. complete, when
-// set, records a sent mail's job completed as soon as the server accepted it, in a
-// transaction of its own, rather than in River's next batch of completions: the
-// window in which a crash sends a mail twice is that one commit.
-func NewMailWorker(s *Service, sender mail.Sender, complete MailComplete) *MailWorker {
-	return &MailWorker{s: s, sender: sender, complete: complete}
+// MailEndKey is the key of a mail job's metadata that an attempt sets before it
+// sends the mail's end (DATA's final ".") and clears when the server did not take
+// the mail: an attempt that finds it set follows one whose process died with the
+// mail sent or on its way, and does not send it again.
+const MailEndKey = "berth_mail_end"
+
+// NewMailWorker is the worker of s's mails, sending through sender, its job rows
+// written through jobs.
+func NewMailWorker(s *Service, sender mail.Sender, jobs MailJobs) *MailWorker {
+	return &MailWorker{s: s, sender: sender, jobs: jobs}
 }
 
 // Timeout bounds an attempt (the SMTP client's own timeouts are shorter).
@@ -275,20 +294,52 @@ func (w *MailWorker) Timeout(*river.Job[MailArgs]) time.Duration { return 2 * ti
 // Work makes one attempt.
 func (w *MailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	a := job.Args
-	err := w.sender.Send(ctx, a.Message)
-	if err == nil {
-		w.s.log.Info("mail sent", "what", a.What, "account", a.AccountID, "message_id", a.Message.MessageID, "attempt", job.Attempt)
-		if w.complete == nil {
-			return nil
-		}
-		// Not ctx: a stop that cancels it now must not leave a sent mail's job to
-		// run again.
+	// In transactions of their own, not of ctx: a stop that cancels ctx now must not
+	// leave a sent mail's job to run again.
+	inTx := func(f func(ctx context.Context, tx *sql.Tx) error) error {
 		done, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if err := w.s.store.InTx(done, func(tx store.Tx) error { return w.complete(done, tx.SQL(), job) }); err != nil {
+		return w.s.store.InTx(done, func(tx store.Tx) error { return f(done, tx.SQL()) })
+	}
+	complete := func() {
+		if w.jobs.Complete == nil {
+			return
+		}
+		if err := inTx(func(ctx context.Context, tx *sql.Tx) error { return w.jobs.Complete(ctx, tx, job) }); err != nil {
 			w.s.log.Warn("a sent mail's job not marked completed at once: River does it", "message_id", a.Message.MessageID, "err", err)
 		}
+	}
+	if mailEnding(job) {
+		w.s.log.Info("mail sent by an attempt a restart cut off: not sent again", "what", a.What, "account", a.AccountID,
+			"message_id", a.Message.MessageID, "attempt", job.Attempt)
+		complete()
 		return nil
+	}
+	var err error
+	marked := false
+	if cs, ok := w.sender.(mail.CommitSender); ok && w.jobs.Ending != nil {
+		err = cs.SendCommit(ctx, a.Message, func() error {
+			if err := inTx(func(ctx context.Context, tx *sql.Tx) error { return w.jobs.Ending(ctx, tx, job.ID, true) }); err != nil {
+				return fmt.Errorf("mark the mail's end in its job: %w", err)
+			}
+			marked = true
+			return nil
+		})
+	} else {
+		err = w.sender.Send(ctx, a.Message)
+	}
+	if err == nil {
+		w.s.log.Info("mail sent", "what", a.What, "account", a.AccountID, "message_id", a.Message.MessageID, "attempt", job.Attempt)
+		complete()
+		return nil
+	}
+	if marked {
+		// The server did not take the mail (or its answer was lost): the next attempt
+		// is to send it.
+		if uerr := inTx(func(ctx context.Context, tx *sql.Tx) error { return w.jobs.Ending(ctx, tx, job.ID, false) }); uerr != nil {
+			w.s.log.Error("mail lost: not taken by the server, and its job still says it was sent", "what", a.What,
+				"account", a.AccountID, "message_id", a.Message.MessageID, "err", err, "unmark_err", uerr)
+		}
 	}
 	if mail.Permanent(err) {
 		w.s.log.Error("mail refused for good", "what", a.What, "account", a.AccountID, "message_id", a.Message.MessageID, "err", err)
@@ -299,4 +350,15 @@ func (w *MailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 			"attempts", job.Attempt, "err", err)
 	}
 	return fmt.Errorf("mail %s (%s), attempt %d of %d: %w", a.Message.MessageID, a.What, job.Attempt, job.MaxAttempts, err)
+}
+
+// mailEnding reports whether job's metadata holds MailEndKey: an attempt before
+// this one sent, or was sending, the mail's end when its process died.
+func mailEnding(job *river.Job[MailArgs]) bool {
+	var meta map[string]json.RawMessage
+	if len(job.Metadata) == 0 || json.Unmarshal(job.Metadata, &meta) != nil {
+		return false
+	}
+	_, ok := meta[MailEndKey]
+	return ok
 }

@@ -3,6 +3,9 @@ package ops
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,13 +24,15 @@ import (
 type mailQueue struct {
 	mu   sync.Mutex
 	mail []MailArgs
+	opts []*river.InsertOpts // each mail's options (nil: its own)
 }
 
-func (q *mailQueue) InsertTx(_ context.Context, _ *sql.Tx, args river.JobArgs, _ *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+func (q *mailQueue) InsertTx(_ context.Context, _ *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if m, ok := args.(MailArgs); ok {
 		q.mail = append(q.mail, m)
+		q.opts = append(q.opts, opts)
 	}
 	return &rivertype.JobInsertResult{}, nil
 }
@@ -127,4 +132,98 @@ func TestMailRetryWait(t *testing.T) {
 	if total < 24*time.Hour || total > 48*time.Hour {
 		t.Errorf("the attempts span %s: want a day or two", total)
 	}
+}
+
+// TestMailWorkerMarksTheEnd: with an SMTP sender, a mail's job is marked (its
+// metadata's MailEndKey) before the message's end is sent, when the server holds
+// nothing yet, and completed once the server took it; a mark that fails leaves the
+// server without the mail and the job to be retried; a refusal after the mark clears
+// it, and is retried (a 4xx) or ends the job (a 5xx) as before; an attempt that
+// finds the mark (its process died after it) sends nothing and completes the job.
+func TestMailWorkerMarksTheEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := sqlstoretest.SQLite(t, t.TempDir())
+	s := New(Deps{Store: db, Jobs: &mailQueue{}})
+	srv := mailtest.NewServer(t, mailtest.ServerOptions{})
+	sender, err := mail.NewSMTP(srv.URL(), mail.SMTPOptions{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log []string // what the worker wrote of each job, in order
+	var failMark error
+	w := NewMailWorker(s, sender, MailJobs{
+		Complete: func(_ context.Context, tx *sql.Tx, job *river.Job[MailArgs]) error {
+			if tx == nil {
+				t.Error("completed outside a transaction")
+			}
+			log = append(log, fmt.Sprintf("complete %d", job.ID))
+			return nil
+		},
+		Ending: func(_ context.Context, tx *sql.Tx, id int64, on bool) error {
+			if tx == nil {
+				t.Error("marked outside a transaction")
+			}
+			if _, ok := srv.ByMessageID(fmt.Sprintf("job%d@berth.test", id)); ok {
+				t.Errorf("job %d marked after the server took its mail", id)
+			}
+			if failMark != nil {
+				return failMark
+			}
+			log = append(log, fmt.Sprintf("mark %d %v", id, on))
+			return nil
+		},
+	})
+	job := func(id int64, attempt int, meta string) *river.Job[MailArgs] {
+		return &river.Job[MailArgs]{JobRow: &rivertype.JobRow{ID: id, Attempt: attempt, MaxAttempts: MailMaxAttempts, Metadata: []byte(meta)},
+			Args: MailArgs{What: "test", Message: mail.Message{To: "a@example.com", From: "berth@example.net", Subject: "s",
+				Text: "t", MessageID: fmt.Sprintf("job%d@berth.test", id)}}}
+	}
+	want := func(what string, lines ...string) {
+		t.Helper()
+		if !slices.Equal(log, lines) {
+			t.Errorf("%s: the worker wrote %q, want %q", what, log, lines)
+		}
+		log = nil
+	}
+
+	if err := w.Work(ctx, job(1, 1, `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := srv.ByMessageID("job1@berth.test"); !ok {
+		t.Error("job 1 not delivered")
+	}
+	want("job 1", "mark 1 true", "complete 1")
+
+	failMark = errors.New("the store is away")
+	if err := w.Work(ctx, job(2, 1, `{}`)); err == nil || !errors.Is(err, failMark) {
+		t.Errorf("job 2 with its mark failing: %v, want its error (a retry)", err)
+	}
+	failMark = nil
+	time.Sleep(200 * time.Millisecond)
+	if _, ok := srv.ByMessageID("job2@berth.test"); ok || srv.Attempts() != 1 {
+		t.Errorf("job 2's mail reached the server although its mark failed (%d attempts)", srv.Attempts())
+	}
+	want("job 2")
+
+	srv.Refuse(451, 1)
+	var cancel *rivertype.JobCancelError
+	if err := w.Work(ctx, job(3, 1, `{}`)); err == nil || errors.As(err, &cancel) || !strings.Contains(err.Error(), "451") {
+		t.Errorf("job 3, 451 after its mark: %v, want an error to retry", err)
+	}
+	want("job 3", "mark 3 true", "mark 3 false")
+	srv.Refuse(554, 1)
+	if err := w.Work(ctx, job(4, 1, `{}`)); !errors.As(err, &cancel) {
+		t.Errorf("job 4, 554 after its mark: %v, want the job cancelled", err)
+	}
+	want("job 4", "mark 4 true", "mark 4 false")
+
+	attempts := srv.Attempts()
+	if err := w.Work(ctx, job(5, 2, `{"`+MailEndKey+`": 1, "other": "x"}`)); err != nil {
+		t.Errorf("job 5, marked by the attempt before: %v", err)
+	}
+	if srv.Attempts() != attempts {
+		t.Error("job 5's mail was sent again")
+	}
+	want("job 5", "complete 5")
 }
