@@ -120,6 +120,9 @@ type rrsetRow struct {
 	ReadOnly bool
 	// Path is its own, for its delete page; Edit opens it in the editor.
 	Path, Edit string
+	// Occluded is the delegation it lies below, whose servers answer for it: it is
+	// never served ("" when it is; dnszone.Occluded).
+	Occluded string
 }
 
 // rrsetForm is the RRset editor: what is in it, and what the rules refused.
@@ -187,6 +190,15 @@ func (c *Console) showZone(r *req, status int, fill func(*zonePage)) error {
 			}
 		}
 	}
+	// What a delegation hides is judged on the whole zone, not on what the filter
+	// keeps.
+	all := sets
+	if p.Type != "" {
+		if all, err = c.svc.Domains.RRsets(r.ctx(), r.p, hosting.DomainRef{ID: d.ID}, "", ""); err != nil {
+			return err
+		}
+	}
+	occluded := dnszone.Occluded(d.Name, all)
 	if part := searchPart(p.Search, d.Name); part != "" {
 		sets = slices.DeleteFunc(sets, func(s dnszone.RRset) bool { return !strings.Contains(s.Name, part) })
 	}
@@ -201,7 +213,7 @@ func (c *Console) showZone(r *req, status int, fill func(*zonePage)) error {
 		}
 	}
 	for _, s := range sets[(p.Page-1)*zonePageSize : min(len(sets), p.Page*zonePageSize)] {
-		p.Sets = append(p.Sets, rrsetRow{RRset: s, ReadOnly: operatorSet(s),
+		p.Sets = append(p.Sets, rrsetRow{RRset: s, ReadOnly: operatorSet(s), Occluded: occluded[s.Name+" "+string(s.Type)],
 			Path: rrsetURL(d.ID, s.Name, string(s.Type)), Edit: editURL(d.ID, s.Name, string(s.Type), keep)})
 	}
 	if fill != nil {

@@ -3,6 +3,7 @@ package webui_test
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -378,5 +379,43 @@ func TestConsoleZonePages(t *testing.T) {
 		p := v.get(path + "?" + c.query)
 		wantStatus(t, p, http.StatusUnprocessableEntity)
 		wantText(t, p, c.want)
+	}
+}
+
+// TestConsoleZoneOccluded: an RRset below a delegation says that it is not served
+// (its delegation named), also when the type filter leaves the delegation's NS out;
+// the delegation's NS, its glue and the rest of the zone say nothing.
+func TestConsoleZoneOccluded(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	v, _ := signedIn(t, env, "en")
+	path := addDomain(t, v, url.Values{"name": {"example.com"}})
+	file := "sub IN NS ns1.sub.example.com.\nsub IN NS ns.example.net.\nns1.sub IN A 192.0.2.53\nsub IN A 192.0.2.1\n" +
+		"www.sub IN TXT \"hidden\"\nwww IN A 192.0.2.2\n"
+	wantStatus(t, v.follow(upload(t, v, path+"/zone-file", file)), http.StatusOK)
+	row := func(p page, set string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?s)<tr data-rrset="` + regexp.QuoteMeta(set) + `".*?</tr>`).FindString(p.body)
+		if m == "" {
+			t.Fatalf("no row of %s", set)
+		}
+		return m
+	}
+	const note = "Not served: it lies below the delegation of sub, whose nameservers answer for it."
+	for _, q := range []string{"", "?rrtype=A"} {
+		p := v.get(path + q)
+		wantStatus(t, p, http.StatusOK)
+		for set, hidden := range map[string]bool{"sub A": true, "ns1.sub A": false, "www A": false} {
+			if got := strings.Contains(html.UnescapeString(row(p, set)), note); got != hidden {
+				t.Errorf("%s%s: the note shown %v, want %v", path, q, got, hidden)
+			}
+		}
+		if q == "" {
+			for set, hidden := range map[string]bool{"sub NS": false, "www.sub TXT": true} {
+				if got := strings.Contains(html.UnescapeString(row(p, set)), note); got != hidden {
+					t.Errorf("%s: the note shown %v, want %v", set, got, hidden)
+				}
+			}
+		}
 	}
 }
