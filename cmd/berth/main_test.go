@@ -258,6 +258,8 @@ func TestExitCodes(t *testing.T) {
 		{"bad output", []string{"me", "-o", "xml"}, 1, []string{"unknown output"}},
 		{"not found", []string{"server", "describe", "no-such-server"}, 3, []string{"(404 not_found)"}},
 		{"empty server", []string{"server", "describe", ""}, 1, []string{"SERVER is empty"}},
+		{"server named .", []string{"server", "describe", "."}, 3, []string{`no server "."`}},
+		{"volume named ..", []string{"volume", "delete", ".."}, 3, []string{`no volume ".."`}},
 		{"blank volume", []string{"volume", "resize", " ", "--size", "20"}, 1, []string{"VOLUME is empty"}},
 		{"empty RRset name", []string{"rrset", "set", "example.com", "", "A", "192.0.2.1"}, 1, []string{"NAME is empty"}},
 		{"empty snapshot", []string{"snapshot", "restore", busy, ""}, 1, []string{"SNAPSHOT is empty"}},

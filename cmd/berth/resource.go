@@ -138,6 +138,9 @@ func (r *resource[T]) named(items []T, s string) int {
 // judges it: 404), unless checkIDs; a name is looked up in all.
 func (r *resource[T]) ref(ctx context.Context, c *client.Client, parent, s string) (ref, error) {
 	if r.getRef != nil {
+		if dotSegment(s) {
+			return ref{}, r.notFound(parent, s)
+		}
 		return ref{arg: s}, nil
 	}
 	id, isID := asID(s)
@@ -158,6 +161,8 @@ func (r *resource[T]) ref(ctx context.Context, c *client.Client, parent, s strin
 // the API where it has a call for one, else found in all.
 func (r *resource[T]) fetch(ctx context.Context, c *client.Client, parent, s string) (*T, error) {
 	switch {
+	case r.getRef != nil && dotSegment(s):
+		return nil, r.notFound(parent, s)
 	case r.getRef != nil:
 		return r.getRef(ctx, c, s)
 	case r.get != nil:
@@ -360,7 +365,7 @@ func serverArgs(ctx context.Context, c *client.Client, cmd *cobra.Command, args 
 // the API to answer (404).
 func serverArg(ctx context.Context, c *client.Client, s string) (string, error) {
 	// "." and ".." would not reach /servers/{server} as a segment of its path.
-	if s != "." && s != ".." {
+	if !dotSegment(s) {
 		switch _, err := c.GetServer(ctx, s); {
 		case err == nil:
 			return s, nil
@@ -393,6 +398,12 @@ func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd.AddCommand(subs...)
 	return cmd
 }
+
+// dotSegment reports whether s is "." or "..": as a segment of the API's path it
+// would not name a resource but move the path (/servers/. is /servers/), and no id or
+// name the API resolves is either (a server's display name may be: serverArg has
+// made it an id by then).
+func dotSegment(s string) bool { return s == "." || s == ".." }
 
 // asID reads s as an id: a positive decimal number.
 func asID(s string) (int64, bool) {
