@@ -167,7 +167,7 @@ func checkSpoils(ctx context.Context, t *testing.T, b *bench, results []ops.Mete
 		{"a meter an hour ahead", []string{`UPDATE meters SET next_at = next_at + 3600000 WHERE id = 1`}, "every meter's next hour"},
 		{"a meter stopped", []string{`UPDATE meters SET next_at = NULL WHERE id = 2`}, "every meter's next hour"},
 		{"charge_batch left behind", []string{`INSERT INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name,
-			period_start, amount) VALUES (1, 1, 'server', 1, 'x', 0, 0)`}, "charge_batch left empty"},
+			period_start, day, amount) VALUES (1, 1, 'server', 1, 'x', 0, 0, 0)`}, "charge_batch left empty"},
 		{"a rate changed after charging", []string{`UPDATE meters SET rate = rate + 1 WHERE id = 3`}, "ledger's charges"},
 	}
 	out := b.out.(*bytes.Buffer)

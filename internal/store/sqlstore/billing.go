@@ -304,8 +304,8 @@ func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 		args = append(args, st.Limit)
 	}
 	return chargeSQL{
-		stage: NamedStatement{"stage: INSERT INTO charge_batch", `INSERT` + q.orFail() + ` INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, amount)
-			SELECT id, account_id, resource_type, resource_id, resource_name, next_at,
+		stage: NamedStatement{"stage: INSERT INTO charge_batch", `INSERT` + q.orFail() + ` INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, day, amount)
+			SELECT id, account_id, resource_type, resource_id, resource_name, next_at, next_at / 86400000,
 				CASE WHEN monthly_cap IS NULL THEN rate
 					WHEN ` + capLeft + ` <= 0 THEN 0
 					WHEN ` + capLeft + ` < rate THEN ` + capLeft + `
@@ -324,15 +324,15 @@ func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 		// charges before it in this batch (in id order, as they are written).
 		ledger: NamedStatement{"ledger: INSERT INTO transactions", `INSERT` + q.orFail() + ` INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at)
 			SELECT b.account_id, 'charge', -b.amount,
-				a.credit - SUM(b.amount) OVER (PARTITION BY b.account_id ORDER BY b.meter_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+				a.credit - SUM(b.amount) OVER (PARTITION BY b.account_id ORDER BY b.day, b.meter_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
 				'', b.resource_type, b.resource_id, b.resource_name, b.period_start, ?
 			FROM charge_batch b JOIN accounts a ON a.id = b.account_id
 			WHERE b.amount > 0
-			ORDER BY b.account_id, b.meter_id`, []any{now}},
+			ORDER BY b.account_id, b.day, b.meter_id`, []any{now}},
 		// The batch's charges by account and UTC day, in account_spend (Spent).
 		spend: NamedStatement{"spend: INSERT INTO account_spend", `INSERT INTO account_spend (account_id, day, amount)
-			SELECT account_id, period_start / 86400000, -SUM(amount) FROM charge_batch
-			WHERE amount > 0 GROUP BY account_id, period_start / 86400000 ORDER BY 1, 2
+			SELECT account_id, day, -SUM(amount) FROM charge_batch
+			WHERE amount > 0 GROUP BY account_id, day ORDER BY account_id, day
 			ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`, nil},
 		credit: NamedStatement{"credit: UPDATE accounts FROM", `UPDATE` + q.orFail() + ` accounts SET credit = credit - t.charged
 			FROM charge_totals AS t WHERE accounts.id = t.account_id`, nil},
@@ -358,7 +358,7 @@ func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
 	c := q.chargeStatements(st)
 	and, args := ofAccount(st.Account, ms(st.Upto))
 	list := []NamedStatement{{"EarliestDue: SELECT MIN(next_at)", `SELECT MIN(next_at) FROM meters WHERE` + dueWhere + and, args}}
-	return append(q.stepList(list, c.stage, c, c.meters), c.total, c.accounts, c.clear, c.clearTotals)
+	return q.stepEnd(q.stepList(list, c.stage, c, c.meters), c)
 }
 
 // stepWrites are the writes of a charge step after its stage, in the order
@@ -382,6 +382,13 @@ func (q queries) stepList(list []NamedStatement, stage NamedStatement, c chargeS
 	return append(append(list, stage), q.stepWrites(c, own...)...)
 }
 
+// stepEnd is list followed by the statements that end a step after its own
+// writes: the sum it charged, the accounts it moved below a line and the staging
+// tables emptied.
+func (q queries) stepEnd(list []NamedStatement, c chargeSQL) []NamedStatement {
+	return append(list, c.total, c.accounts, c.clear, c.clearTotals)
+}
+
 // LicenseStepStatements are the statements of a license step (ChargeLicenses), in
 // the order it runs them (on PostgreSQL with its row locks), after the statement of
 // EarliestLicenseDue that finds the step's month: for a benchmark, as
@@ -393,7 +400,7 @@ func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 	and, args := ofAccount(st.Account, ms(st.Now))
 	list := []NamedStatement{{"EarliestLicenseDue: SELECT MIN(paid_through)", `SELECT MIN(paid_through) FROM server_licenses
 		WHERE status IN ('pending', 'active') AND paid_through <= ?` + and, args}}
-	return append(q.stepList(list, stage, c, advance, usage), c.total, c.accounts, c.clear, c.clearTotals)
+	return q.stepEnd(q.stepList(list, stage, c, advance, usage), c)
 }
 
 // stageSQLite makes the staging tables of a metering step on SQLite (charge_batch, the
@@ -410,9 +417,10 @@ var stageSQLite = NamedStatement{"staging: CREATE TEMP TABLE charge_batch", `CRE
     resource_id   INTEGER NOT NULL,
     resource_name TEXT    NOT NULL,
     period_start  INTEGER NOT NULL,
+    day           INTEGER NOT NULL, -- period_start / 86,400,000: account_spend's day
     amount        INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS temp.charge_batch_account ON charge_batch(account_id);
+CREATE INDEX IF NOT EXISTS temp.charge_batch_account ON charge_batch(account_id, day);
 CREATE TEMP TABLE IF NOT EXISTS charge_totals (
     account_id INTEGER PRIMARY KEY,
     charged    INTEGER NOT NULL

@@ -245,8 +245,8 @@ func (q queries) licenseChargeSQL(st store.LicenseStep) (stage, advance, usage N
 	if q.d == dialectPostgres {
 		lock = " FOR UPDATE OF sl"
 	}
-	stage = NamedStatement{"stage: INSERT INTO charge_batch (licenses)", `INSERT` + q.orFail() + ` INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, amount)
-		SELECT sl.id, sl.account_id, 'license', sl.id, sl.name, sl.paid_through,
+	stage = NamedStatement{"stage: INSERT INTO charge_batch (licenses)", `INSERT` + q.orFail() + ` INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, day, amount)
+		SELECT sl.id, sl.account_id, 'license', sl.id, sl.name, sl.paid_through, sl.paid_through / 86400000,
 			CASE WHEN l.per = 'vcpu' THEN l.price_monthly * s.vcpus ELSE l.price_monthly END
 		FROM server_licenses sl JOIN licenses l ON l.id = sl.license_id JOIN servers s ON s.id = sl.server_id
 		WHERE sl.status IN ('pending', 'active') AND sl.paid_through = ?` + and + limit + lock, args}
