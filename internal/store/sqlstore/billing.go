@@ -358,7 +358,7 @@ func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
 	c := q.chargeStatements(st)
 	and, args := ofAccount(st.Account, ms(st.Upto))
 	list := []NamedStatement{{"EarliestDue: SELECT MIN(next_at)", `SELECT MIN(next_at) FROM meters WHERE` + dueWhere + and, args}}
-	return q.stepEnd(q.stepList(list, c.stage, c, c.meters), c)
+	return append(q.stepList(list, c.stage, c, c.meters), c.total, c.accounts, c.clear, c.clearTotals)
 }
 
 // stepWrites are the writes of a charge step after its stage, in the order
@@ -382,13 +382,6 @@ func (q queries) stepList(list []NamedStatement, stage NamedStatement, c chargeS
 	return append(append(list, stage), q.stepWrites(c, own...)...)
 }
 
-// stepEnd is list followed by the statements that end a step after its own
-// writes: the sum it charged, the accounts it moved below a line and the staging
-// tables emptied.
-func (q queries) stepEnd(list []NamedStatement, c chargeSQL) []NamedStatement {
-	return append(list, c.total, c.accounts, c.clear, c.clearTotals)
-}
-
 // LicenseStepStatements are the statements of a license step (ChargeLicenses), in
 // the order it runs them (on PostgreSQL with its row locks), after the statement of
 // EarliestLicenseDue that finds the step's month: for a benchmark, as
@@ -400,7 +393,7 @@ func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 	and, args := ofAccount(st.Account, ms(st.Now))
 	list := []NamedStatement{{"EarliestLicenseDue: SELECT MIN(paid_through)", `SELECT MIN(paid_through) FROM server_licenses
 		WHERE status IN ('pending', 'active') AND paid_through <= ?` + and, args}}
-	return q.stepEnd(q.stepList(list, stage, c, advance, usage), c)
+	return append(q.stepList(list, stage, c, advance, usage), c.total, c.accounts, c.clear, c.clearTotals)
 }
 
 // stageSQLite makes the staging tables of a metering step on SQLite (charge_batch, the
