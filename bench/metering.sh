@@ -12,6 +12,9 @@
 # the licenses' part of it apart, "pass 4 split").
 # Checks the ledger afterwards (credit == sum of transactions, no hour charged twice,
 # charge count, each license charged the new month once) and fails when a check does.
+# Then computes each pass's charges by account from the meters alone, as a design that
+# writes nothing per meter and hour would (issue 34), timed, and fails when they
+# differ from the ledger's.
 # Last, times each statement of one more charge step and of the license step, rolled
 # back, with their query plans. The figures of all rounds and each
 # store's medians go to bench/results/metering-<date>.txt, a heading per store.
@@ -90,6 +93,15 @@ medians() {
 			"$(median <"$TMP/hrs")" "$(sort -g "$TMP/hrs" | head -1)" "$(sort -g "$TMP/hrs" | tail -1)" \
 			"$(grep -m1 '^pass 4 split:' "$f" | awk '{print $5, "license months,", $17, "hours"}')"
 	fi
+	# derived: "  OK   pass N: <name>  S.SSSs  ...": the pass's charges computed from the
+	# meters alone (bench/metering/derived.go)
+	for p in "pass 1" "pass 3" "pass 4"; do
+		grep -E "^  (OK|FAIL) +$p:" "$f" | grep -oE '[0-9]+\.[0-9]+s ' | sed 's/s $//' >"$TMP/derived"
+		if [ -s "$TMP/derived" ]; then
+			printf '%-7s derived from the meters: %s s (%s … %s)\n' "$p" \
+				"$(median <"$TMP/derived")" "$(sort -g "$TMP/derived" | head -1)" "$(sort -g "$TMP/derived" | tail -1)"
+		fi
+	done
 	grep '^seeded' "$f" | awk '{sub(/s$/, "", $NF); print $NF}' >"$TMP/seed"
 	echo "seed    $(median <"$TMP/seed") s"
 }

@@ -23,7 +23,10 @@
 // It then checks the ledger (credit == sum of transactions per account, every
 // balance_after, no (resource, hour) charged twice, the number and sum of charges,
 // every meter's next hour, each license charged the new month exactly once and moved
-// on to the next) and exits 1 on any failure. Last, unless -breakdown=false, it
+// on to the next) and exits 1 on any failure. Unless -derived=false, it computes
+// each pass's charges by account from the meters alone, as a design that writes
+// nothing per meter and hour would (derived.go), timed, and fails when they differ
+// from the ledger's. Last, unless -breakdown=false, it
 // times each statement of one more step (an hour per meter, at T0+8h+1min) in a
 // transaction it rolls back, with the database's plan of each: SQLite's EXPLAIN
 // QUERY PLAN, PostgreSQL's EXPLAIN (ANALYZE, BUFFERS).
@@ -72,6 +75,9 @@ type config struct {
 	// PostgreSQL server's URL on which the run creates a database of its own.
 	dir, database string
 	breakdown     bool
+	// derived: also compute each pass's charges from the meters alone (derived.go)
+	// and hold them against the ledger.
+	derived bool
 	// batch is the most meter hours a metering transaction charges (0: Berth's);
 	// txTarget, how long one should take (0: Berth's).
 	batch    int
@@ -90,6 +96,7 @@ func main() {
 		"CREATE DATABASE (postgres://...); it runs in a new database there, dropped afterwards")
 	flag.IntVar(&cfg.batch, "batch", 0, "the most meter hours one metering transaction charges (default: berthd's, ops.DefaultMeterBatch or on PostgreSQL ops.PostgresMeterBatch)")
 	flag.DurationVar(&cfg.txTarget, "tx-target", 0, "how long a metering transaction should take; each charges as many hours as the last ones did in that time, up to -batch (default: berthd's, ops.DefaultMeterTxTarget)")
+	flag.BoolVar(&cfg.derived, "derived", true, "compute each pass's charges by account from the meters alone, timed, and hold them against the ledger (a design of issue 34)")
 	flag.BoolVar(&cfg.breakdown, "breakdown", true, "time each statement of a charge step (rolled back) and show its query plan")
 	flag.Parse()
 	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || cfg.batch < 0 || cfg.txTarget < 0 || cfg.licenses < 0 || cfg.licenses > 2*cfg.servers || (cfg.dir != "" && cfg.database != "") ||
@@ -134,6 +141,13 @@ func (b *bench) round(ctx context.Context) (ok bool, results []ops.MeterResult, 
 	fmt.Fprintln(b.out, "\nchecks:")
 	if ok, err = b.check(ctx, b.db.WriteDB(), results); err != nil {
 		return false, nil, err
+	}
+	if b.cfg.derived {
+		dok, err := b.derived(ctx)
+		if err != nil {
+			return false, nil, err
+		}
+		ok = ok && dok
 	}
 	if b.cfg.breakdown {
 		if err := b.breakdown(ctx, t0.Add(8*time.Hour+time.Minute)); err != nil {

@@ -45,7 +45,7 @@ func TestBench(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			cfg := s.config(t)
-			cfg.breakdown = true
+			cfg.breakdown, cfg.derived = true, true
 			var out bytes.Buffer
 			b, err := open(ctx, cfg, &out)
 			if err != nil {
@@ -59,6 +59,7 @@ func TestBench(t *testing.T) {
 			assertOutput(t, s.name, out.String())
 			created := regexp.MustCompile(`database (berth_metering_\w+), created for this run`).FindStringSubmatch(out.String())
 			checkSpoils(ctx, t, b, results)
+			checkDerivedSpoiled(ctx, t, b)
 			if err := b.close(); err != nil {
 				t.Error(err)
 			}
@@ -104,6 +105,32 @@ func assertOutput(t *testing.T, store, output string) {
 	}
 	if !regexp.MustCompile(`\n  ledger: INSERT INTO transactions +200 rows`).MatchString(output) {
 		t.Errorf("the breakdown's ledger insert wrote no 200 rows:\n%s", output)
+	}
+	// Each pass's charges derived from the meters agree with its ledger, for all 10
+	// accounts (the servers' and volumes' hours; pass 4's licenses are not meters').
+	for _, pass := range []string{"pass 1: one hour due per meter", "pass 3: catch-up after a 5-hour outage", "pass 4: first of the month, licenses \\+ an hour"} {
+		if !regexp.MustCompile(`\n  OK   ` + pass + ` +[0-9.]+s  10 accounts, 0 differ from the ledger, charged [1-9][0-9.]*\n`).MatchString(output) {
+			t.Errorf("no derived line of %s agreeing with the ledger:\n%s", pass, output)
+		}
+	}
+	if store == "sqlite" && !strings.Contains(output, "SCAN meters USING COVERING INDEX meters_derived") {
+		t.Errorf("the derived charges are not one walk of their index:\n%s", output)
+	}
+}
+
+// checkDerivedSpoiled changes one meter's rate, in the derived comparison's own
+// transaction (rolled back), and expects the comparison to fail for its account in
+// every pass: it can see a difference.
+func checkDerivedSpoiled(ctx context.Context, t *testing.T, b *bench) {
+	t.Helper()
+	var out bytes.Buffer
+	b.out = &out
+	ok, err := b.derivedAfter(ctx, []string{`UPDATE meters SET rate = rate + 1 WHERE id = (SELECT MIN(id) FROM meters)`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok || strings.Count(out.String(), "FAIL") != 3 || strings.Count(out.String(), "1 differ from the ledger") != 3 {
+		t.Errorf("a meter's rate changed, and the derived charges still agree with the ledger (ok %v):\n%s", ok, out.String())
 	}
 }
 
