@@ -102,10 +102,14 @@ func (q queries) Spent(ctx context.Context, accountID int64, from time.Time) (ho
 	return hosting.Money(-sum), err
 }
 
+// chargedQuery sums one resource's charges: transactions_charge_once, led by the
+// resource, gives it that resource's rows alone (TestChargedReadsOneResource).
+const chargedQuery = `SELECT COALESCE(SUM(amount), 0) FROM transactions
+		WHERE type = 'charge' AND resource_type = ? AND resource_id = ?`
+
 func (q queries) Charged(ctx context.Context, resourceType string, resourceID int64) (hosting.Money, error) {
 	var sum int64
-	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM transactions
-		WHERE type = 'charge' AND resource_type = ? AND resource_id = ?`, resourceType, resourceID).Scan(&sum)
+	err := q.q.QueryRowContext(ctx, chargedQuery, resourceType, resourceID).Scan(&sum)
 	return hosting.Money(-sum), err
 }
 
