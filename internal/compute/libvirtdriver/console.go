@@ -2,6 +2,7 @@ package libvirtdriver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -18,6 +19,10 @@ const consoleBuffer = 256 << 10
 // consoleCloseWait is how long Close waits for libvirtd to end the stream it was
 // asked to finish before it cuts the console's connection.
 const consoleCloseWait = 5 * time.Second
+
+// consoleWatch is how often a console asks whether its guest still runs
+// (console.watch).
+const consoleWatch = time.Second
 
 // Console implements compute.Driver with the domain's serial console: libvirt's
 // console stream (what virsh console reads), both ways. libvirt attaches one client
@@ -55,8 +60,36 @@ func (d *Driver) Console(ctx context.Context, name string) (io.ReadWriteCloser, 
 	}
 	in, typed := io.Pipe()
 	c := &console{l: cl, in: in, typed: typed, out: compute.NewConsoleOutput(consoleBuffer), done: make(chan struct{})}
-	go c.stream(dom)
+	go c.stream(dom, func() (bool, error) { return d.runs(name, dom) })
 	return c, nil
+}
+
+// runs reports whether a console's guest still runs, asked on the driver's own
+// connection to its host (not the console's, which a stuck stream may hold up):
+// false once the machine is gone or its domain is undefined or stopped; an error
+// when that cannot be told now.
+func (d *Driver) runs(name string, dom libvirt.Domain) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), consoleWatch)
+	defer cancel()
+	_, _, l, err := d.live(ctx, name)
+	if errors.Is(err, compute.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	st, _, err := l.DomainGetState(dom, 0)
+	if isCode(err, libvirt.ErrNoDomain) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	switch libvirt.DomainState(st) {
+	case libvirt.DomainShutoff, libvirt.DomainCrashed:
+		return false, nil
+	}
+	return true, nil
 }
 
 // dialContext is Dial, given up when ctx ends first (the connection it may still
@@ -97,9 +130,18 @@ type console struct {
 
 // stream runs the console stream until it ends: the guest stopped, another console
 // took over, or Close finished it.
-func (c *console) stream(dom libvirt.Domain) {
+func (c *console) stream(dom libvirt.Domain, runs func() (bool, error)) {
 	defer close(c.done)
+	streamed := make(chan struct{})
+	stopped := make(chan struct{})
+	go c.watch(runs, streamed, stopped)
 	err := c.l.DomainOpenConsoleBidirectional(dom, nil, c.in, c.out, uint32(libvirt.DomainConsoleForce))
+	close(streamed)
+	select {
+	case <-stopped:
+		err = nil // the guest stopped: the output's clean end
+	default:
+	}
 	c.out.CloseWithError(err)
 	// Nothing reads what is typed any more: Write fails instead of waiting.
 	c.in.CloseWithError(io.ErrClosedPipe)
@@ -107,6 +149,35 @@ func (c *console) stream(dom libvirt.Domain) {
 }
 
 func (c *console) disconnect() { c.hangUp.Do(func() { _ = c.l.Disconnect() }) }
+
+// watch ends the stream once its guest no longer runs (closing stopped first), and
+// returns when the stream has ended (streamed). libvirtd ends a console's stream
+// when the guest stops, but a stream opened while the guest was being stopped has
+// been seen to stay open a minute after the guest was gone (TestConsoleConformance
+// on a loaded machine): without this its reader, a browser's terminal, would wait
+// for output that never comes. A paused guest (a snapshot, a migration) keeps its
+// console; when runs cannot tell, the next tick asks again.
+func (c *console) watch(runs func() (bool, error), streamed <-chan struct{}, stopped chan<- struct{}) {
+	t := time.NewTicker(consoleWatch)
+	defer t.Stop()
+	for {
+		select {
+		case <-streamed:
+			return
+		case <-t.C:
+		}
+		if on, err := runs(); on || err != nil {
+			continue
+		}
+		// The output ends here, whether or not the stream's call returns soon: a
+		// stuck stream may keep its connection from closing, as Close allows for.
+		close(stopped)
+		c.out.CloseWithError(nil)
+		c.in.CloseWithError(io.ErrClosedPipe)
+		go c.disconnect()
+		return
+	}
+}
 
 // Read gives what the guest printed; io.EOF once the stream has ended.
 func (c *console) Read(p []byte) (int, error) { return c.out.Read(p) }
