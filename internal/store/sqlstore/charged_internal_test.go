@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -14,23 +13,7 @@ import (
 func TestChargedReadsOneResource(t *testing.T) {
 	t.Parallel()
 	db := openMigratedSQLite(t)
-	rows, err := db.write.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+chargedQuery, "server", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	plan := sqlitePlan(t, db, chargedQuery, "server", 1)
 	if len(plan) != 1 || plan[0] != "SEARCH transactions USING INDEX transactions_charge_once (resource_type=? AND resource_id=?)" {
 		t.Errorf("Charged's plan is %q, want one SEARCH of transactions_charge_once by resource", plan)
 	}

@@ -12,8 +12,21 @@ import (
 func TestZoneRelatedUsesIndexes(t *testing.T) {
 	t.Parallel()
 	db := openMigratedSQLite(t)
-	rows, err := db.write.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+zoneRelatedQuery(3),
-		"a.example.com", "example.com", "com", "com.example.a.", "com.example.a/")
+	plan := sqlitePlan(t, db, zoneRelatedQuery(3), "a.example.com", "example.com", "com", "com.example.a.", "com.example.a/")
+	for _, d := range plan {
+		if strings.HasPrefix(d, "SCAN zones") {
+			t.Errorf("the plan scans every zone: %q in %q", d, plan)
+		}
+	}
+	if got := rname("www.example.com"); got != "com.example.www." {
+		t.Errorf("rname = %q", got)
+	}
+}
+
+// sqlitePlan is SQLite's plan of query (EXPLAIN QUERY PLAN), a line a step.
+func sqlitePlan(t *testing.T, db *DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.write.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,12 +40,8 @@ func TestZoneRelatedUsesIndexes(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	for _, d := range plan {
-		if strings.HasPrefix(d, "SCAN zones") {
-			t.Errorf("the plan scans every zone: %q in %q", d, plan)
-		}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
-	if got := rname("www.example.com"); got != "com.example.www." {
-		t.Errorf("rname = %q", got)
-	}
+	return plan
 }
