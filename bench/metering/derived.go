@@ -83,7 +83,11 @@ func (b *bench) derivedAfter(ctx context.Context, spoil []string) (ok bool, err 
 			fmt.Fprintf(b.out, "  %s %-53s %9s  %d accounts, %d differ from the ledger, charged %s\n", verdict, p.name, seconds(d), len(want), differ, hosting.Money(total))
 			from = p.at
 		}
-		plan, err := b.queryPlan(ctx, tx, map[bool]string{false: "EXPLAIN QUERY PLAN ", true: "EXPLAIN "}[b.db.Postgres()]+derivedSQL(b.db.Postgres(), t0, t0.Add(time.Hour)), nil)
+		explain := "EXPLAIN QUERY PLAN "
+		if b.db.Postgres() {
+			explain = "EXPLAIN "
+		}
+		plan, err := b.queryPlan(ctx, tx, explain+derivedSQL(b.db.Postgres(), t0, t0.Add(time.Hour)), nil)
 		if err != nil {
 			return err
 		}

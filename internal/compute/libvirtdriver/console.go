@@ -71,25 +71,18 @@ func (d *Driver) Console(ctx context.Context, name string) (io.ReadWriteCloser, 
 func (d *Driver) runs(name string, dom libvirt.Domain) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), consoleWatch)
 	defer cancel()
-	_, _, l, err := d.live(ctx, name)
+	_, h, l, err := d.live(ctx, name)
 	if errors.Is(err, compute.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	st, _, err := l.DomainGetState(dom, 0)
+	on, err := d.active(l, h, dom)
 	if isCode(err, libvirt.ErrNoDomain) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	switch libvirt.DomainState(st) {
-	case libvirt.DomainShutoff, libvirt.DomainCrashed:
-		return false, nil
-	}
-	return true, nil
+	return on, err
 }
 
 // dialContext is Dial, given up when ctx ends first (the connection it may still
