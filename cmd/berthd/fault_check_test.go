@@ -189,7 +189,7 @@ func loadWorld(ctx context.Context, t *testing.T, db *sql.DB, jsonInt func(col, 
 		w.credit[id] = credit
 		return err
 	})
-	each(`SELECT resource_type, resource_id, stopped_at IS NOT NULL FROM meters`, func(r *sql.Rows) error {
+	each(`SELECT resource_type, resource_id, stopped_at IS NOT NULL FROM meters ORDER BY id`, func(r *sql.Rows) error {
 		var typ string
 		var id int64
 		var stopped bool

@@ -51,33 +51,15 @@ func SnapshotRate(sizeGB int, perGBHour hosting.Money) hosting.Money {
 	return hosting.Money(sizeGB) * perGBHour
 }
 
-// RestOfMonth is what meter m will still charge from now to the end of now's calendar
-// month if nothing changes: its hours yet to start that month, within its cap.
-func RestOfMonth(m hosting.Meter, now time.Time) hosting.Money {
-	if m.NextAt == nil {
-		return 0
+// RestOfMonth is what meter m will still charge from its account's chargedTo (every
+// hour before it is charged) to the end of now's calendar month if nothing changes:
+// its hours not charged yet that month, within its cap.
+func RestOfMonth(m hosting.Meter, chargedTo, now time.Time) hosting.Money {
+	month := MonthStart(now)
+	if chargedTo.Before(month) {
+		chargedTo = month // hours of an earlier month are not this month's
 	}
-	end := MonthEnd(now)
-	if m.StoppedAt != nil && m.StoppedAt.Before(end) {
-		end = *m.StoppedAt
-	}
-	next := *m.NextAt
-	if next.Before(MonthStart(now)) {
-		next = MonthStart(now) // hours of an earlier month are not this month's
-	}
-	if !next.Before(end) {
-		return 0
-	}
-	hours := int64((end.Sub(next) + Hour - 1) / Hour)
-	charged := hosting.Money(0)
-	if m.MonthStart.Equal(MonthStart(now)) {
-		charged = m.MonthCharged
-	}
-	total := hosting.Money(hours) * m.Rate
-	if m.MonthlyCap != nil && charged+total > *m.MonthlyCap {
-		total = max(*m.MonthlyCap-charged, 0)
-	}
-	return total
+	return max(Owed(m, chargedTo, MonthEnd(now)), 0)
 }
 
 // Summary is what GET /billing shows.
@@ -94,16 +76,17 @@ type Summary struct {
 	Budget      *hosting.Money
 }
 
-// Summarize computes an account's billing figures at now from its meters, what its
-// ledger charged this month (net of refunds) and what its held licenses will cost on
-// each first of a month (this month's are in monthToDate already).
-func Summarize(a hosting.Account, meters []hosting.Meter, monthToDate, licensesMonthly hosting.Money, now time.Time) Summary {
+// Summarize computes an account's billing figures at now from its meters (charged
+// for every hour starting before chargedTo), what its ledger charged this month (net
+// of refunds) and what its held licenses will cost on each first of a month (this
+// month's are in monthToDate already).
+func Summarize(a hosting.Account, meters []hosting.Meter, chargedTo time.Time, monthToDate, licensesMonthly hosting.Money, now time.Time) Summary {
 	s := Summary{Credit: a.Credit, Currency: a.Currency, MonthToDate: monthToDate, MonthlyBurn: monthToDate, Budget: a.Budget}
 	for _, m := range meters {
 		if m.Active() {
 			s.HourlyBurn += m.Rate
 		}
-		s.MonthlyBurn += RestOfMonth(m, now)
+		s.MonthlyBurn += RestOfMonth(m, chargedTo, now)
 	}
 	s.DaysLeft = DaysLeft(s.Credit, s.HourlyBurn, licensesMonthly, now)
 	return s

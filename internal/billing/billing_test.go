@@ -103,8 +103,9 @@ func TestFullMonthMatchesCap(t *testing.T) {
 
 func TestRestOfMonth(t *testing.T) {
 	t.Parallel()
-	now := at("2026-12-31T20:30:00Z") // hours left start at 21:00, 22:00, 23:00 (next_at 21:00)
-	server := hosting.Meter{Rate: m("0.0100"), MonthlyCap: mp("10.0000"), NextAt: tp("2026-12-31T21:00:00Z"),
+	now := at("2026-12-31T20:30:00Z") // hours left start at 21:00, 22:00, 23:00
+	// A meter from 21:00 (after a rescale, say), 5.0000 charged this month before it.
+	server := hosting.Meter{Rate: m("0.0100"), MonthlyCap: mp("10.0000"), BilledFrom: at("2026-12-31T21:00:00Z"),
 		MonthStart: at("2026-12-01T00:00:00Z"), MonthCharged: m("5.0000")}
 	for _, tc := range []struct {
 		name  string
@@ -117,22 +118,22 @@ func TestRestOfMonth(t *testing.T) {
 		{"at the cap", func(x *hosting.Meter) { x.MonthCharged = m("10.0000") }, "0", ""},
 		{"charged in an earlier month only", func(x *hosting.Meter) { x.MonthStart = at("2026-11-01T00:00:00Z"); x.MonthCharged = m("10.0000") }, "0.0300", ""},
 		{"stopped before the end", func(x *hosting.Meter) { x.StoppedAt = tp("2026-12-31T22:00:00Z") }, "0.0100", ""},
-		{"finished", func(x *hosting.Meter) { x.NextAt = nil }, "0", ""},
+		{"stopped at its first hour", func(x *hosting.Meter) { x.StoppedAt = tp("2026-12-31T21:00:00Z") }, "0", ""},
 		{"no cap", func(x *hosting.Meter) { x.MonthlyCap = nil }, "0.0300", ""},
 		{"a whole month ahead", func(x *hosting.Meter) {
-			x.NextAt, x.MonthCharged = tp("2027-02-01T00:00:00Z"), 0
+			x.BilledFrom, x.MonthCharged = at("2027-02-01T00:00:00Z"), 0
 		}, "0.0000", ""},
-		{"month start", func(x *hosting.Meter) { x.NextAt, x.MonthCharged = tp("2027-02-01T00:00:00Z"), 0 }, "6.7200", "2027-02-01T00:00:00Z"},
+		{"month start", func(x *hosting.Meter) { x.BilledFrom, x.MonthCharged = at("2027-02-01T00:00:00Z"), 0 }, "6.7200", "2027-02-01T00:00:00Z"},
 	} {
 		x := server
 		if tc.edit != nil {
 			tc.edit(&x)
 		}
-		n := now
+		n, chargedTo := now, now
 		if tc.nowAt != "" {
-			n = at(tc.nowAt)
+			n, chargedTo = at(tc.nowAt), at(tc.nowAt)
 		}
-		if got := RestOfMonth(x, n); got != m(tc.want) {
+		if got := RestOfMonth(x, chargedTo, n); got != m(tc.want) {
 			t.Errorf("%s: RestOfMonth = %s, want %s", tc.name, got, tc.want)
 		}
 	}
@@ -143,12 +144,12 @@ func TestSummarize(t *testing.T) {
 	now := at("2026-12-31T20:30:00Z")
 	acct := hosting.Account{Credit: m("1.2000"), Currency: "EUR", Budget: mp("20.0000")}
 	meters := []hosting.Meter{
-		{Rate: m("0.0100"), MonthlyCap: mp("10.0000"), NextAt: tp("2026-12-31T21:00:00Z"), MonthStart: at("2026-12-01T00:00:00Z")},
-		{Rate: m("0.0020"), NextAt: tp("2026-12-31T21:00:00Z"), MonthStart: at("2026-12-01T00:00:00Z")},
+		{Rate: m("0.0100"), MonthlyCap: mp("10.0000"), BilledFrom: at("2026-11-30T21:00:00Z"), MonthStart: at("2026-11-01T00:00:00Z")},
+		{Rate: m("0.0020"), BilledFrom: at("2026-12-31T21:00:00Z"), MonthStart: at("2026-12-01T00:00:00Z")},
 		// Deleted at 20:10: no hour to come; not burning.
-		{Rate: m("0.0500"), NextAt: tp("2026-12-31T21:00:00Z"), StoppedAt: tp("2026-12-31T20:10:00Z")},
+		{Rate: m("0.0500"), BilledFrom: at("2026-12-31T19:00:00Z"), StoppedAt: tp("2026-12-31T20:10:00Z")},
 	}
-	s := Summarize(acct, meters, m("3.0000"), 0, now)
+	s := Summarize(acct, meters, now, m("3.0000"), 0, now)
 	if s.HourlyBurn != m("0.0120") || s.MonthlyBurn != m("3.0360") || s.MonthToDate != m("3.0000") || s.Credit != m("1.2000") ||
 		s.Budget == nil || *s.Budget != m("20.0000") || s.Currency != "EUR" {
 		t.Errorf("summary %+v", s)
@@ -157,10 +158,10 @@ func TestSummarize(t *testing.T) {
 	if s.DaysLeft == nil || *s.DaysLeft != 4 {
 		t.Errorf("days left %v, want 4", s.DaysLeft)
 	}
-	if s := Summarize(hosting.Account{Credit: m("-1")}, meters, 0, 0, now); s.DaysLeft == nil || *s.DaysLeft != 0 {
+	if s := Summarize(hosting.Account{Credit: m("-1")}, meters, now, 0, 0, now); s.DaysLeft == nil || *s.DaysLeft != 0 {
 		t.Errorf("overdrawn: days left %v, want 0", s.DaysLeft)
 	}
-	if s := Summarize(acct, nil, 0, 0, now); s.DaysLeft != nil || s.HourlyBurn != 0 || s.MonthlyBurn != 0 {
+	if s := Summarize(acct, nil, now, 0, 0, now); s.DaysLeft != nil || s.HourlyBurn != 0 || s.MonthlyBurn != 0 {
 		t.Errorf("nothing billed: %+v", s)
 	}
 }

@@ -35,7 +35,7 @@ func (s *Service) openServerMeter(ctx context.Context, tx store.Tx, acct hosting
 	}
 	next := now.Add(billing.Hour)
 	_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: acct.ID, ResourceType: hosting.ResourceServer, ResourceID: srv.ID,
-		ResourceName: srv.Name, Rate: rate, MonthlyCap: cap, StartedAt: now, NextAt: &next,
+		ResourceName: srv.Name, Rate: rate, MonthlyCap: cap, StartedAt: now, BilledFrom: next,
 		MonthStart: billing.MonthStart(now), MonthCharged: first})
 	return internal("open meter", err)
 }
@@ -68,7 +68,7 @@ func (s *Service) openSnapshotMeter(ctx context.Context, tx store.Tx, snap hosti
 	}
 	next := now.Add(billing.Hour)
 	_, err = tx.OpenMeter(ctx, hosting.Meter{AccountID: snap.AccountID, ResourceType: hosting.ResourceSnapshot, ResourceID: snap.ID,
-		ResourceName: snap.Name, Rate: rate, StartedAt: now, NextAt: &next, MonthStart: billing.MonthStart(now), MonthCharged: rate})
+		ResourceName: snap.Name, Rate: rate, StartedAt: now, BilledFrom: next, MonthStart: billing.MonthStart(now), MonthCharged: rate})
 	if errors.Is(err, store.ErrConflict) {
 		return nil // opened by an earlier try of the same step
 	}
@@ -284,16 +284,12 @@ func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now t
 		if err != nil || due == nil {
 			return got, due == nil, err
 		}
-		step := store.ChargeStep{MonthStart: billing.MonthStart(*due), Upto: now, Now: now, Account: account, Limit: limit - got.Hours}
-		if end := billing.MonthEnd(*due); !end.After(now) {
-			step.Upto = end.Add(-time.Millisecond)
-		}
-		res, err := tx.ChargeDue(ctx, step)
+		res, err := tx.ChargeDue(ctx, store.ChargeStep{Upto: now, Now: now, Account: account, Limit: limit - got.Hours})
 		if err != nil {
 			return got, false, err
 		}
-		if res.Hours == 0 {
-			return got, false, fmt.Errorf("an hour at %s is due but none was charged", due.Format(time.RFC3339))
+		if res.Accounts == 0 {
+			return got, false, fmt.Errorf("an hour at %s is due but no account was metered", due.Format(time.RFC3339))
 		}
 		for _, id := range res.Overdrawn {
 			if err := s.suspendForCredit(ctx, tx, id); err != nil {
@@ -330,6 +326,10 @@ func (s *Service) Billing(ctx context.Context, p hosting.Principal) (billing.Sum
 	if err != nil {
 		return billing.Summary{}, internal("meters", err)
 	}
+	chargedTo, err := s.store.ChargedTo(ctx, acct.ID)
+	if err != nil {
+		return billing.Summary{}, internal("meters", err)
+	}
 	spent, err := s.store.Spent(ctx, acct.ID, billing.MonthStart(now))
 	if err != nil {
 		return billing.Summary{}, internal("spent", err)
@@ -338,7 +338,7 @@ func (s *Service) Billing(ctx context.Context, p hosting.Principal) (billing.Sum
 	if err != nil {
 		return billing.Summary{}, internal("licenses", err)
 	}
-	return billing.Summarize(acct, meters, spent, licenses, now), nil
+	return billing.Summarize(acct, meters, chargedTo, spent, licenses, now), nil
 }
 
 // TransactionsPageSize is how many ledger entries a page holds (docs/api.md, Rate limits).

@@ -58,24 +58,29 @@ func (t chargeCountingTx) ChargeDue(ctx context.Context, st store.ChargeStep) (s
 
 // TestMeteringTransactionsFollowTheirTarget (issue 34): a metering pass charges as
 // many meter hours a transaction as the last ones charged in Deps.MeterTxTarget, up
-// to Deps.MeterBatch, half of it first: transactions that take longer than the
-// target are made smaller (down to 500 hours), quick ones larger. Every hour is
-// charged once either way.
+// to Deps.MeterBatch, half of it first (in whole accounts): transactions that take
+// longer than the target are made smaller (down to 500 hours), quick ones larger.
+// Every hour is charged once either way.
 func TestMeteringTransactionsFollowTheirTarget(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	ctx := context.Background()
-	a := env.NewAccount("en", "1000", "")
-	const meters = 1200
+	// 24 accounts of 50 meters: a step charges whole accounts, so the limits below
+	// fall between two.
+	const meters, perAccount = 1200, 50
 	// Years ahead: the Env's own periodic metering pass, at the real time, beside
 	// this test's services, finds none of these meters due (on a loaded machine it
 	// ran meanwhile and charged the hours since a past t0 itself).
 	t0 := time.Date(2036, 3, 10, 10, 0, 0, 0, time.UTC)
+	var accounts []int64
+	for range meters / perAccount {
+		accounts = append(accounts, env.NewAccount("en", "1000", "").ID)
+	}
 	err := env.App.DB.InTx(ctx, func(tx store.Tx) error {
 		for i := range meters {
-			next := t0.Add(time.Hour)
-			if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a.ID, ResourceType: hosting.ResourceServer, ResourceID: int64(1_000_000 + i),
-				ResourceName: "metered", Rate: 1, StartedAt: t0, NextAt: &next, MonthStart: billing.MonthStart(t0)}); err != nil {
+			if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: accounts[i/perAccount], ResourceType: hosting.ResourceServer,
+				ResourceID: int64(1_000_000 + i), ResourceName: "metered", Rate: 1, StartedAt: t0, BilledFrom: t0.Add(time.Hour),
+				MonthStart: billing.MonthStart(t0)}); err != nil {
 				return err
 			}
 		}

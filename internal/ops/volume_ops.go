@@ -266,7 +266,7 @@ func (s *Service) openVolumeMeter(ctx context.Context, tx store.Tx, vol hosting.
 	}
 	next := now.Add(billing.Hour)
 	_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: vol.AccountID, ResourceType: hosting.ResourceVolume, ResourceID: vol.ID,
-		ResourceName: vol.Name, Rate: rate, MonthlyCap: cap, StartedAt: now, NextAt: &next,
+		ResourceName: vol.Name, Rate: rate, MonthlyCap: cap, StartedAt: now, BilledFrom: next,
 		MonthStart: billing.MonthStart(now), MonthCharged: first})
 	return internal("open meter", err)
 }

@@ -264,10 +264,14 @@ type Reader interface {
 	// Charged is what a resource's charges came to, all hours.
 	Charged(ctx context.Context, resourceType string, resourceID int64) (hosting.Money, error)
 
-	// Meter finds the meter of a resource.
+	// Meter finds the latest meter of a resource (its open one, if it has one).
 	Meter(ctx context.Context, resourceType string, resourceID int64) (hosting.Meter, error)
-	// Meters lists an account's meters that are not finished.
+	// Meters lists an account's meters that may still charge an hour: open, or
+	// stopped after its ChargedTo.
 	Meters(ctx context.Context, accountID int64) ([]hosting.Meter, error)
+	// ChargedTo is where the metering pass got for an account: each hour of its
+	// meters that starts before it is charged (ErrNotFound: no account).
+	ChargedTo(ctx context.Context, accountID int64) (time.Time, error)
 	// EarliestDue is the start of the earliest hour due to be charged at upto (nil:
 	// none), of one account's meters when account is not 0.
 	EarliestDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error)
@@ -314,17 +318,20 @@ type Reader interface {
 	ClockOffsets(ctx context.Context) (map[int64]time.Duration, error)
 }
 
-// ChargeStep is one step of a metering pass: it charges, for every meter with an
-// hour due in the calendar month starting at MonthStart and starting at or before
-// Upto, that one hour (its earliest uncharged), written at Now.
+// ChargeStep is one step of a metering pass (docs/api.md, Billing; issues 29 and
+// 34): for accounts with an hour due at Upto, by when it is due, it charges every hour
+// of their meters that starts from their ChargedTo to Upto included, each account's
+// in rows of the ledger of one UTC day and at most LinesPerRow hours each, written at
+// Now, and moves their ChargedTo past Upto.
 type ChargeStep struct {
-	MonthStart, Upto, Now time.Time
-	// Account, when not 0, limits the step to that account's meters (an account
-	// whose test clock runs ahead is charged up to its own now).
+	Upto, Now time.Time
+	// Account, when not 0, limits the step to that account (an account whose test
+	// clock runs ahead is charged up to its own now).
 	Account int64
-	// Limit, when not 0, is the most meters the step charges: those whose hour is
-	// due first (then by meter id). A pass in steps of a bounded size holds the
-	// database's writer for a bounded time, however many meters are due.
+	// Limit, when not 0, ends the step after the account that takes it to that many
+	// meter hours (every account's hours are charged in one step). A pass in steps of
+	// a bounded size holds the database's writer for a bounded time, however many
+	// meters are due.
 	Limit int
 }
 
@@ -349,6 +356,8 @@ type LicenseUse struct {
 
 // ChargeResult is what a ChargeStep did.
 type ChargeResult struct {
+	// Accounts is how many accounts it metered (a license step: 0).
+	Accounts int
 	// Hours is how many meter hours it settled (an hour past the cap is settled at 0).
 	Hours int
 	// Total is what it charged in all.
@@ -414,16 +423,20 @@ type Writer interface {
 	// SetBudget sets an account's monthly budget (nil: none).
 	SetBudget(ctx context.Context, accountID int64, budget *hosting.Money) error
 
-	// OpenMeter starts a meter (ErrConflict when the resource has one).
+	// OpenMeter starts a meter (ErrConflict when the resource has an open one); its
+	// hours begin at its account's ChargedTo at the earliest.
 	OpenMeter(ctx context.Context, m hosting.Meter) (int64, error)
-	// RestartMeter charges a resource again from at (its first hour due then).
+	// RestartMeter charges a resource again from at (its first hour due then), at its
+	// latest meter's price (ErrNotFound: it has none).
 	RestartMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error
-	// StopMeter stops charging hours that start at or after at; a meter with nothing
-	// left to charge is finished. Stopping twice keeps the first time.
+	// StopMeter stops charging hours that start at or after at (never those charged
+	// already). Stopping twice keeps the first time; a resource without a meter has
+	// nothing to stop.
 	StopMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error
-	// SetMeterRate changes the price of a resource's hours to come.
+	// SetMeterRate changes the price of a resource's hours not charged yet
+	// (ErrNotFound: it has no meter).
 	SetMeterRate(ctx context.Context, resourceType string, resourceID int64, rate hosting.Money, cap *hosting.Money) error
-	// ChargeDue runs one step of a metering pass as set-based SQL.
+	// ChargeDue runs one step of a metering pass.
 	ChargeDue(ctx context.Context, step ChargeStep) (ChargeResult, error)
 
 	// ChargeLicenses runs one LicenseStep as set-based SQL (Hours counts the licenses

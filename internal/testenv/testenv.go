@@ -528,7 +528,8 @@ func (e *Env) As(a *Account) *Account { return &Account{ID: a.ID, Token: a.Token
 
 // AssertLedger checks the ledger invariants of docs/api.md, Billing over every account:
 // the credit equals the sum of the account's transactions, each entry's balance_after
-// is the running sum up to it, and no (resource, hour) is charged twice.
+// (as the API shows the ledger: a metering pass's rows hour by hour) is the running
+// sum up to it, and no (resource, hour) is charged twice.
 func (e *Env) AssertLedger(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
@@ -538,40 +539,53 @@ func (e *Env) AssertLedger(t testing.TB) {
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
 	}
+	var accounts []int64
 	for rows.Next() {
 		var id, credit, sum int64
 		if err := rows.Scan(&id, &credit, &sum); err != nil {
 			t.Fatal(err)
 		}
+		accounts = append(accounts, id)
 		if credit != sum {
 			t.Errorf("ledger: account %d has credit %s but its transactions sum to %s", id, hosting.Money(credit), hosting.Money(sum))
 		}
 	}
 	rows.Close()
-	rows, err = db.QueryContext(ctx, `SELECT account_id, id, amount, balance_after FROM transactions ORDER BY account_id, id`)
-	if err != nil {
-		t.Fatalf("ledger: %v", err)
+	type hour struct {
+		typ string
+		id  int64
+		at  int64
 	}
-	running := map[int64]int64{}
-	for rows.Next() {
-		var acct, id, amount, balance int64
-		if err := rows.Scan(&acct, &id, &amount, &balance); err != nil {
-			t.Fatal(err)
+	charged := map[hour]int64{}
+	for _, acct := range accounts {
+		list, total, err := e.App.DB.Transactions(ctx, acct, 0, 0)
+		if err != nil {
+			t.Fatalf("ledger of account %d: %v", acct, err)
 		}
-		running[acct] += amount
-		if balance != running[acct] {
-			t.Errorf("ledger: transaction %d shows balance %s after it, but the entries up to it sum to %s",
-				id, hosting.Money(balance), hosting.Money(running[acct]))
+		if len(list) != total {
+			t.Errorf("ledger: account %d shows %d entries of %d", acct, len(list), total)
 		}
-	}
-	rows.Close()
-	var dups int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM transactions WHERE type = 'charge'
-		GROUP BY resource_type, resource_id, period_start HAVING COUNT(*) > 1) AS d`).Scan(&dups); err != nil {
-		t.Fatalf("ledger: %v", err)
-	}
-	if dups > 0 {
-		t.Errorf("ledger: %d (resource, hour) pairs are charged more than once", dups)
+		running := int64(0)
+		ids := map[int64]bool{}
+		for i := len(list) - 1; i >= 0; i-- {
+			tr := list[i]
+			running += int64(tr.Amount)
+			if int64(tr.BalanceAfter) != running {
+				t.Errorf("ledger: transaction %d shows balance %s after it, but the entries up to it sum to %s",
+					tr.ID, tr.BalanceAfter, hosting.Money(running))
+			}
+			if ids[tr.ID] {
+				t.Errorf("ledger: account %d shows id %d twice", acct, tr.ID)
+			}
+			ids[tr.ID] = true
+			if tr.Type == hosting.TxCharge && tr.ResourceID != nil && tr.PeriodStart != nil {
+				h := hour{tr.ResourceType, *tr.ResourceID, tr.PeriodStart.UnixMilli()}
+				if prev, twice := charged[h]; twice {
+					t.Errorf("ledger: %s %d charged twice for its hour at %s (entries %d and %d)", h.typ, h.id, tr.PeriodStart, prev, tr.ID)
+				}
+				charged[h] = tr.ID
+			}
+		}
 	}
 	// account_spend, the days' spending written with the ledger, is the ledger's.
 	var off int

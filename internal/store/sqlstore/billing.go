@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
+	"github.com/berthhq/berth/internal/billing"
 	"github.com/berthhq/berth/internal/hosting"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -13,6 +15,26 @@ import (
 // ---- the ledger ----
 
 const txCols = `id, account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at`
+
+// LinesPerRow is how many ids each row of the ledger takes, its own and those after
+// it: the most entries one row shows (a metering pass's row, whose charges are its
+// lines, each with an id of the row's block; SQLite migration 00035).
+const LinesPerRow = 1024
+
+// nextTxID is the SQL of the id of the ledger's next row on SQLite: a block of
+// LinesPerRow after the highest id ever given (sqlite_sequence, which AUTOINCREMENT
+// keeps), so that ids are never given twice. PostgreSQL's identity column counts in
+// blocks itself (INCREMENT BY 1024).
+const nextTxID = `(SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'transactions') + 1024`
+
+// txInsert is the start of an INSERT of one ledger row, and its values' placeholders
+// after the id's (SQLite: the id computed; PostgreSQL: the identity's).
+func (q queries) txInsert(cols string) (insert, id string) {
+	if q.d == dialectPostgres {
+		return `INSERT INTO transactions (` + cols + `) VALUES (`, ``
+	}
+	return `INSERT INTO transactions (id, ` + cols + `) VALUES (`, nextTxID + `, `
+}
 
 func scanTransaction(sc func(...any) error) (hosting.Transaction, error) {
 	var t hosting.Transaction
@@ -28,18 +50,19 @@ func scanTransaction(sc func(...any) error) (hosting.Transaction, error) {
 }
 
 func (q queries) AddTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error) {
-	var balance int64
-	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ? WHERE id = ? RETURNING credit`, int64(t.Amount), t.AccountID).Scan(&balance)
+	var balance, lines int64
+	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ?, ledger_lines = ledger_lines + 1 WHERE id = ?
+		RETURNING credit, ledger_lines`, int64(t.Amount), t.AccountID).Scan(&balance, &lines)
 	if err != nil {
 		return t, notFound(err)
 	}
-	return q.writeTransaction(ctx, t, balance)
+	return q.writeTransaction(ctx, t, balance, lines-1)
 }
 
 func (q queries) AddCoveredTransaction(ctx context.Context, t hosting.Transaction) (hosting.Transaction, error) {
-	var balance int64
-	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ? WHERE id = ? AND credit + ? >= 0 RETURNING credit`,
-		int64(t.Amount), t.AccountID, int64(t.Amount)).Scan(&balance)
+	var balance, lines int64
+	err := q.q.QueryRowContext(ctx, `UPDATE accounts SET credit = credit + ?, ledger_lines = ledger_lines + 1 WHERE id = ? AND credit + ? >= 0
+		RETURNING credit, ledger_lines`, int64(t.Amount), t.AccountID, int64(t.Amount)).Scan(&balance, &lines)
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, err := q.Account(ctx, t.AccountID); err != nil {
 			return t, err
@@ -49,15 +72,18 @@ func (q queries) AddCoveredTransaction(ctx context.Context, t hosting.Transactio
 	if err != nil {
 		return t, err
 	}
-	return q.writeTransaction(ctx, t, balance)
+	return q.writeTransaction(ctx, t, balance, lines-1)
 }
 
-func (q queries) writeTransaction(ctx context.Context, t hosting.Transaction, balance int64) (hosting.Transaction, error) {
+// writeTransaction writes t, which takes the account's credit to balance and follows
+// linesBefore entries of its ledger.
+func (q queries) writeTransaction(ctx context.Context, t hosting.Transaction, balance, linesBefore int64) (hosting.Transaction, error) {
 	t.BalanceAfter = hosting.Money(balance)
 	var err error
-	t.ID, err = q.insert(ctx, `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id,
-		resource_name, period_start, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.AccountID, string(t.Type), int64(t.Amount), balance,
-		t.Description, t.ResourceType, t.ResourceID, t.ResourceName, msPtr(t.PeriodStart), ms(t.CreatedAt))
+	insert, id := q.txInsert(`account_id, type, amount, balance_after, description, resource_type, resource_id,
+		resource_name, period_start, created_at, lines_before`)
+	t.ID, err = q.insert(ctx, insert+id+`?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.AccountID, string(t.Type), int64(t.Amount), balance,
+		t.Description, t.ResourceType, t.ResourceID, t.ResourceName, msPtr(t.PeriodStart), ms(t.CreatedAt), linesBefore)
 	if err != nil || t.PeriodStart == nil || (t.Type != hosting.TxCharge && t.Type != hosting.TxRefund) {
 		return t, err
 	}
@@ -65,23 +91,6 @@ func (q queries) writeTransaction(ctx context.Context, t hosting.Transaction, ba
 		ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`,
 		t.AccountID, ms(*t.PeriodStart)/msPerDay, int64(t.Amount))
 	return t, err
-}
-
-func (q queries) Transactions(ctx context.Context, accountID int64, limit, offset int) ([]hosting.Transaction, int, error) {
-	var total int
-	if err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE account_id = ?`, accountID).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	if limit <= 0 {
-		limit = 1 << 62 // all: PostgreSQL takes no negative LIMIT
-	}
-	rows, err := q.q.QueryContext(ctx, `SELECT `+txCols+` FROM transactions WHERE account_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
-		accountID, limit, offset)
-	out, err := orEmpty(collect(rows, err, scanTransaction))
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, total, nil
 }
 
 // AccountSpendMismatches counts the (account, UTC day) pairs where account_spend is
@@ -102,15 +111,39 @@ func (q queries) Spent(ctx context.Context, accountID int64, from time.Time) (ho
 	return hosting.Money(-sum), err
 }
 
-// chargedQuery sums one resource's charges: transactions_charge_once, led by the
-// resource, gives it that resource's rows alone (TestChargedReadsOneResource).
+// chargedQuery sums one resource's charges written one row each (its first hour,
+// and every hour before the upgrade to derived metering): transactions_charge_once,
+// led by the resource, gives it that resource's rows alone
+// (TestChargedReadsOneResource).
 const chargedQuery = `SELECT COALESCE(SUM(amount), 0) FROM transactions
 		WHERE type = 'charge' AND resource_type = ? AND resource_id = ?`
 
+// Charged is what a resource was charged: its rows of the ledger, and the hours of
+// its meters that the metering pass charged (those before its account's charged_to).
 func (q queries) Charged(ctx context.Context, resourceType string, resourceID int64) (hosting.Money, error) {
 	var sum int64
-	err := q.q.QueryRowContext(ctx, chargedQuery, resourceType, resourceID).Scan(&sum)
-	return hosting.Money(-sum), err
+	if err := q.q.QueryRowContext(ctx, chargedQuery, resourceType, resourceID).Scan(&sum); err != nil {
+		return 0, err
+	}
+	charged := hosting.Money(-sum)
+	rows, err := q.q.QueryContext(ctx, `SELECT `+meterColsOf("m")+`, a.charged_to FROM meters m JOIN accounts a ON a.id = m.account_id
+		WHERE m.resource_type = ? AND m.resource_id = ?`, resourceType, resourceID)
+	type meterTo struct {
+		m  hosting.Meter
+		to time.Time
+	}
+	list, err := collect(rows, err, func(sc func(...any) error) (meterTo, error) {
+		var to int64
+		m, err := scanMeter(func(dest ...any) error { return sc(append(dest, &to)...) })
+		return meterTo{m, fromMS(to)}, err
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, x := range list {
+		charged += billing.Owed(x.m, x.m.BilledFrom, x.to)
+	}
+	return charged, nil
 }
 
 func (q queries) SetBudget(ctx context.Context, accountID int64, budget *hosting.Money) error {
@@ -119,36 +152,57 @@ func (q queries) SetBudget(ctx context.Context, accountID int64, budget *hosting
 
 // ---- meters ----
 
-const meterCols = `id, account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, next_at, stopped_at, month_start, month_charged`
+const meterCols = `id, account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, billed_from, stopped_at, month_start, month_charged`
+
+// meterColsOf is meterCols of the table named t in a query.
+func meterColsOf(t string) string {
+	return t + "." + strings.ReplaceAll(meterCols, ", ", ", "+t+".")
+}
+
+// meterEnds is the SQL of when a meter's hours end (its stopped_at; an open meter's
+// never), as meters_account indexes it.
+const meterEnds = `COALESCE(stopped_at, 9223372036854775807)`
 
 func scanMeter(sc func(...any) error) (hosting.Meter, error) {
 	var m hosting.Meter
-	var rate, started, monthStart, charged int64
-	var cap, next, stopped sql.NullInt64
-	if err := sc(&m.ID, &m.AccountID, &m.ResourceType, &m.ResourceID, &m.ResourceName, &rate, &cap, &started, &next, &stopped,
+	var rate, started, billed, monthStart, charged int64
+	var cap, stopped sql.NullInt64
+	if err := sc(&m.ID, &m.AccountID, &m.ResourceType, &m.ResourceID, &m.ResourceName, &rate, &cap, &started, &billed, &stopped,
 		&monthStart, &charged); err != nil {
 		return m, notFound(err)
 	}
-	m.Rate, m.MonthlyCap, m.StartedAt = hosting.Money(rate), nullMoney(cap), fromMS(started)
-	m.NextAt, m.StoppedAt = fromNullMS(next), fromNullMS(stopped)
+	m.Rate, m.MonthlyCap, m.StartedAt, m.BilledFrom = hosting.Money(rate), nullMoney(cap), fromMS(started), fromMS(billed)
+	m.StoppedAt = fromNullMS(stopped)
 	m.MonthStart, m.MonthCharged = fromMS(monthStart), hosting.Money(charged)
 	return m, nil
 }
 
+// latestMeterQuery reads the latest meter of a resource (meters_resource).
+const latestMeterQuery = `SELECT ` + meterCols + ` FROM meters WHERE resource_type = ? AND resource_id = ? ORDER BY id DESC LIMIT 1`
+
+// Meter is the latest meter of a resource (the open one, if it has one).
 func (q queries) Meter(ctx context.Context, resourceType string, resourceID int64) (hosting.Meter, error) {
-	return scanMeter(q.q.QueryRowContext(ctx, `SELECT `+meterCols+` FROM meters WHERE resource_type = ? AND resource_id = ?`,
-		resourceType, resourceID).Scan)
+	return scanMeter(q.q.QueryRowContext(ctx, latestMeterQuery, resourceType, resourceID).Scan)
 }
 
+// Meters lists an account's meters that may still charge: open, or stopped after
+// its charged_to.
 func (q queries) Meters(ctx context.Context, accountID int64) ([]hosting.Meter, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+meterCols+` FROM meters WHERE account_id = ? AND next_at IS NOT NULL ORDER BY id`, accountID)
+	rows, err := q.q.QueryContext(ctx, `SELECT `+meterCols+` FROM meters
+		WHERE account_id = ? AND `+meterEnds+` > (SELECT charged_to FROM accounts WHERE id = ?) ORDER BY id`, accountID, accountID)
 	return collect(rows, err, scanMeter)
 }
 
-// dueWhere selects the meters with an hour due at the upto parameter.
-const dueWhere = ` next_at IS NOT NULL AND next_at <= ? AND (stopped_at IS NULL OR next_at < stopped_at) `
+// ChargedTo is where the metering pass got for an account: every hour of its meters
+// that starts before it is charged.
+func (q queries) ChargedTo(ctx context.Context, accountID int64) (time.Time, error) {
+	var to int64
+	err := q.q.QueryRowContext(ctx, `SELECT charged_to FROM accounts WHERE id = ?`, accountID).Scan(&to)
+	return fromMS(to), notFound(err)
+}
 
-// ofAccount narrows a meters query to one account when account is not 0.
+// ofAccount narrows a query of a table with an account_id to one account when
+// account is not 0.
 func ofAccount(account int64, args ...any) (string, []any) {
 	if account == 0 {
 		return "", args
@@ -156,86 +210,173 @@ func ofAccount(account int64, args ...any) (string, []any) {
 	return ` AND account_id = ? `, append(args, account)
 }
 
+// EarliestDue is the earliest hour due to be charged at upto: the least next_due of
+// the accounts (of account alone when not 0).
 func (q queries) EarliestDue(ctx context.Context, upto time.Time, account int64) (*time.Time, error) {
 	var next sql.NullInt64
-	and, args := ofAccount(account, ms(upto))
-	if err := q.q.QueryRowContext(ctx, `SELECT MIN(next_at) FROM meters WHERE`+dueWhere+and, args...).Scan(&next); err != nil {
+	and, args := "", []any{ms(upto)}
+	if account != 0 {
+		and, args = ` AND id = ?`, append(args, account)
+	}
+	if err := q.q.QueryRowContext(ctx, `SELECT MIN(next_due) FROM accounts WHERE next_due <= ?`+and, args...).Scan(&next); err != nil {
 		return nil, err
 	}
 	return fromNullMS(next), nil
 }
 
+// lockMetered reads an account's charged_to, locking its row on PostgreSQL so that
+// no metering step moves it before this transaction ends (a step locks the row too).
+func (q queries) lockMetered(ctx context.Context, account int64) (time.Time, error) {
+	var to int64
+	err := q.q.QueryRowContext(ctx, `SELECT charged_to FROM accounts WHERE id = ?`+q.forUpdate(), account).Scan(&to)
+	return fromMS(to), notFound(err)
+}
+
+// OpenMeter writes a meter. Its hours begin at charged_to at the earliest: those
+// before are charged already, for every meter of the account.
 func (q queries) OpenMeter(ctx context.Context, m hosting.Meter) (int64, error) {
+	chargedTo, err := q.lockMetered(ctx, m.AccountID)
+	if err != nil {
+		return 0, err
+	}
+	if m.BilledFrom.Before(chargedTo) {
+		m.BilledFrom = chargedTo
+	}
 	id, err := q.insert(ctx, `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at,
-		next_at, stopped_at, month_start, month_charged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.AccountID, m.ResourceType,
-		m.ResourceID, m.ResourceName, int64(m.Rate), moneyPtr(m.MonthlyCap), ms(m.StartedAt), msPtr(m.NextAt), msPtr(m.StoppedAt),
+		billed_from, stopped_at, month_start, month_charged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.AccountID, m.ResourceType,
+		m.ResourceID, m.ResourceName, int64(m.Rate), moneyPtr(m.MonthlyCap), ms(m.StartedAt), ms(m.BilledFrom), msPtr(m.StoppedAt),
 		ms(m.MonthStart), int64(m.MonthCharged))
-	if err != nil || !m.Active() {
+	if err != nil {
 		return id, err
 	}
-	return id, q.addBurn(ctx, m.AccountID, int64(m.Rate))
-}
-
-// meterBurn is what a resource's meter adds to its account's burn (its rate while it
-// is active, as hosting.Meter.Active says, else 0), and the account; found is false
-// when the resource has no meter. On PostgreSQL the meter's row is locked, before
-// the account's, the order a metering step takes them in.
-func (q queries) meterBurn(ctx context.Context, resourceType string, resourceID int64) (account, burn int64, found bool, err error) {
-	err = q.q.QueryRowContext(ctx, `SELECT account_id, CASE WHEN next_at IS NOT NULL AND stopped_at IS NULL THEN rate ELSE 0 END
-		FROM meters WHERE resource_type = ? AND resource_id = ?`+q.forUpdate(), resourceType, resourceID).Scan(&account, &burn)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, false, nil
+	burn := int64(0)
+	if m.Active() {
+		burn = int64(m.Rate)
 	}
-	return account, burn, err == nil, err
-}
-
-// reburn runs change, a write to a resource's meter, and moves its account's burn
-// by what that changed of the meter's part in it.
-func (q queries) reburn(ctx context.Context, resourceType string, resourceID int64, change func() error) error {
-	account, before, found, err := q.meterBurn(ctx, resourceType, resourceID)
-	if err != nil {
-		return err
+	if m.StoppedAt != nil && !m.StoppedAt.After(m.BilledFrom) {
+		return id, q.addBurn(ctx, m.AccountID, burn) // no hour to charge
 	}
-	if err := change(); err != nil || !found {
-		return err
-	}
-	_, after, _, err := q.meterBurn(ctx, resourceType, resourceID)
-	if err != nil || after == before {
-		return err
-	}
-	return q.addBurn(ctx, account, after-before)
+	// The account's next hour due is this meter's first, if that is earlier.
+	return id, q.execOne(ctx, `UPDATE accounts SET burn = burn + ?,
+		next_due = CASE WHEN next_due IS NOT NULL AND next_due <= ? THEN next_due ELSE ? END WHERE id = ?`,
+		burn, ms(m.BilledFrom), ms(m.BilledFrom), m.AccountID)
 }
 
 // addBurn moves an account's hourly burn (accounts.burn: the sum of its active
 // meters' rates) by delta.
 func (q queries) addBurn(ctx context.Context, account, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
 	return q.execOne(ctx, `UPDATE accounts SET burn = burn + ? WHERE id = ?`, delta, account)
 }
 
-func (q queries) RestartMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error {
-	return q.reburn(ctx, resourceType, resourceID, func() error {
-		return q.execOne(ctx, `UPDATE meters SET started_at = ?, next_at = ?, stopped_at = NULL WHERE resource_type = ? AND resource_id = ?`,
-			ms(at), ms(at), resourceType, resourceID)
-	})
+// latestMeter is the latest meter of a resource with its account's charged_to, the
+// account's row locked first (lockMetered), then the meter's: ErrNotFound when the
+// resource has none.
+func (q queries) latestMeter(ctx context.Context, resourceType string, resourceID int64) (hosting.Meter, time.Time, error) {
+	var account int64
+	err := q.q.QueryRowContext(ctx, `SELECT account_id FROM meters WHERE resource_type = ? AND resource_id = ? ORDER BY id DESC LIMIT 1`,
+		resourceType, resourceID).Scan(&account)
+	if err != nil {
+		return hosting.Meter{}, time.Time{}, notFound(err)
+	}
+	chargedTo, err := q.lockMetered(ctx, account)
+	if err != nil {
+		return hosting.Meter{}, time.Time{}, err
+	}
+	m, err := scanMeter(q.q.QueryRowContext(ctx, latestMeterQuery+q.forUpdate(), resourceType, resourceID).Scan)
+	return m, chargedTo, err
 }
 
-func (q queries) StopMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error {
-	return q.reburn(ctx, resourceType, resourceID, func() error {
-		_, err := q.q.ExecContext(ctx, `UPDATE meters SET stopped_at = ?, next_at = CASE WHEN next_at >= ? THEN NULL ELSE next_at END
-			WHERE resource_type = ? AND resource_id = ? AND stopped_at IS NULL`, ms(at), ms(at), resourceType, resourceID)
+// stopAt stops the open meter m at at (its hours that start before at are charged
+// still), never before chargedTo: the hours charged stay the meter's.
+func (q queries) stopAt(ctx context.Context, m hosting.Meter, at, chargedTo time.Time) error {
+	if at.Before(chargedTo) {
+		at = chargedTo
+	}
+	if err := q.execOne(ctx, `UPDATE meters SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL`, ms(at), m.ID); err != nil {
 		return err
-	})
+	}
+	return q.addBurn(ctx, m.AccountID, -int64(m.Rate))
 }
 
+// follow opens the meter that follows m from from (stopped there too when stop),
+// at rate and cap, carrying what m and those before it charged in from's month.
+func (q queries) follow(ctx context.Context, m hosting.Meter, from time.Time, started time.Time, rate hosting.Money, cap *hosting.Money, stop bool) error {
+	n := hosting.Meter{AccountID: m.AccountID, ResourceType: m.ResourceType, ResourceID: m.ResourceID, ResourceName: m.ResourceName,
+		Rate: rate, MonthlyCap: cap, StartedAt: started, BilledFrom: from,
+		MonthStart: billing.MonthStart(from), MonthCharged: billing.MonthCarried(m, from)}
+	if stop {
+		n.StoppedAt = &from
+	}
+	_, err := q.OpenMeter(ctx, n)
+	return err
+}
+
+// RestartMeter charges a resource again from at (at its account's charged_to at the
+// earliest), at the rate of its latest meter: a meter that follows it (the open one
+// stopped there first).
+func (q queries) RestartMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error {
+	m, chargedTo, err := q.latestMeter(ctx, resourceType, resourceID)
+	if err != nil {
+		return err
+	}
+	from := at
+	if from.Before(chargedTo) {
+		from = chargedTo
+	}
+	if m.StoppedAt != nil && from.Before(*m.StoppedAt) {
+		from = *m.StoppedAt // never an hour of two meters
+	}
+	if m.Active() {
+		if err := q.stopAt(ctx, m, from, chargedTo); err != nil {
+			return err
+		}
+		stopped := from
+		m.StoppedAt = &stopped
+	}
+	return q.follow(ctx, m, from, at, m.Rate, m.MonthlyCap, false)
+}
+
+// StopMeter stops a resource's open meter at at (at its account's charged_to at the
+// earliest); a resource with none has nothing to stop.
+func (q queries) StopMeter(ctx context.Context, resourceType string, resourceID int64, at time.Time) error {
+	m, chargedTo, err := q.latestMeter(ctx, resourceType, resourceID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !m.Active()) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return q.stopAt(ctx, m, at, chargedTo)
+}
+
+// SetMeterRate prices a resource's hours from its next one not charged yet: its meter
+// stops there and another follows at the new price. A stopped resource keeps the
+// price for a restart, in a meter that charges nothing.
 func (q queries) SetMeterRate(ctx context.Context, resourceType string, resourceID int64, rate hosting.Money, cap *hosting.Money) error {
-	return q.reburn(ctx, resourceType, resourceID, func() error {
-		return q.execOne(ctx, `UPDATE meters SET rate = ?, monthly_cap = ? WHERE resource_type = ? AND resource_id = ?`,
-			int64(rate), moneyPtr(cap), resourceType, resourceID)
-	})
+	m, chargedTo, err := q.latestMeter(ctx, resourceType, resourceID)
+	if err != nil {
+		return err
+	}
+	if m.Rate == rate && ((m.MonthlyCap == nil && cap == nil) || (m.MonthlyCap != nil && cap != nil && *m.MonthlyCap == *cap)) {
+		return nil
+	}
+	if !m.Active() {
+		from := *m.StoppedAt
+		if from.Before(chargedTo) {
+			from = chargedTo
+		}
+		return q.follow(ctx, m, from, m.StartedAt, rate, cap, true)
+	}
+	next := billing.NextHour(m, chargedTo)
+	if err := q.stopAt(ctx, m, next, chargedTo); err != nil {
+		return err
+	}
+	m.StoppedAt = &next
+	return q.follow(ctx, m, next, m.StartedAt, rate, cap, false)
 }
-
-// capLeft is what a meter may still be charged in the month of the :ms parameter.
-const capLeft = `(monthly_cap - CASE WHEN month_start = ? THEN month_charged ELSE 0 END)`
 
 // NamedStatement is one SQL statement of a store method, named for a benchmark's
 // table: Query has ? placeholders (DB.Rebind makes them PostgreSQL's).
@@ -244,9 +385,10 @@ type NamedStatement struct {
 	Args        []any
 }
 
-// chargeSQL is a charge step's statements, in the order ChargeDue runs them.
+// chargeSQL is the statements a license step (ChargeLicenses) runs after its stage,
+// in order.
 type chargeSQL struct {
-	stage, totals, lock, ledger, spend, credit, meters, total, accounts, clear, clearTotals NamedStatement
+	totals, lock, ledger, spend, credit, total, accounts, clear, clearTotals NamedStatement
 }
 
 // crossedAccounts is the statement that lists the accounts of a charge batch that
@@ -298,26 +440,19 @@ func (q queries) orFail() string {
 	return " OR FAIL"
 }
 
-// chargeStatements are the statements of the charge step st.
-func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
-	month, upto, now := ms(st.MonthStart), ms(st.Upto), ms(st.Now)
-	and, args := ofAccount(st.Account, month, month, month, upto, month)
-	limit := ""
-	if st.Limit > 0 {
-		limit = " ORDER BY next_at, id LIMIT ?"
-		args = append(args, st.Limit)
+// chargeStatements are the statements of a license step written at now.
+func (q queries) chargeStatements(now time.Time) chargeSQL {
+	// Each row takes a block of LinesPerRow ids (nextTxID): SQLite's given here, in
+	// the order of the rows, PostgreSQL's by its identity.
+	idCol, idVal := "", ""
+	if q.d != dialectPostgres {
+		idCol, idVal = "id, ", `(SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'transactions')
+				+ 1024 * ROW_NUMBER() OVER (ORDER BY b.account_id, b.day, b.meter_id), `
 	}
 	return chargeSQL{
-		stage: NamedStatement{"stage: INSERT INTO charge_batch", `INSERT` + q.orFail() + ` INTO charge_batch (meter_id, account_id, resource_type, resource_id, resource_name, period_start, day, amount)
-			SELECT id, account_id, resource_type, resource_id, resource_name, next_at, next_at / 86400000,
-				CASE WHEN monthly_cap IS NULL THEN rate
-					WHEN ` + capLeft + ` <= 0 THEN 0
-					WHEN ` + capLeft + ` < rate THEN ` + capLeft + `
-					ELSE rate END
-			FROM meters WHERE` + dueWhere + `AND next_at >= ?` + and + limit + q.forUpdate(), args},
 		// What the batch charges each account, once, for the statements after it.
-		totals: NamedStatement{"totals: INSERT INTO charge_totals", `INSERT` + q.orFail() + ` INTO charge_totals (account_id, charged)
-			SELECT account_id, SUM(amount) FROM charge_batch WHERE amount > 0 GROUP BY account_id`, nil},
+		totals: NamedStatement{"totals: INSERT INTO charge_totals", `INSERT` + q.orFail() + ` INTO charge_totals (account_id, charged, lines)
+			SELECT account_id, SUM(amount), COUNT(*) FROM charge_batch WHERE amount > 0 GROUP BY account_id`, nil},
 		// Each charge's balance_after is read from its account's credit before the
 		// credit moves: no other transaction may move it in between (a top-up, an
 		// order). SQLite runs one write transaction at a time; PostgreSQL locks the
@@ -325,44 +460,29 @@ func (q queries) chargeStatements(st store.ChargeStep) chargeSQL {
 		lock: NamedStatement{"lock: SELECT accounts FOR UPDATE", `SELECT id FROM accounts
 			WHERE id IN (SELECT account_id FROM charge_totals) ORDER BY id FOR UPDATE`, nil},
 		// Each charge shows the balance after it: the account's credit less the
-		// charges before it in this batch (in id order, as they are written).
-		ledger: NamedStatement{"ledger: INSERT INTO transactions", `INSERT` + q.orFail() + ` INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at)
-			SELECT b.account_id, 'charge', -b.amount,
+		// charges before it in this batch (in id order, as they are written), and
+		// follows the account's entries so far.
+		ledger: NamedStatement{"ledger: INSERT INTO transactions", `INSERT` + q.orFail() + ` INTO transactions (` + idCol + `account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name, period_start, created_at, lines_before)
+			SELECT ` + idVal + `b.account_id, 'charge', -b.amount,
 				a.credit - SUM(b.amount) OVER (PARTITION BY b.account_id ORDER BY b.day, b.meter_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
-				'', b.resource_type, b.resource_id, b.resource_name, b.period_start, ?
+				'', b.resource_type, b.resource_id, b.resource_name, b.period_start, ?,
+				a.ledger_lines - 1 + ROW_NUMBER() OVER (PARTITION BY b.account_id ORDER BY b.day, b.meter_id)
 			FROM charge_batch b JOIN accounts a ON a.id = b.account_id
 			WHERE b.amount > 0
-			ORDER BY b.account_id, b.day, b.meter_id`, []any{now}},
+			ORDER BY b.account_id, b.day, b.meter_id`, []any{ms(now)}},
 		// The batch's charges by account and UTC day, in account_spend (Spent).
 		spend: NamedStatement{"spend: INSERT INTO account_spend", `INSERT INTO account_spend (account_id, day, amount)
 			SELECT account_id, day, -SUM(amount) FROM charge_batch
 			WHERE amount > 0 GROUP BY account_id, day ORDER BY account_id, day
 			ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`, nil},
-		credit: NamedStatement{"credit: UPDATE accounts FROM", `UPDATE` + q.orFail() + ` accounts SET credit = credit - t.charged
+		credit: NamedStatement{"credit: UPDATE accounts FROM", `UPDATE` + q.orFail() + ` accounts SET credit = credit - t.charged,
+				ledger_lines = ledger_lines + t.lines
 			FROM charge_totals AS t WHERE accounts.id = t.account_id`, nil},
-		meters: NamedStatement{"meters: UPDATE meters FROM", `UPDATE` + q.orFail() + ` meters SET
-				month_charged = CASE WHEN meters.month_start = ? THEN meters.month_charged ELSE 0 END + b.amount,
-				month_start = ?,
-				next_at = CASE WHEN meters.stopped_at IS NOT NULL AND meters.next_at + 3600000 >= meters.stopped_at
-					THEN NULL ELSE meters.next_at + 3600000 END
-			FROM charge_batch AS b WHERE b.meter_id = meters.id` + q.ledByBatch("meters.id"), []any{month, month}},
 		total:       NamedStatement{"total: SELECT SUM(charged)", `SELECT COALESCE(SUM(charged), 0) FROM charge_totals`, nil},
 		accounts:    crossedAccounts(),
 		clear:       NamedStatement{"clear: DELETE FROM charge_batch", `DELETE FROM charge_batch`, nil},
 		clearTotals: NamedStatement{"clear: DELETE FROM charge_totals", `DELETE FROM charge_totals`, nil},
 	}
-}
-
-// ChargeStepStatements are the statements of a metering step, as ChargeDue runs them
-// in order (on PostgreSQL with its row locks), after the statement of EarliestDue
-// that finds the step's month: for a benchmark to time them one by one and show
-// their plans.
-func (db *DB) ChargeStepStatements(st store.ChargeStep) []NamedStatement {
-	q := on(db.d, db.write)
-	c := q.chargeStatements(st)
-	and, args := ofAccount(st.Account, ms(st.Upto))
-	list := []NamedStatement{{"EarliestDue: SELECT MIN(next_at)", `SELECT MIN(next_at) FROM meters WHERE` + dueWhere + and, args}}
-	return append(q.stepList(list, c.stage, c, c.meters), c.total, c.accounts, c.clear, c.clearTotals)
 }
 
 // stepWrites are the writes of a charge step after its stage, in the order
@@ -377,7 +497,7 @@ func (q queries) stepWrites(c chargeSQL, own ...NamedStatement) []NamedStatement
 }
 
 // stepList is list followed by a step's statements up to its own writes, as
-// ChargeDue and ChargeLicenses run them: on SQLite the staging tables made, then
+// ChargeLicenses runs them: on SQLite the staging tables made, then
 // stage, then stepWrites.
 func (q queries) stepList(list []NamedStatement, stage NamedStatement, c chargeSQL, own ...NamedStatement) []NamedStatement {
 	if q.d != dialectPostgres {
@@ -393,7 +513,7 @@ func (q queries) stepList(list []NamedStatement, stage NamedStatement, c chargeS
 func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 	q := on(db.d, db.write)
 	stage, advance, usage := q.licenseChargeSQL(st)
-	c := q.chargeStatements(store.ChargeStep{MonthStart: st.Month, Upto: st.Now, Now: st.Now})
+	c := q.chargeStatements(st.Now)
 	and, args := ofAccount(st.Account, ms(st.Now))
 	list := []NamedStatement{{"EarliestLicenseDue: SELECT MIN(paid_through)", `SELECT MIN(paid_through) FROM server_licenses
 		WHERE status IN ('pending', 'active') AND paid_through <= ?` + and, args}}
@@ -420,7 +540,8 @@ var stageSQLite = NamedStatement{"staging: CREATE TEMP TABLE charge_batch", `CRE
 CREATE INDEX IF NOT EXISTS temp.charge_batch_account ON charge_batch(account_id, day);
 CREATE TEMP TABLE IF NOT EXISTS charge_totals (
     account_id INTEGER PRIMARY KEY,
-    charged    INTEGER NOT NULL
+    charged    INTEGER NOT NULL,
+    lines      INTEGER NOT NULL
 )`, nil}
 
 // stageTable makes sure a step's staging table is there (stageSQLite).
@@ -430,24 +551,6 @@ func (q queries) stageTable(ctx context.Context) error {
 	}
 	_, err := q.q.ExecContext(ctx, stageSQLite.Query)
 	return err
-}
-
-// ChargeDue charges one hour for every meter due in the step's month (or the
-// step's Limit of them): staged in charge_batch, then written to the ledger, the
-// accounts and the meters, each one statement over the whole batch. The unique
-// index on (resource, hour) refuses a second charge of an hour, failing the step
-// (store.ErrConflict), and with it its transaction, rather than charging twice.
-func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.ChargeResult, error) {
-	var res store.ChargeResult
-	c := q.chargeStatements(st)
-	if err := q.stageTable(ctx); err != nil {
-		return res, err
-	}
-	stage, err := q.q.ExecContext(ctx, c.stage.Query, c.stage.Args...)
-	if err != nil {
-		return res, err
-	}
-	return q.chargeStaged(ctx, c, stage, c.meters)
 }
 
 // chargeStaged ends a charge step whose charges stage put in charge_batch: the

@@ -69,7 +69,7 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 		t.Errorf("change counters %v after a checkpoint, were %v", after, counters)
 	}
 	if err := db.InTx(ctx, func(tx store.Tx) error {
-		_, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Upto: now, Now: now, Limit: 10})
+		_, err := tx.ChargeLicenses(ctx, store.LicenseStep{Month: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Now: now, Limit: 10})
 		return err
 	}); err != nil {
 		t.Fatal(err)

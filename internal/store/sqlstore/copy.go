@@ -217,8 +217,13 @@ func (db *DB) CopyTo(ctx context.Context, to *DB, then func(tx *sql.Tx) error) (
 		return nil, err
 	}
 	for _, tc := range idCols {
+		// The ledger's rows take LinesPerRow ids each (its identity counts in blocks).
+		step := 1
+		if tc[0] == "transactions" {
+			step = LinesPerRow
+		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', '%s'),
-			COALESCE((SELECT MAX(%s) FROM %s), 0) + 1, false)`, tc[0], tc[1], tc[1], tc[0])); err != nil {
+			COALESCE((SELECT MAX(%s) FROM %s), 0) + %d, false)`, tc[0], tc[1], tc[1], tc[0], step)); err != nil {
 			return nil, fmt.Errorf("copy: ids of %s: %w", tc[0], err)
 		}
 	}

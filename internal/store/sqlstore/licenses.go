@@ -271,7 +271,7 @@ func (q queries) licenseChargeSQL(st store.LicenseStep) (stage, advance, usage N
 func (q queries) ChargeLicenses(ctx context.Context, st store.LicenseStep) (store.ChargeResult, error) {
 	var res store.ChargeResult
 	stage, advance, usage := q.licenseChargeSQL(st)
-	c := q.chargeStatements(store.ChargeStep{MonthStart: st.Month, Upto: st.Now, Now: st.Now})
+	c := q.chargeStatements(st.Now)
 	if err := q.stageTable(ctx); err != nil {
 		return res, err
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// TestChargeStepsKeepNoStatementJournal (issue 29): the statements of a metering
-// step and of a license step that write a row per charge end with FAIL, not ABORT,
+// TestChargeStepsKeepNoStatementJournal (issue 29): the statements of a license
+// step that write a row per charge end with FAIL, not ABORT,
 // and check no immediate foreign key, so SQLite keeps no statement journal for them
 // (orFail). The test reads their programs (EXPLAIN) for what makes SQLite keep one:
 // the opcodes its own debug check, sqlite3VdbeAssertMayAbort, counts, a constraint's
@@ -28,9 +28,9 @@ func TestChargeStepsKeepNoStatementJournal(t *testing.T) {
 	}
 	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	now := month.Add(36 * time.Hour)
-	c := q.chargeStatements(store.ChargeStep{MonthStart: month, Upto: now, Now: now, Limit: 1000})
+	c := q.chargeStatements(now)
 	stage, advance, _ := q.licenseChargeSQL(store.LicenseStep{Month: month, Now: now, Limit: 1000})
-	for _, s := range []NamedStatement{c.stage, c.totals, c.ledger, c.credit, c.meters, stage, advance} {
+	for _, s := range []NamedStatement{stage, c.totals, c.ledger, c.credit, advance} {
 		if why := mayAbort(t, db, s); why != "" {
 			t.Errorf("%s: SQLite keeps a statement journal for it: %s", s.Name, why)
 		}

@@ -28,17 +28,17 @@ func meterBurn(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"a server's meter opened", func(tx store.Tx) error {
 			_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceServer, ResourceID: 1, ResourceName: "s1",
-				Rate: 70, StartedAt: now, NextAt: &next, MonthStart: month})
+				Rate: 70, StartedAt: now, BilledFrom: next, MonthStart: month})
 			return err
 		}, 70, 0},
 		{"a volume's meter opened", func(tx store.Tx) error {
 			_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceVolume, ResourceID: 1, ResourceName: "v1",
-				Rate: 11, StartedAt: now, NextAt: &next, MonthStart: month})
+				Rate: 11, StartedAt: now, BilledFrom: next, MonthStart: month})
 			return err
 		}, 81, 0},
 		{"another account's meter opened", func(tx store.Tx) error {
 			_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: b, ResourceType: hosting.ResourceServer, ResourceID: 2, ResourceName: "s2",
-				Rate: 5, StartedAt: now, NextAt: &next, MonthStart: month})
+				Rate: 5, StartedAt: now, BilledFrom: next, MonthStart: month})
 			return err
 		}, 81, 5},
 		{"a meter opened stopped", func(tx store.Tx) error {
@@ -96,14 +96,17 @@ func burnOf(t *testing.T, s store.Store, account int64) int64 {
 	return burn
 }
 
-// chargeLimit checks a charge step's Limit: it charges that many meters, those due
-// first (then by id), and the next step the rest, the ledger balanced after each.
+// chargeLimit checks a charge step's Limit: it ends after the account (by when its
+// first hour is due, then by id) that takes it to that many meter hours, each
+// account's hours charged whole; the next step charges the rest, the ledger balanced
+// after each.
 func chargeLimit(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	s, a, b := twoAccounts(t, open, "limit", now)
-	// Five meters, due at 11:00, 11:10, 11:00, 11:20, 11:10 by id.
+	// Five meters, due at 11:00, 11:10, 11:00, 11:20, 11:10 by id: 1, 3 and 5 are a's
+	// (due first at 11:00), 2 and 4 b's (at 11:10).
 	due := []time.Duration{0, 10 * time.Minute, 0, 20 * time.Minute, 10 * time.Minute}
 	err := s.InTx(ctx, func(tx store.Tx) error {
 		for _, id := range []int64{a, b} {
@@ -115,7 +118,7 @@ func chargeLimit(t *testing.T, open func(t *testing.T) store.Store) {
 			next := now.Add(time.Hour + d)
 			acct := []int64{a, b}[i%2]
 			if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: acct, ResourceType: hosting.ResourceServer, ResourceID: int64(i + 1),
-				ResourceName: "m", Rate: hosting.Money(10 * (i + 1)), StartedAt: now, NextAt: &next, MonthStart: month}); err != nil {
+				ResourceName: "m", Rate: hosting.Money(10 * (i + 1)), StartedAt: now, BilledFrom: next, MonthStart: month}); err != nil {
 				return err
 			}
 		}
@@ -127,17 +130,16 @@ func chargeLimit(t *testing.T, open func(t *testing.T) store.Store) {
 	upto := now.Add(90 * time.Minute)
 	for _, step := range []struct {
 		limit int
-		want  []int64 // resource ids charged, in order of due then id
+		want  []int64 // resource ids charged
 	}{
-		{2, []int64{1, 3}},
-		{2, []int64{2, 5}},
-		{10, []int64{4}},
+		{2, []int64{1, 3, 5}},
+		{2, []int64{2, 4}},
 		{10, nil},
 	} {
 		var res store.ChargeResult
 		err := s.InTx(ctx, func(tx store.Tx) error {
 			var err error
-			res, err = tx.ChargeDue(ctx, store.ChargeStep{MonthStart: month, Upto: upto, Now: upto, Limit: step.limit})
+			res, err = tx.ChargeDue(ctx, store.ChargeStep{Upto: upto, Now: upto, Limit: step.limit})
 			return err
 		})
 		if err != nil {
@@ -175,12 +177,13 @@ func chargeLimit(t *testing.T, open func(t *testing.T) store.Store) {
 	}
 }
 
-// chargeTwiceRefused checks that a charge step never charges an hour twice: when one
-// of its hours is in the ledger already (written one at a time), the step fails
-// with ErrConflict and leaves nothing behind, neither the charges written before it
-// met that hour in the step's order nor the meters moved on, the credit taken or the
-// spend counted; in a transaction of its own and joined to a held one alike (there
-// the held transaction's own writes stay).
+// chargeTwiceRefused checks that a charge step never charges a window of time twice:
+// when the ledger has a row for one of its accounts' window already (as if a step
+// had charged it without moving the account's charged_to), the step fails with
+// ErrConflict and leaves nothing behind, neither the rows written for the accounts
+// before it nor their charged_to moved on, the credit taken or the spend counted; in
+// a transaction of its own and joined to a held one alike (there the held
+// transaction's own writes stay).
 func chargeTwiceRefused(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
@@ -196,13 +199,16 @@ func chargeTwiceRefused(t *testing.T, open func(t *testing.T) store.Store) {
 		// Servers 1 and 3 are a's, 2 and 4 b's: the step writes a's charges first.
 		for i := int64(1); i <= 4; i++ {
 			if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: []int64{a, b}[(i+1)%2], ResourceType: hosting.ResourceServer, ResourceID: i,
-				ResourceName: "m", Rate: hosting.Money(10 * i), StartedAt: now, NextAt: &next, MonthStart: month}); err != nil {
+				ResourceName: "m", Rate: hosting.Money(10 * i), StartedAt: now, BilledFrom: next, MonthStart: month}); err != nil {
 				return err
 			}
 		}
-		// Server 4's next hour, charged already: the step's last charge.
-		_, err := tx.AddTransaction(ctx, hosting.Transaction{AccountID: b, Type: hosting.TxCharge, Amount: -40, ResourceType: hosting.ResourceServer,
-			ResourceID: ptr[int64](4), PeriodStart: &next, CreatedAt: now})
+		// b's window, from its day's start (its charged_to is before), in the ledger
+		// already: the step's last account. It shows no entry (0 lines).
+		day := next.Truncate(24 * time.Hour)
+		_, err := tx.SQL().ExecContext(ctx, s.Rebind(`INSERT INTO transactions (account_id, type, amount, balance_after, description,
+			period_start, created_at, lines, lines_before, window_end, first_line) VALUES (?, 'charge', 0, 100000, '', ?, ?, 0, 1, ?, 0)`),
+			b, day.UnixMilli(), now.UnixMilli(), day.Add(24*time.Hour).UnixMilli())
 		return err
 	})
 	type state struct {
@@ -246,11 +252,11 @@ func chargeTwiceRefused(t *testing.T, open func(t *testing.T) store.Store) {
 		return st
 	}
 	before := read()
-	if want := (state{credit: [2]hosting.Money{100000, 99960}, entries: [2]int{1, 2}, charged: [4]hosting.Money{0, 0, 0, 40}, spent: 40, due: next}); before != want {
+	if want := (state{credit: [2]hosting.Money{100000, 100000}, entries: [2]int{1, 1}, due: next}); before != want {
 		t.Fatalf("before the step: %+v, want %+v", before, want)
 	}
 	step := func(tx store.Tx) error {
-		_, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: month, Upto: next, Now: next})
+		_, err := tx.ChargeDue(ctx, store.ChargeStep{Upto: next, Now: next})
 		return err
 	}
 	if err := s.InTx(ctx, step); !errors.Is(err, store.ErrConflict) {
@@ -313,16 +319,15 @@ func spent(t *testing.T, open func(t *testing.T) store.Store) {
 				return err
 			}
 		}
-		next := nov2.Add(10 * time.Hour)
 		_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceServer, ResourceID: 3, ResourceName: "s3",
-			Rate: 40, StartedAt: next.Add(-time.Hour), NextAt: &next, MonthStart: nov1})
+			Rate: 40, StartedAt: now.Add(-time.Hour), BilledFrom: now, MonthStart: nov1})
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.InTx(ctx, func(tx store.Tx) error {
-		res, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: nov1, Upto: now, Now: now})
+		res, err := tx.ChargeDue(ctx, store.ChargeStep{Upto: now, Now: now})
 		if err == nil && res.Hours != 1 {
 			t.Errorf("charge step: %d hours, want 1", res.Hours)
 		}
@@ -401,12 +406,12 @@ func chargeCrossings(t *testing.T, open func(t *testing.T) store.Store) {
 				return err
 			}
 			if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a.id, ResourceType: hosting.ResourceServer, ResourceID: int64(10*i + 1),
-				ResourceName: "s", Rate: rate, StartedAt: now, NextAt: &next, MonthStart: month}); err != nil {
+				ResourceName: "s", Rate: rate, StartedAt: now, BilledFrom: next, MonthStart: month}); err != nil {
 				return err
 			}
 			if a.extra > 0 {
 				if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a.id, ResourceType: hosting.ResourceServer, ResourceID: int64(10*i + 2),
-					ResourceName: "big", Rate: a.extra, StartedAt: now, NextAt: &next, StoppedAt: &stopped, MonthStart: month}); err != nil {
+					ResourceName: "big", Rate: a.extra, StartedAt: now, BilledFrom: next, StoppedAt: &stopped, MonthStart: month}); err != nil {
 					return err
 				}
 			}
@@ -419,7 +424,7 @@ func chargeCrossings(t *testing.T, open func(t *testing.T) store.Store) {
 	var res store.ChargeResult
 	if err := s.InTx(ctx, func(tx store.Tx) error {
 		var err error
-		res, err = tx.ChargeDue(ctx, store.ChargeStep{MonthStart: month, Upto: next, Now: next})
+		res, err = tx.ChargeDue(ctx, store.ChargeStep{Upto: next, Now: next})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -481,11 +486,11 @@ func chargedTotals(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 		}
 		if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceServer, ResourceID: 1, ResourceName: "s1",
-			Rate: 70, StartedAt: now, NextAt: &next, MonthStart: month, MonthCharged: 70}); err != nil {
+			Rate: 70, StartedAt: now, BilledFrom: next, MonthStart: month, MonthCharged: 70}); err != nil {
 			return err
 		}
 		if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceVolume, ResourceID: 1, ResourceName: "v1",
-			Rate: 11, StartedAt: now, NextAt: &next, MonthStart: month}); err != nil {
+			Rate: 11, StartedAt: now, BilledFrom: next, MonthStart: month}); err != nil {
 			return err
 		}
 		srv, err := tx.CreateServer(ctx, hosting.Server{AccountID: a, Name: "server-chg001", DisplayName: "w", Status: hosting.StatusRunning,
@@ -529,7 +534,7 @@ func chargedTotals(t *testing.T, open func(t *testing.T) store.Store) {
 	check("opened", map[string]hosting.Money{"server 1": 70, "volume 1": 11, "license": 84000, "server 2": 5})
 	// The next hour of each meter, then December's month of the license.
 	in(t, s, func(tx store.Tx) error {
-		_, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: month, Upto: next, Now: next})
+		_, err := tx.ChargeDue(ctx, store.ChargeStep{Upto: next, Now: next})
 		return err
 	})
 	check("an hour later", map[string]hosting.Money{"server 1": 140, "volume 1": 22, "license": 84000, "server 2": 5})

@@ -148,7 +148,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 				}
 				next := now.Add(time.Hour)
 				_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: id, ResourceType: hosting.ResourceServer, ResourceID: id, ResourceName: "m",
-					Rate: 70, StartedAt: now, NextAt: &next, MonthStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+					Rate: 70, StartedAt: now, BilledFrom: next, MonthStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
 				return err
 			})
 		}
@@ -158,9 +158,9 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 			if err != nil || due == nil || !due.Equal(now.Add(time.Hour)) {
 				t.Errorf("EarliestDue of account a = %v, %v", due, err)
 			}
-			res, err := tx.ChargeDue(ctx, store.ChargeStep{MonthStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Upto: upto, Now: upto, Account: a})
-			if err != nil || res.Hours != 1 {
-				t.Errorf("ChargeDue of account a = %+v, %v; want its one hour", res, err)
+			res, err := tx.ChargeDue(ctx, store.ChargeStep{Upto: upto, Now: upto, Account: a})
+			if err != nil || res.Hours != 2 || res.Accounts != 1 {
+				t.Errorf("ChargeDue of account a = %+v, %v; want its two hours", res, err)
 			}
 			due, err = tx.EarliestDue(ctx, upto, b)
 			if err != nil || due == nil {
@@ -1075,6 +1075,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ChargeTwiceRefused", func(t *testing.T) { chargeTwiceRefused(t, open) })
 	t.Run("Spent", func(t *testing.T) { spent(t, open) })
 	t.Run("ChargeCrossings", func(t *testing.T) { chargeCrossings(t, open) })
+	t.Run("DerivedLedger", func(t *testing.T) { derivedLedger(t, open) })
 
 	t.Run("OperatorReads", func(t *testing.T) {
 		s := open(t)
@@ -1156,7 +1157,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 				rate := hosting.Money(70)
 				next := now.Add(time.Hour)
 				if _, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: h.id, ResourceType: hosting.ResourceServer, ResourceID: h.liveID,
-					ResourceName: h.live, Rate: rate, StartedAt: now, NextAt: &next, MonthStart: now, MonthCharged: rate}); err != nil {
+					ResourceName: h.live, Rate: rate, StartedAt: now, BilledFrom: next, MonthStart: now, MonthCharged: rate}); err != nil {
 					return err
 				}
 				snap, err := tx.CreateSnapshot(ctx, hosting.Snapshot{AccountID: h.id, ServerID: h.liveID, Name: "s", Status: hosting.SnapshotCreating, CreatedAt: now})
