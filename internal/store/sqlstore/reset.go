@@ -90,6 +90,6 @@ func (q queries) ResetAccount(ctx context.Context, accountID int64, at time.Time
 		{`DELETE FROM ticket_messages WHERE ticket_id IN (SELECT id FROM tickets WHERE account_id = ?)`, id},
 		{`DELETE FROM tickets WHERE account_id = ?`, id},
 		{`DELETE FROM events WHERE account_id = ?`, id},
-		{`UPDATE accounts SET credit = 0, burn = 0, ledger_lines = 0, next_due = NULL WHERE id = ?`, id},
+		{`UPDATE accounts SET credit = 0, burn = 0, ledger_lines = 0, next_due = NULL, charged_to = 0 WHERE id = ?`, id},
 	})
 }

@@ -168,6 +168,30 @@ func derivedLedger(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Errorf("page of 7 at %d: %v, want %v", off, ledgerIDs(page), ledgerIDs(wantPage))
 		}
 	}
+	derivedAfterReset(t, s, a, t0)
+}
+
+// derivedAfterReset is the end of derivedLedger: the account reset, a meter opened
+// before where the last pass got is charged from its first hour.
+func derivedAfterReset(t *testing.T, s store.Store, a int64, t0 time.Time) {
+	ctx := context.Background()
+	in(t, s, func(tx store.Tx) error {
+		if _, err := tx.ResetAccount(ctx, a, t0); err != nil {
+			return err
+		}
+		_, err := tx.OpenMeter(ctx, hosting.Meter{AccountID: a, ResourceType: hosting.ResourceServer, ResourceID: 9, ResourceName: "s9",
+			Rate: 4, StartedAt: t0, BilledFrom: t0.Add(time.Hour)})
+		return err
+	})
+	var res store.ChargeResult
+	in(t, s, func(tx store.Tx) error {
+		var err error
+		res, err = tx.ChargeDue(ctx, store.ChargeStep{Upto: t0.Add(90 * time.Minute), Now: t0.Add(90 * time.Minute)})
+		return err
+	})
+	if c, err := s.Charged(ctx, hosting.ResourceServer, 9); err != nil || res.Hours != 1 || c != 4 {
+		t.Errorf("after a reset: a meter from %s charged %s, %v, by a pass of %+v; want its hour, 4", t0.Add(time.Hour), c, err, res)
+	}
 }
 
 // ledgerIDs are the ids and balances of a ledger's entries.
