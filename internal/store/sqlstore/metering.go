@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/berthhq/berth/internal/billing"
@@ -28,22 +29,38 @@ import (
 const (
 	// dueAccountsQuery lists the accounts with an hour due (accounts_next_due).
 	dueAccountsQuery = `SELECT id FROM accounts WHERE next_due <= ?`
-	// passMetersQuery reads an account's meters whose hours may start at or after a
-	// time (meters_account).
-	passMetersQuery = `SELECT ` + meterCols + ` FROM meters WHERE account_id = ? AND ` + meterEnds + ` > ?`
-	// rowMetersQuery reads those of them whose hours may start before another time,
-	// for a row of the ledger.
-	rowMetersQuery = passMetersQuery + ` AND billed_from < ?`
+	// passMetersQuery reads what a metering step needs of an account's meters whose
+	// hours may start at or after a time: the columns of meters_account alone, which
+	// holds them (no read of the table).
+	passMetersQuery = `SELECT id, billed_from, ` + meterEnds + `, rate, monthly_cap, month_start, month_charged FROM meters
+		WHERE account_id = ? AND ` + meterEnds + ` > ?`
+	// rowMetersQuery reads an account's meters whose hours may start in a span of
+	// time, for a row of the ledger (what it shows of them: their resources too).
+	rowMetersQuery = `SELECT ` + meterCols + ` FROM meters WHERE account_id = ? AND ` + meterEnds + ` > ? AND billed_from < ?`
 	// pageQuery reads the rows of an account's ledger that show entries in a range
 	// (transactions_lines).
 	pageQuery = `SELECT ` + txCols + `, lines, lines_before, window_end, first_line FROM transactions
 		WHERE account_id = ? AND lines_before < ? AND lines_before > ? ORDER BY lines_before DESC`
 )
 
-// passMeters reads an account's meters whose hours may start at or after from.
+// passMeters reads an account's meters whose hours may start at or after from, with
+// what a step charges by (passMetersQuery): their resources are left out.
 func (q queries) passMeters(ctx context.Context, account int64, from time.Time) ([]hosting.Meter, error) {
 	rows, err := q.q.QueryContext(ctx, passMetersQuery, account, ms(from))
-	return collect(rows, err, scanMeter)
+	return collect(rows, err, func(sc func(...any) error) (hosting.Meter, error) {
+		m := hosting.Meter{AccountID: account}
+		var billed, ends, rate, monthStart, charged int64
+		var cap sql.NullInt64
+		if err := sc(&m.ID, &billed, &ends, &rate, &cap, &monthStart, &charged); err != nil {
+			return m, err
+		}
+		m.BilledFrom, m.Rate, m.MonthlyCap = fromMS(billed), hosting.Money(rate), nullMoney(cap)
+		if ends != math.MaxInt64 {
+			m.StoppedAt = fromNullMS(sql.NullInt64{Int64: ends, Valid: true})
+		}
+		m.MonthStart, m.MonthCharged = fromMS(monthStart), hosting.Money(charged)
+		return m, nil
+	})
 }
 
 // ChargeDue runs one metering step (store.ChargeStep).

@@ -17,7 +17,7 @@ func TestMeteringQueryPlans(t *testing.T) {
 		want        string
 	}{
 		{"due accounts", dueAccountsQuery + ` ORDER BY next_due, id LIMIT ?`, []any{1, 256}, "SEARCH accounts USING COVERING INDEX accounts_next_due (next_due<?)"},
-		{"an account's meters", passMetersQuery, []any{1, 1}, "SEARCH meters USING INDEX meters_account (account_id=? AND <expr>>?)"},
+		{"an account's meters", passMetersQuery, []any{1, 1}, "SEARCH meters USING COVERING INDEX meters_account (account_id=? AND <expr>>?)"},
 		{"a row's meters", rowMetersQuery, []any{1, 1, 2}, "SEARCH meters USING INDEX meters_account (account_id=? AND <expr>>?)"},
 		{"a page of the ledger", pageQuery, []any{1, 100, 50}, "SEARCH transactions USING INDEX transactions_lines (account_id=? AND lines_before>? AND lines_before<?)"},
 		{"a resource's latest meter", latestMeterQuery, []any{"server", 1}, "SEARCH meters USING INDEX meters_resource (resource_type=? AND resource_id=?)"},
