@@ -20,16 +20,20 @@
 //     part of it (their transactions, or the license steps of a transaction that
 //     charged hours too) is timed apart from the hours'.
 //
-// It then checks the ledger (credit == sum of transactions per account, every
-// balance_after, no (resource, hour) charged twice, the number and sum of charges,
-// every meter's next hour, each license charged the new month exactly once and moved
-// on to the next) and exits 1 on any failure. Unless -derived=false, it computes
-// each pass's charges by account from the meters alone, as a design that writes
-// nothing per meter and hour would (derived.go), timed, and fails when they differ
-// from the ledger's. Last, unless -breakdown=false, it
-// times each statement of one more step (an hour per meter, at T0+8h+1min) in a
-// transaction it rolls back, with the database's plan of each: SQLite's EXPLAIN
-// QUERY PLAN, PostgreSQL's EXPLAIN (ANALYZE, BUFFERS).
+// It then checks the database (checks.go) and exits 1 on any failure: credit == the
+// sum of the ledger's rows per account; the ledger as the API shows it (the store's
+// Transactions, a pass's row as its hours): every balance_after, no (resource, hour)
+// charged twice, each server and volume charged its 8 hours at its price; each
+// account's charges against what its resources owe by the seed's prices; the meters
+// as opened and every account charged to the last pass; each license charged the new
+// month exactly once and moved on. Unless -derived=false, it computes each pass's
+// charges by account in SQL arithmetic from the meters (derived.go), timed, and fails
+// when they differ from the rows the pass wrote. Last, unless -breakdown=false, it
+// runs one more metering step (an hour per meter, at T0+8h+1min) as the store does,
+// then part by part (breakdown.go: the accounts due, the account and meter reads, the
+// computation in Go, each kind of write), in transactions it rolls back, with the
+// plans of its reads, and the license step statement by statement with theirs:
+// SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN (ANALYZE, BUFFERS).
 package main
 
 import (
@@ -75,8 +79,8 @@ type config struct {
 	// PostgreSQL server's URL on which the run creates a database of its own.
 	dir, database string
 	breakdown     bool
-	// derived: also compute each pass's charges from the meters alone (derived.go)
-	// and hold them against the ledger.
+	// derived: also compute each pass's charges in SQL from the meters (derived.go)
+	// and hold them against the rows the pass wrote.
 	derived bool
 	// batch is the most meter hours a metering transaction charges (0: Berth's);
 	// txTarget, how long one should take (0: Berth's).
@@ -96,8 +100,8 @@ func main() {
 		"CREATE DATABASE (postgres://...); it runs in a new database there, dropped afterwards")
 	flag.IntVar(&cfg.batch, "batch", 0, "the most meter hours one metering transaction charges (default: berthd's, ops.DefaultMeterBatch or on PostgreSQL ops.PostgresMeterBatch)")
 	flag.DurationVar(&cfg.txTarget, "tx-target", 0, "how long a metering transaction should take; each charges as many hours as the last ones did in that time, up to -batch (default: berthd's, ops.DefaultMeterTxTarget)")
-	flag.BoolVar(&cfg.derived, "derived", true, "compute each pass's charges by account from the meters alone, timed, and hold them against the ledger (a design of issue 34)")
-	flag.BoolVar(&cfg.breakdown, "breakdown", true, "time each statement of a charge step (rolled back) and show its query plan")
+	flag.BoolVar(&cfg.derived, "derived", true, "compute each pass's charges by account in SQL arithmetic from the meters, timed, and hold them against the rows the pass wrote")
+	flag.BoolVar(&cfg.breakdown, "breakdown", true, "time one metering step (rolled back) whole and part by part, and each statement of the license step, with the query plans")
 	flag.Parse()
 	if cfg.servers <= 0 || cfg.accounts <= 0 || cfg.volumes < 0 || cfg.batch < 0 || cfg.txTarget < 0 || cfg.licenses < 0 || cfg.licenses > 2*cfg.servers || (cfg.dir != "" && cfg.database != "") ||
 		(cfg.database != "" && !sqlstore.IsPostgresURL(cfg.database)) {
@@ -129,8 +133,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (ok bool, err error) {
 	return ok, err
 }
 
-// round seeds the database, times the three passes, checks the ledger and, unless
-// told not to, breaks a charge step down; results are the passes'.
+// round seeds the database, times the passes, checks the ledger and, unless told
+// not to, holds it against the SQL derivation and breaks a metering step down;
+// results are the passes'.
 func (b *bench) round(ctx context.Context) (ok bool, results []ops.MeterResult, err error) {
 	if err := b.seed(ctx); err != nil {
 		return false, nil, err
@@ -139,7 +144,7 @@ func (b *bench) round(ctx context.Context) (ok bool, results []ops.MeterResult, 
 		return false, nil, err
 	}
 	fmt.Fprintln(b.out, "\nchecks:")
-	if ok, err = b.check(ctx, b.db.WriteDB(), results); err != nil {
+	if ok, err = b.checkAfter(ctx, nil, results); err != nil {
 		return false, nil, err
 	}
 	if b.cfg.derived {

@@ -98,16 +98,20 @@ func (b *bench) settle(ctx context.Context) error {
 }
 
 // seedSteps are the seeding's statements. Ids are those of a fresh database: account
-// i, server i and volume i are the i-th inserted.
+// i, server i and volume i are the i-th inserted. The ledger's rows take the ids the
+// database gives (on SQLite one apart, where the store leaves a block of
+// sqlstore.LinesPerRow after each row): each of them shows one entry, its own id,
+// and the passes' rows come after them all.
 func (b *bench) seedSteps() []seedStep {
 	month := billing.MonthStart(t0)
 	withN, fromN := b.series("?1")
 	return append([]seedStep{
-		{"accounts", withN + `INSERT INTO accounts (email, name, password_hash, credit, server_quota, created_at)
-			SELECT 'bench-' || i || '@berth.local', 'Bench ' || i, '', CAST(?2 AS BIGINT), 1000000, CAST(?3 AS BIGINT) FROM ` + fromN,
+		// Each account's ledger shows one entry, its top-up (the next step).
+		{"accounts", withN + `INSERT INTO accounts (email, name, password_hash, credit, server_quota, created_at, ledger_lines)
+			SELECT 'bench-' || i || '@berth.local', 'Bench ' || i, '', CAST(?2 AS BIGINT), 1000000, CAST(?3 AS BIGINT), 1 FROM ` + fromN,
 			[]any{b.cfg.accounts, topUp, ms(t0) - 3600_000}},
-		{"top-ups", `INSERT INTO transactions (account_id, type, amount, balance_after, description, created_at)
-			SELECT id, 'topup', credit, credit, 'bench credit', created_at FROM accounts ORDER BY id`, nil},
+		{"top-ups", `INSERT INTO transactions (account_id, type, amount, balance_after, description, created_at, lines_before)
+			SELECT id, 'topup', credit, credit, 'bench credit', created_at, 0 FROM accounts ORDER BY id`, nil},
 		// Server i belongs to account 1 + (i-1) % ACCOUNTS, has plan 1 + (i-1) % 5 and
 		// image 1 + (i-1) % 4.
 		{"servers", withN + `INSERT INTO servers (account_id, name, display_name, status, location_id, plan_id, image_id, vcpus, memory_mb,
@@ -119,33 +123,39 @@ func (b *bench) seedSteps() []seedStep {
 			FROM ` + fromN + ` JOIN plans p ON p.id = 1 + (i - 1) % ?6
 			ORDER BY i`,
 			[]any{b.cfg.servers, b.cfg.accounts, locationID, images, ms(t0), plans}},
-		// As ops' openServerMeter: first hour charged at order, next hour T0+1h.
-		{"meters", `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, next_at,
+		// As ops' openServerMeter: first hour charged at order (a row of the ledger),
+		// the pass's from T0+1h; the month carries that first hour.
+		{"meters", `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, billed_from,
 				month_start, month_charged)
 			SELECT s.account_id, 'server', s.id, s.name, p.price_hourly, p.price_monthly, CAST(?1 AS BIGINT), CAST(?2 AS BIGINT),
 				CAST(?3 AS BIGINT), p.price_hourly
 			FROM servers s JOIN plans p ON p.id = s.plan_id ORDER BY s.id`,
 			[]any{ms(t0), ms(t0.Add(time.Hour)), ms(month)}},
 		b.volumeStep(),
-		{"volume meters", `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, next_at,
+		{"volume meters", `INSERT INTO meters (account_id, resource_type, resource_id, resource_name, rate, monthly_cap, started_at, billed_from,
 				month_start, month_charged)
 			SELECT v.account_id, 'volume', v.id, v.name, v.size_gb * l.volume_price_gb_hour, v.size_gb * l.volume_price_gb_month,
 				CAST(?1 AS BIGINT), CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), v.size_gb * l.volume_price_gb_hour
 			FROM volumes v JOIN locations l ON l.id = v.location_id ORDER BY v.id`,
 			[]any{ms(t0), ms(t0.Add(time.Hour)), ms(month)}},
 		// The first hours, as AddCoveredTransaction writes them: in meter order per
-		// account, each showing the balance after it.
+		// account, each showing the balance after it and following the entries before.
 		{"first-hour charges", `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id,
-				resource_name, period_start, created_at)
+				resource_name, period_start, created_at, lines_before)
 			SELECT m.account_id, 'charge', -m.rate,
 				a.credit - SUM(m.rate) OVER (PARTITION BY m.account_id ORDER BY m.id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
-				'', m.resource_type, m.resource_id, m.resource_name, m.started_at, m.started_at
+				'', m.resource_type, m.resource_id, m.resource_name, m.started_at, m.started_at,
+				a.ledger_lines - 1 + ROW_NUMBER() OVER (PARTITION BY m.account_id ORDER BY m.id)
 			FROM meters m JOIN accounts a ON a.id = m.account_id
 			ORDER BY m.id`, nil},
-		// The first hours' charges, and each account's burn (every meter is active), as
-		// opening the meters does.
-		{"credit", `UPDATE accounts SET credit = credit - t.total, burn = t.total
-			FROM (SELECT account_id, SUM(rate) AS total FROM meters GROUP BY account_id) AS t
+		// The first hours' charges, each account's burn (every meter is active) and its
+		// next hour due (its meters' first: the pass finds the account by it), as
+		// opening the meters does. charged_to is that hour too, as the migration to
+		// derived metering leaves an account charged so far; OpenMeter leaves a new
+		// account's at 0, which charges the same hours (none has a meter before it).
+		{"credit", `UPDATE accounts SET credit = credit - t.total, burn = t.total, ledger_lines = ledger_lines + t.n,
+				next_due = t.due, charged_to = t.due
+			FROM (SELECT account_id, SUM(rate) AS total, COUNT(*) AS n, MIN(billed_from) AS due FROM meters GROUP BY account_id) AS t
 			WHERE accounts.id = t.account_id`, nil},
 	}, append(b.licenseSteps(),
 		// What each account spent a day, as writing the ledger keeps it (Spent).
@@ -178,15 +188,16 @@ func (b *bench) licenseSteps() []seedStep {
 		{"license usage", `INSERT INTO license_usage (server_license_id, month, max_vcpus)
 			SELECT id, CAST(?1 AS BIGINT), charged_vcpus FROM server_licenses ORDER BY id`, []any{ms(month)}},
 		{"license charges", `INSERT INTO transactions (account_id, type, amount, balance_after, description, resource_type, resource_id,
-				resource_name, period_start, created_at)
+				resource_name, period_start, created_at, lines_before)
 			SELECT sl.account_id, 'charge', -` + licensePrice + `,
 				a.credit - SUM(` + licensePrice + `) OVER (PARTITION BY sl.account_id ORDER BY sl.id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
-				'', 'license', sl.id, sl.name, CAST(?1 AS BIGINT), CAST(?2 AS BIGINT)
+				'', 'license', sl.id, sl.name, CAST(?1 AS BIGINT), CAST(?2 AS BIGINT),
+				a.ledger_lines - 1 + ROW_NUMBER() OVER (PARTITION BY sl.account_id ORDER BY sl.id)
 			FROM server_licenses sl JOIN licenses l ON l.id = sl.license_id JOIN servers s ON s.id = sl.server_id
 				JOIN accounts a ON a.id = sl.account_id
 			ORDER BY sl.id`, []any{ms(month), ms(t0)}},
-		{"license credit", `UPDATE accounts SET credit = credit - t.total
-			FROM (SELECT sl.account_id, SUM(` + licensePrice + `) AS total
+		{"license credit", `UPDATE accounts SET credit = credit - t.total, ledger_lines = ledger_lines + t.n
+			FROM (SELECT sl.account_id, SUM(` + licensePrice + `) AS total, COUNT(*) AS n
 				FROM server_licenses sl JOIN licenses l ON l.id = sl.license_id JOIN servers s ON s.id = sl.server_id
 				GROUP BY sl.account_id) AS t
 			WHERE accounts.id = t.account_id`, nil},
