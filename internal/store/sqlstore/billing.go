@@ -420,14 +420,14 @@ func (q queries) ledByBatch(col string) string {
 	return " AND " + col + " IN (SELECT meter_id FROM charge_batch)"
 }
 
-// orFail is the conflict clause of a charge step's statements that write many rows
+// orFail is the conflict clause of a license step's statements that write many rows
 // (OR FAIL on SQLite; PostgreSQL has none). SQLite gives a statement that writes
 // several rows and may end halfway with ABORT, its default for a UNIQUE or NOT NULL
 // constraint (or that checks an immediate foreign key), a statement journal: a copy
 // of every page the statement is the first to change, made so that it can undo
 // itself. A step's ledger INSERT changes a page of transactions_charge_once for
-// nearly every hour it charges, and its meters UPDATE a page of meters for every
-// few dozen; those copies were a third of a metering pass (bench/metering). FAIL ends
+// nearly every charge it writes; when metering wrote a row per hour, those copies
+// were a third of a pass (bench/metering). FAIL ends
 // the statement without undoing it, so SQLite keeps no copy; the step's error then
 // ends its transaction (InTx rolls it back, a joined one rolls back to its
 // savepoint), as ABORT's did, and nothing of the step is kept. The ledger's foreign
