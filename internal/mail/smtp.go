@@ -265,6 +265,14 @@ func transaction(sc *smtp.Client, msg *gomail.Msg, commit func() error) error {
 		return err
 	}
 	if commit != nil {
+		// The message goes out before the commit, so that past it only the end is
+		// left to write: a process killed between the commit and that write has
+		// recorded a mail the server never takes (no order of the two closes that
+		// window; SMTP cannot tell a client whether a message came), and the window
+		// is a few instructions, not a buffer's write.
+		if err := sc.Text.W.Flush(); err != nil {
+			return err
+		}
 		if err := commit(); err != nil {
 			return errCommit{err}
 		}

@@ -52,6 +52,10 @@ type ServerOptions struct {
 	// Delay holds each MAIL FROM this long before answering it: mails are in flight
 	// for a while, and a client that dies meanwhile has had none accepted.
 	Delay time.Duration
+	// EndDelay holds the answer to each message's end (DATA's final ".") this long:
+	// the mail is accepted when its end comes, and a client that dies meanwhile has
+	// had it accepted without hearing so.
+	EndDelay time.Duration
 }
 
 // Received is a mail the server accepted: its envelope and the message parsed.
@@ -244,6 +248,16 @@ func (ss *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if err := ss.accept(raw); err != nil {
+		return err
+	}
+	time.Sleep(ss.s.o.EndDelay)
+	return nil
+}
+
+// accept records the message raw as accepted, or as refused by the next refusal
+// queued.
+func (ss *session) accept(raw []byte) error {
 	s := ss.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
