@@ -33,7 +33,39 @@ func openShell(t testing.TB, d compute.Driver, name string, timeout time.Duratio
 		t.Fatalf("console of %s: %v", name, err)
 	}
 	t.Cleanup(func() { con.Close() })
-	return &shell{t: t, name: name, con: con, out: computetest.Follow(con), timeout: timeout}
+	s := &shell{t: t, name: name, con: con, out: computetest.Follow(con), timeout: timeout}
+	s.ready()
+	return s
+}
+
+// prompts are the shell's prompts: its own, and the one of a line left unfinished.
+var prompts = regexp.MustCompile(`(^|\n)[#>] `)
+
+// banner is what the test image's shell prints when it starts.
+const banner = "built-in shell (ash)"
+
+// ready types empty lines until the shell answers one with a prompt, before any
+// Ctrl-C is typed: busybox's ash ends at a Ctrl-C that comes between its banner and
+// its first prompt (the image's init starts another a second later, which reads only
+// what is typed from then on). CI lost a command that way on a guest just restored,
+// its shell starting as the test typed.
+func (s *shell) ready() {
+	s.t.Helper()
+	deadline := time.Now().Add(s.timeout)
+	for {
+		from := len(s.out.Text())
+		if _, err := io.WriteString(s.con, "\r"); err != nil {
+			s.t.Fatalf("typing into %s: %v", s.name, err)
+		}
+		for wait := time.Now().Add(2 * time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+			if prompts.MatchString(strings.ReplaceAll(escapes.ReplaceAllString(s.out.Text()[from:], ""), "\r", "")) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: no shell prompt in %s:\n%s", s.name, s.timeout, s.out.Text())
+		}
+	}
 }
 
 // escapes are the terminal's control sequences (the shell asks where the cursor is).
@@ -78,15 +110,33 @@ func (s *shell) run(cmd string) string {
 // port's FIFO is cleared when the port is opened), and a cut line that leaves a quote
 // open would turn every later line, quotes balanced, into more of the same string.
 func (s *shell) try(cmd string) (string, error) {
-	s.n++
-	begin, end := fmt.Sprintf("@@BEGIN-%d@@", s.n), fmt.Sprintf("@@END-%d@@", s.n)
-	from := len(s.out.Text())
-	line := fmt.Sprintf("\x03echo @@BE''GIN-%d@@; %s; echo @@EN''D-%d@@\r", s.n, cmd, s.n)
-	if _, err := io.WriteString(s.con, line); err != nil {
-		return "", fmt.Errorf("typing into %s: %w", s.name, err)
+	var begin, end string
+	from, restarts := 0, 0
+	typeLine := func() error {
+		s.n++
+		begin, end = fmt.Sprintf("@@BEGIN-%d@@", s.n), fmt.Sprintf("@@END-%d@@", s.n)
+		from = len(s.out.Text())
+		line := fmt.Sprintf("\x03echo @@BE''GIN-%d@@; %s; echo @@EN''D-%d@@\r", s.n, cmd, s.n)
+		if _, err := io.WriteString(s.con, line); err != nil {
+			return fmt.Errorf("typing into %s: %w", s.name, err)
+		}
+		return nil
+	}
+	if err := typeLine(); err != nil {
+		return "", err
 	}
 	for deadline := time.Now().Add(s.timeout); ; time.Sleep(20 * time.Millisecond) {
 		text := s.out.Text()[from:]
+		if restarts < 3 && strings.Contains(text, banner) && !strings.Contains(text, begin) {
+			// The shell the line went to ended before running it (the guest's own
+			// doing: a reboot, a shell that exited): type it again to the next one.
+			restarts++
+			s.ready()
+			if err := typeLine(); err != nil {
+				return "", err
+			}
+			continue
+		}
 		if i := strings.Index(text, end); i >= 0 {
 			text = text[:i]
 			if b := strings.LastIndex(text, begin); b >= 0 {
