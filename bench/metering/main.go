@@ -73,8 +73,9 @@ type config struct {
 	servers, volumes, accounts int
 	// licenses is how many held licenses the servers have (at most two each).
 	licenses int
-	// cpuProfile, when set, is a file the CPU profile of pass 4 is written to.
-	cpuProfile string
+	// cpuProfile, when set, is a file the CPU profile of pass profilePass is written to.
+	cpuProfile  string
+	profilePass int
 	// dir is the SQLite data dir ("": a temp dir, removed); database, when set, a
 	// PostgreSQL server's URL on which the run creates a database of its own.
 	dir, database string
@@ -94,7 +95,8 @@ func main() {
 	flag.IntVar(&cfg.volumes, "volumes", 0, "volumes (every other one attached to a server), billed by the hour as servers are")
 	flag.IntVar(&cfg.accounts, "accounts", 1000, "accounts the servers are spread over")
 	flag.IntVar(&cfg.licenses, "licenses", 0, "held licenses (at most two a server), charged their month by pass 4, the first of the month's")
-	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the CPU profile of pass 4 (the first of the month's) to this file (go tool pprof)")
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the CPU profile of a pass (-profile-pass) to this file (go tool pprof)")
+	flag.IntVar(&cfg.profilePass, "profile-pass", 4, "the pass -cpuprofile profiles: 1 (an hour due), 3 (the catch-up) or 4 (the first of the month's)")
 	flag.StringVar(&cfg.dir, "dir", "", "SQLite data dir (default: a temp dir, removed)")
 	flag.StringVar(&cfg.database, "database", "", "PostgreSQL instead of SQLite: the URL of a database on a server where the run may "+
 		"CREATE DATABASE (postgres://...); it runs in a new database there, dropped afterwards")
@@ -314,7 +316,7 @@ func (b *bench) meterPasses(ctx context.Context) ([]ops.MeterResult, error) {
 	for i, p := range passes(b.cfg.servers+b.cfg.volumes, b.cfg.licenses) {
 		b.at = p.at
 		b.timed.reset()
-		stopProfile, err := b.profile(i == 3)
+		stopProfile, err := b.profile(i+1 == b.cfg.profilePass)
 		if err != nil {
 			return nil, err
 		}
