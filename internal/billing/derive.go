@@ -106,23 +106,86 @@ type Line struct {
 // hour past its cap (0) left out, in the ledger's order: by hour, then by meter id.
 func Lines(meters []hosting.Meter, from, to time.Time) []Line {
 	var out []Line
+	EachLine(meters, from, to, func(l Line) { out = append(out, l) })
+	return out
+}
+
+// EachLine calls f with each of Lines' charges, in their order, without gathering
+// or sorting them: a meter's hours start one in each hour of the clock, at the same
+// offset in it (its BilledFrom's minutes, seconds and milliseconds), so the order
+// by hour, then meter id, is by clock hour, then offset, then meter id. A meter's
+// amounts are kept hour by hour as its month's running total (monthOwed's once at
+// its first hour in a month), so a pass over many hours costs no more an hour than
+// an addition.
+func EachLine(meters []hosting.Meter, from, to time.Time, f func(Line)) {
+	ws := make([]lineWalk, 0, len(meters))
+	var start, end int64 // the clock hours walked: [start, end) in Unix nanoseconds
 	for i := range meters {
 		m := &meters[i]
 		last := to
 		if m.StoppedAt != nil && m.StoppedAt.Before(last) {
 			last = *m.StoppedAt
 		}
-		for h := NextHour(*m, from); h.Before(last); h = h.Add(Hour) {
-			if a := HourAmount(*m, h); a > 0 {
-				out = append(out, Line{Meter: m, Hour: h, Amount: a})
+		first := NextHour(*m, from)
+		if !first.Before(last) {
+			continue
+		}
+		clock := first.Truncate(Hour)
+		w := lineWalk{m: m, base: first, first: first.UnixNano(), last: last.UnixNano(), offset: int64(first.Sub(clock))}
+		if len(ws) == 0 || clock.UnixNano() < start {
+			start = clock.UnixNano()
+		}
+		end = max(end, w.last)
+		ws = append(ws, w)
+	}
+	slices.SortFunc(ws, func(a, b lineWalk) int {
+		if c := cmp.Compare(a.offset, b.offset); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.m.ID, b.m.ID)
+	})
+	for clock := start; clock < end; clock += int64(Hour) {
+		for i := range ws {
+			w := &ws[i]
+			if at := clock + w.offset; at >= w.first && at < w.last {
+				h := w.base.Add(time.Duration(at - w.first))
+				if a := w.amount(h, at); a > 0 {
+					f(Line{Meter: w.m, Hour: h, Amount: a})
+				}
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Line) int {
-		if c := a.Hour.Compare(b.Hour); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Meter.ID, b.Meter.ID)
-	})
-	return out
+}
+
+// lineWalk is a meter as EachLine walks its hours.
+type lineWalk struct {
+	m *hosting.Meter
+	// base is its first hour walked, first that in Unix nanoseconds; last is where
+	// its hours walked end; offset is its hours' offset in a clock hour.
+	base                time.Time
+	first, last, offset int64
+	// monthEnd is the end of the month of the hour last walked (Unix nanoseconds; 0:
+	// none yet), owed what the meter charged that month before its next hour, left
+	// what the cap leaves of the month (capped meters).
+	monthEnd   int64
+	owed, left hosting.Money
+}
+
+// amount is what w's meter charges for its hour at h (at, in Unix nanoseconds), the
+// hour after the last one asked for, or its first walked: HourAmount.
+func (w *lineWalk) amount(h time.Time, at int64) hosting.Money {
+	m := w.m
+	if m.MonthlyCap == nil {
+		return m.Rate
+	}
+	if at >= w.monthEnd {
+		month := MonthStart(h)
+		w.monthEnd = MonthEnd(month).UnixNano()
+		w.left = max(*m.MonthlyCap-carried(*m, month), 0)
+		w.owed = monthOwed(*m, month, h)
+	}
+	next := min(w.owed+m.Rate, w.left)
+	a := next - w.owed
+	w.owed = next
+	return a
 }

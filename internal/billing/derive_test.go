@@ -1,7 +1,9 @@
 package billing
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,6 +91,83 @@ func TestDerivedChargesMatchHourByHour(t *testing.T) {
 			}
 			if got := MonthCarried(mt, h); got != carriedWant {
 				t.Fatalf("meter %+v: MonthCarried(%s) = %s, want %s", mt, h, got, carriedWant)
+			}
+		}
+	}
+}
+
+// sortedLines is Lines as it was written first: every hour of every meter with
+// HourAmount, then sorted by hour and meter id.
+func sortedLines(meters []hosting.Meter, from, to time.Time) []Line {
+	var out []Line
+	for i := range meters {
+		m := &meters[i]
+		last := to
+		if m.StoppedAt != nil && m.StoppedAt.Before(last) {
+			last = *m.StoppedAt
+		}
+		for h := NextHour(*m, from); h.Before(last); h = h.Add(Hour) {
+			if a := HourAmount(*m, h); a > 0 {
+				out = append(out, Line{Meter: m, Hour: h, Amount: a})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Line) int {
+		if c := a.Hour.Compare(b.Hour); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Meter.ID, b.Meter.ID)
+	})
+	return out
+}
+
+// TestLinesAsSorted: Lines walks an account's meters clock hour by clock hour, each
+// meter's amounts as a running total, and answers what gathering every hour with
+// HourAmount and sorting them did: the same lines in the same order, over months'
+// ends, caps reached, meters stopped and started in the span, on the hour and off
+// it, several at one offset.
+func TestLinesAsSorted(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(29, 34))
+	base := at("2026-11-28T00:00:00Z")
+	offsets := []time.Duration{0, 0, 30 * time.Minute, time.Millisecond, 59*time.Minute + 59*time.Second + 999*time.Millisecond}
+	for round := range 300 {
+		meters := make([]hosting.Meter, r.IntN(40))
+		ids := r.Perm(1000) // an account's meters have ids of their own, in no order
+		for i := range meters {
+			mt := &meters[i]
+			mt.ID = int64(ids[i] + 1)
+			start := base.Add(time.Duration(r.IntN(24*20)) * Hour)
+			if r.IntN(3) == 0 {
+				start = start.Add(offsets[r.IntN(len(offsets))])
+			} else {
+				start = start.Add(time.Duration(r.Int64N(int64(Hour)))).Truncate(time.Millisecond)
+			}
+			mt.BilledFrom = start
+			mt.Rate = hosting.Money(r.Int64N(300))
+			if r.IntN(4) > 0 {
+				c := hosting.Money(r.Int64N(30000))
+				mt.MonthlyCap = &c
+			}
+			if r.IntN(2) == 0 {
+				mt.MonthStart, mt.MonthCharged = MonthStart(start), hosting.Money(r.Int64N(20000))
+			}
+			if r.IntN(2) == 0 {
+				s := start.Add(time.Duration(r.Int64N(int64(15 * 24 * time.Hour))))
+				mt.StoppedAt = &s
+			}
+		}
+		from := base.Add(time.Duration(r.Int64N(int64(20 * 24 * time.Hour))))
+		to := from.Add(time.Duration(r.Int64N(int64(10 * 24 * time.Hour))))
+		got, want := Lines(meters, from, to), sortedLines(meters, from, to)
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d lines, want %d", round, len(got), len(want))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.Meter != w.Meter || !g.Hour.Equal(w.Hour) || g.Amount != w.Amount {
+				t.Fatalf("round %d, line %d: meter %d at %s charging %s, want meter %d at %s charging %s", round, i,
+					g.Meter.ID, g.Hour, g.Amount, w.Meter.ID, w.Hour, w.Amount)
 			}
 		}
 	}

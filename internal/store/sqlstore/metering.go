@@ -114,39 +114,47 @@ func (q queries) meterAccount(ctx context.Context, account int64, to, now time.T
 			}
 		}
 	}
-	lines := billing.Lines(meters, from, to)
+	// The rows: the lines of each UTC day, LinesPerRow at most a row, in the
+	// ledger's order (billing.EachLine), summed as they come.
+	type row struct {
+		day, first, lines, amount int64
+	}
+	var rows []row
+	billing.EachLine(meters, from, to, func(l billing.Line) {
+		day := ms(l.Hour) / msPerDay
+		if n := len(rows); n == 0 || rows[n-1].day != day {
+			rows = append(rows, row{day: day})
+		} else if rows[n-1].lines == LinesPerRow {
+			rows = append(rows, row{day: day, first: rows[n-1].first + LinesPerRow})
+		}
+		r := &rows[len(rows)-1]
+		r.lines++
+		r.amount += int64(l.Amount)
+	})
 	insert, id := q.txInsert(`account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name,
 		period_start, created_at, lines, lines_before, window_end, first_line`)
 	balance, total := credit, int64(0)
-	for len(lines) > 0 {
-		// The lines of one UTC day: the window's part in it is a row's span.
-		day := ms(lines[0].Hour) / msPerDay
-		n := 0
-		for n < len(lines) && ms(lines[n].Hour)/msPerDay == day {
-			n++
+	for i, r := range rows {
+		// The window's part in the day is the row's span.
+		spanFrom, spanTo := max(ms(from), r.day*msPerDay), min(ms(to), (r.day+1)*msPerDay)
+		balance -= r.amount
+		if _, err := q.q.ExecContext(ctx, insert+id+`?, 'charge', ?, ?, '', '', NULL, '', ?, ?, ?, ?, ?, ?)`, account, -r.amount, balance,
+			spanFrom, ms(now), r.lines, ledgerLines, spanTo, r.first); err != nil {
+			return conflict(err)
 		}
-		spanFrom, spanTo := max(ms(from), day*msPerDay), min(ms(to), (day+1)*msPerDay)
+		ledgerLines += r.lines
+		total += r.amount
+		if i+1 < len(rows) && rows[i+1].day == r.day {
+			continue
+		}
 		var dayTotal int64
-		for first := 0; first < n; first += LinesPerRow {
-			chunk := lines[first:min(first+LinesPerRow, n)]
-			var amount int64
-			for _, l := range chunk {
-				amount += int64(l.Amount)
-			}
-			balance -= amount
-			if _, err := q.q.ExecContext(ctx, insert+id+`?, 'charge', ?, ?, '', '', NULL, '', ?, ?, ?, ?, ?, ?)`, account, -amount, balance,
-				spanFrom, ms(now), len(chunk), ledgerLines, spanTo, first); err != nil {
-				return conflict(err)
-			}
-			ledgerLines += int64(len(chunk))
-			dayTotal += amount
+		for j := i; j >= 0 && rows[j].day == r.day; j-- {
+			dayTotal += rows[j].amount
 		}
 		if _, err := q.q.ExecContext(ctx, `INSERT INTO account_spend (account_id, day, amount) VALUES (?, ?, ?)
-			ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`, account, day, -dayTotal); err != nil {
+			ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`, account, r.day, -dayTotal); err != nil {
 			return err
 		}
-		total += dayTotal
-		lines = lines[n:]
 	}
 	if err := q.execOne(ctx, `UPDATE accounts SET credit = ?, ledger_lines = ?, charged_to = ?, next_due = ? WHERE id = ?`,
 		balance, ledgerLines, ms(to), nextDue, account); err != nil {
