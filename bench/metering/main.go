@@ -270,10 +270,15 @@ func open(ctx context.Context, cfg config, out io.Writer) (*bench, error) {
 		return nil, errors.Join(err, b.close())
 	}
 	b.timed = &timedStore{Store: b.db}
-	if cfg.batch == 0 && b.db.Postgres() {
-		cfg.batch = ops.PostgresMeterBatch // as berthd meters on PostgreSQL
+	licenseBatch := 0
+	if b.db.Postgres() { // as berthd meters on PostgreSQL
+		licenseBatch = ops.PostgresLicenseBatch
+		if cfg.batch == 0 {
+			cfg.batch = ops.PostgresMeterBatch
+		}
 	}
-	b.svc = ops.New(ops.Deps{Store: b.timed, Clock: func() time.Time { return b.at }, MeterBatch: cfg.batch, MeterTxTarget: cfg.txTarget})
+	b.svc = ops.New(ops.Deps{Store: b.timed, Clock: func() time.Time { return b.at }, MeterBatch: cfg.batch, LicenseBatch: licenseBatch,
+		MeterTxTarget: cfg.txTarget})
 	if err := b.svc.EnsureCatalog(ctx, catalog.Default()); err != nil {
 		return nil, errors.Join(err, b.close())
 	}

@@ -17,7 +17,7 @@ import (
 // License months in the crash test: licenseCrashHeld held licenses, each two
 // calendar months behind (last month's and this one's due), so that the first
 // metering pass of serve has licenseCrashHeld × 2 license months to charge: two or
-// more of its transactions (at most ops.DefaultMeterBatch on SQLite, ops.PostgresMeterBatch
+// more of its transactions (at most ops.DefaultLicenseBatch on SQLite, ops.PostgresLicenseBatch
 // on PostgreSQL, license months each), long enough to be killed in the middle of.
 const (
 	licenseCrashHeld     = 20_000

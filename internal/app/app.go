@@ -263,7 +263,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		deps.DNS.Lock = a.zoneLock
 	}
 	if db.Postgres() {
-		deps.MeterBatch = ops.PostgresMeterBatch
+		deps.MeterBatch, deps.LicenseBatch = ops.PostgresMeterBatch, ops.PostgresLicenseBatch
 	}
 	if cfg.Telemetry != nil {
 		deps.Telemetry = cfg.Telemetry

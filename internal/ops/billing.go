@@ -218,15 +218,18 @@ func (s *Service) meterPass(ctx context.Context, account int64, now time.Time) (
 		done := false
 		limit := int(s.meterLimit.Load())
 		start := time.Now()
+		licenses := false
 		err := s.store.InTx(ctx, func(tx store.Tx) error {
 			var err error
-			got, done, err = s.meterTx(ctx, tx, account, now, limit)
+			got, done, licenses, err = s.meterTx(ctx, tx, account, now, limit)
 			return err
 		})
 		if err != nil {
 			return out, fmt.Errorf("metering: %w", err)
 		}
-		if next := nextMeterLimit(limit, got.Hours, time.Since(start), s.meterTxTarget, s.meterBatch); next != limit {
+		// A transaction of license months (bounded by licenseBatch) says nothing of
+		// the pace of meter hours.
+		if next := nextMeterLimit(limit, got.Hours, time.Since(start), s.meterTxTarget, s.meterBatch); next != limit && !licenses {
 			s.meterLimit.Store(int64(next))
 		}
 		out.Hours += got.Hours
@@ -260,50 +263,51 @@ func nextMeterLimit(limit, hours int, took, target time.Duration, most int) int 
 	return max(min(n, most), min(max(minMeterBatch, most/8), most))
 }
 
-// meterTx is one transaction of a metering pass: up to stepsPerTx steps (one hour
-// of each due meter each) and limit meter hours, so that catching up many hours
-// does not pay a commit per hour, nor holds the database's one writer for long,
-// however many meters are due (issue 34: the longest transaction is bounded, not the
+// meterTx is one transaction of a metering pass: the license months due first, up
+// to licenseBatch of them (licenses: it charged those alone), or else up to
+// stepsPerTx steps and limit meter hours, so that catching up many hours does not
+// pay a commit per hour, nor holds the database's one writer for long, however many
+// meters are due (issue 34: the longest transaction is bounded, not the
 // installation's size). done: nothing is due any more.
-func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now time.Time, limit int) (got MeterResult, done bool, err error) {
+func (s *Service) meterTx(ctx context.Context, tx store.Tx, account int64, now time.Time, limit int) (got MeterResult, done, licenses bool, err error) {
 	// Another pass (another process's, or the periodic one beside an operator's)
 	// charges nothing twice anyway, but would find the hours it saw due already
 	// charged.
 	if err := tx.Serialize(ctx, "meter"); err != nil {
-		return got, false, err
+		return got, false, false, err
 	}
 	// The licenses' months first (docs/api.md, Licenses): each a step of its own.
-	lic, done, err := s.chargeLicenseMonths(ctx, tx, account, now, limit)
+	lic, done, err := s.chargeLicenseMonths(ctx, tx, account, now, min(limit, s.licenseBatch))
 	got.Hours, got.Total, got.Overdrawn = lic.Hours, lic.Total, lic.Overdrawn
 	if err != nil || !done {
-		return got, false, err
+		return got, false, true, err
 	}
 	const stepsPerTx = 48 // a meter hours behind takes a step an hour
 	for steps := 0; steps < stepsPerTx && got.Hours < limit; steps++ {
 		due, err := tx.EarliestDue(ctx, now, account)
 		if err != nil || due == nil {
-			return got, due == nil, err
+			return got, due == nil, false, err
 		}
 		res, err := tx.ChargeDue(ctx, store.ChargeStep{Upto: now, Now: now, Account: account, Limit: limit - got.Hours})
 		if err != nil {
-			return got, false, err
+			return got, false, false, err
 		}
 		if res.Accounts == 0 {
-			return got, false, fmt.Errorf("an hour at %s is due but no account was metered", due.Format(time.RFC3339))
+			return got, false, false, fmt.Errorf("an hour at %s is due but no account was metered", due.Format(time.RFC3339))
 		}
 		for _, id := range res.Overdrawn {
 			if err := s.suspendForCredit(ctx, tx, id); err != nil {
-				return got, false, err
+				return got, false, false, err
 			}
 		}
 		if err := s.creditLow(ctx, tx, res.CreditLow, res.CreditMail); err != nil {
-			return got, false, err
+			return got, false, false, err
 		}
 		got.Hours += res.Hours
 		got.Total += res.Total
 		got.Overdrawn += len(res.Overdrawn)
 	}
-	return got, false, nil
+	return got, false, false, nil
 }
 
 // ---- what the account holder sees ----

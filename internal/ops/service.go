@@ -80,6 +80,8 @@ type Service struct {
 	meterBatch    int
 	meterLimit    atomic.Int64
 	meterTxTarget time.Duration
+	// licenseBatch is the most license months one metering transaction charges.
+	licenseBatch int
 
 	// dns is the operator's DNS settings (Deps.DNS).
 	dns DNSOptions
@@ -165,6 +167,9 @@ type Deps struct {
 	// MeterBatch is the most meter hours one transaction of a metering pass charges
 	// (0: DefaultMeterBatch).
 	MeterBatch int
+	// LicenseBatch is the most license months one transaction of a metering pass
+	// charges (0: DefaultLicenseBatch).
+	LicenseBatch int
 	// MeterTxTarget is how long a transaction of a metering pass should take
 	// (0: DefaultMeterTxTarget): each charges as many meter hours as the last ones
 	// charged in that time, up to MeterBatch.
@@ -180,18 +185,28 @@ type Deps struct {
 	Mail MailOptions
 }
 
-// DefaultMeterBatch is how many meter hours a metering transaction charges at most:
-// about 0.3 s of the database's one writer on SQLite on a quiet 2-core machine, 0.6 s
-// on a busy one (bench/metering.sh), so that API writes behind it never wait for
-// seconds. 10,000 took a tenth longer a pass: each step writes the ledger's index by
-// account at about as many places whatever its size.
-// PostgresMeterBatch is berthd's on PostgreSQL, where an hour costs more (the row
-// locks, the server's round trips, a new version of every meter row): 10,000 take
-// 0.4-0.8 s there (20,000 up to 1.2 s), and a pass of 200,000 hours 7.1 s rather than
-// 9.5 s in steps of 5,000 (2026-11-28).
+// DefaultMeterBatch is how many meter hours a metering transaction charges at most,
+// and PostgresMeterBatch berthd's on PostgreSQL. A transaction charges whole
+// accounts (every hour due of each, derived from its meters: issue 34), and costs
+// about a read of each account's meters whatever their hours, so these only bound
+// a transaction that the time target (DefaultMeterTxTarget) would let grow: at
+// 1,000,000 servers on a quiet 2-core machine a transaction of about 150,000 hours
+// takes 0.5 s on SQLite. 20,000 (sized for a row a meter hour) made a 5-hour
+// catch-up 250 transactions there and took twice as long as 200,000 (6.1 s against
+// 3.3 s; bench/metering.sh, 2026-11-30).
 const (
-	DefaultMeterBatch  = 20_000
-	PostgresMeterBatch = 10_000
+	DefaultMeterBatch  = 200_000
+	PostgresMeterBatch = 200_000
+)
+
+// DefaultLicenseBatch is how many license months a metering transaction charges at
+// most, and PostgresLicenseBatch berthd's on PostgreSQL: the license step writes a
+// ledger row for each, so a month costs what a meter hour did before metering was
+// derived: 20,000 took about 0.3 s of SQLite's one writer on a quiet 2-core machine,
+// 10,000 0.4-0.8 s of PostgreSQL (bench/metering.sh, 2026-11-28).
+const (
+	DefaultLicenseBatch  = 20_000
+	PostgresLicenseBatch = 10_000
 )
 
 // DefaultMeterTxTarget is how long a metering transaction should hold the database
@@ -241,6 +256,10 @@ func New(d Deps) *Service {
 		consoles: newConsoleSessions(), meterBatch: d.MeterBatch}
 	if s.meterBatch <= 0 {
 		s.meterBatch = DefaultMeterBatch
+	}
+	s.licenseBatch = d.LicenseBatch
+	if s.licenseBatch <= 0 {
+		s.licenseBatch = DefaultLicenseBatch
 	}
 	s.meterTxTarget = d.MeterTxTarget
 	if s.meterTxTarget <= 0 {
