@@ -525,7 +525,7 @@ func (db *DB) LicenseStepStatements(st store.LicenseStep) []NamedStatement {
 // the write connection (made by the step that first needs it, so that migrations
 // never see it), so the rows a step stages and deletes never reach the WAL, the
 // checkpoints or the database file. With temp_store(2) it lives in the connection's
-// memory; a step stages at most its Limit of rows (ops.DefaultMeterBatch). On
+// memory; a step stages at most its Limit of rows (ops.DefaultLicenseBatch). On
 // PostgreSQL both are tables of the schema.
 var stageSQLite = NamedStatement{"staging: CREATE TEMP TABLE charge_batch", `CREATE TEMP TABLE IF NOT EXISTS charge_batch (
     meter_id      INTEGER PRIMARY KEY,
