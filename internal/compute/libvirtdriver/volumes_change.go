@@ -141,7 +141,13 @@ func (d *Driver) askRelease(l *libvirt.Libvirt, h host, dom libvirt.Domain, v vo
 		return err
 	}
 	if _, ok := ds.controller(v.controllerAlias()); !ok {
-		return d.lv(h, "detach "+v.Name, l.DomainDetachDeviceAlias(dom, v.diskAlias(), uint32(libvirt.DomainDeviceModifyLive)))
+		// Asked again while libvirt drops the devices the guest let go, the
+		// controller is gone and the disk may go before this call reaches it.
+		err := l.DomainDetachDeviceAlias(dom, v.diskAlias(), uint32(libvirt.DomainDeviceModifyLive))
+		if deviceMissing(err) {
+			return nil // gone meanwhile
+		}
+		return d.lv(h, "detach "+v.Name, err)
 	}
 	cmd := `{"execute":"device_del","arguments":{"id":` + strconv.Quote(v.controllerAlias()) + `}}`
 	_, err = l.QEMUDomainMonitorCommand(dom, cmd, 0)
@@ -149,6 +155,13 @@ func (d *Driver) askRelease(l *libvirt.Libvirt, h host, dom libvirt.Domain, v vo
 		return nil // gone meanwhile
 	}
 	return d.lv(h, "unplug "+v.Name, err)
+}
+
+// deviceMissing reports whether err is libvirt's answer to a detach of a device the
+// domain does not have (any more): "no device found with alias …", an internal
+// error as libvirt 9 reports it.
+func deviceMissing(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no device found with alias")
 }
 
 // waitRemoved waits until libvirt reports the volume's controller removed from dom
