@@ -228,7 +228,7 @@ func (q queries) EarliestDue(ctx context.Context, upto time.Time, account int64)
 // no metering step moves it before this transaction ends (a step locks the row too).
 func (q queries) lockMetered(ctx context.Context, account int64) (time.Time, error) {
 	var to int64
-	err := q.q.QueryRowContext(ctx, `SELECT charged_to FROM accounts WHERE id = ?`+q.forUpdate(), account).Scan(&to)
+	err := q.q.QueryRowContext(ctx, `SELECT charged_to FROM accounts WHERE id = ?`+q.forNoKeyUpdate(), account).Scan(&to)
 	return fromMS(to), notFound(err)
 }
 

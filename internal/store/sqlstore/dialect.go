@@ -104,6 +104,18 @@ func (q queries) forUpdate() string {
 	return ""
 }
 
+// forNoKeyUpdate is forUpdate's lock as an UPDATE takes it (FOR NO KEY UPDATE on
+// PostgreSQL): it keeps out the row's other writers but not the inserts that
+// reference it. FOR UPDATE also waits for those (a foreign key's check holds FOR
+// KEY SHARE on the row referenced): two transactions that each inserted a row of an
+// account (an operation, an event) and then lock the account FOR UPDATE deadlock.
+func (q queries) forNoKeyUpdate() string {
+	if q.d == dialectPostgres {
+		return " FOR NO KEY UPDATE"
+	}
+	return ""
+}
+
 // textBytes is the SQL for the length in bytes of a text column.
 func (q queries) textBytes(col string) string {
 	if q.d == dialectPostgres {

@@ -91,7 +91,7 @@ func (q queries) ChargeDue(ctx context.Context, st store.ChargeStep) (store.Char
 // to, written at now, into res.
 func (q queries) meterAccount(ctx context.Context, account int64, to, now time.Time, res *store.ChargeResult) error {
 	var credit, burn, chargedTo, ledgerLines int64
-	err := q.q.QueryRowContext(ctx, `SELECT credit, burn, charged_to, ledger_lines FROM accounts WHERE id = ?`+q.forUpdate(), account).
+	err := q.q.QueryRowContext(ctx, `SELECT credit, burn, charged_to, ledger_lines FROM accounts WHERE id = ?`+q.forNoKeyUpdate(), account).
 		Scan(&credit, &burn, &chargedTo, &ledgerLines)
 	if err != nil {
 		return err
