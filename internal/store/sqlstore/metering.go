@@ -133,7 +133,7 @@ func (q queries) meterAccount(ctx context.Context, account int64, to, now time.T
 	})
 	insert, id := q.txInsert(`account_id, type, amount, balance_after, description, resource_type, resource_id, resource_name,
 		period_start, created_at, lines, lines_before, window_end, first_line`)
-	balance, total := credit, int64(0)
+	balance, total, dayTotal := credit, int64(0), int64(0)
 	for i, r := range rows {
 		// The window's part in the day is the row's span.
 		spanFrom, spanTo := max(ms(from), r.day*msPerDay), min(ms(to), (r.day+1)*msPerDay)
@@ -144,17 +144,15 @@ func (q queries) meterAccount(ctx context.Context, account int64, to, now time.T
 		}
 		ledgerLines += r.lines
 		total += r.amount
+		dayTotal += r.amount
 		if i+1 < len(rows) && rows[i+1].day == r.day {
 			continue
-		}
-		var dayTotal int64
-		for j := i; j >= 0 && rows[j].day == r.day; j-- {
-			dayTotal += rows[j].amount
 		}
 		if _, err := q.q.ExecContext(ctx, `INSERT INTO account_spend (account_id, day, amount) VALUES (?, ?, ?)
 			ON CONFLICT (account_id, day) DO UPDATE SET amount = account_spend.amount + excluded.amount`, account, r.day, -dayTotal); err != nil {
 			return err
 		}
+		dayTotal = 0
 	}
 	if err := q.execOne(ctx, `UPDATE accounts SET credit = ?, ledger_lines = ?, charged_to = ?, next_due = ? WHERE id = ?`,
 		balance, ledgerLines, ms(to), nextDue, account); err != nil {
